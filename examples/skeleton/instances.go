@@ -1,0 +1,98 @@
+package skeleton
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/framework/nodeaddr"
+)
+
+// instances implements framework.Instances. The framework builds
+// cloudprovider.InstancesV2 on it: providerID parsing, the lookup by name
+// when a Node has no providerID yet, a shared cache served from
+// ListInstances, and the rule that only ErrNotFound means "gone".
+type instances struct {
+	client        *client
+	defaultRegion string
+}
+
+var _ framework.Instances = (*instances)(nil)
+
+// InstanceByID returns the instance with the cloud ID id. The client maps
+// the API's 404 to framework.ErrNotFound; every other failure stays an
+// error, so the Node is kept.
+func (i *instances) InstanceByID(ctx context.Context, id string) (*framework.Instance, error) {
+	inst, err := i.client.getInstance(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return i.convert(ctx, inst), nil
+}
+
+// InstanceByName returns the instance called name. The Skeleton API cannot
+// filter by name, so this lists every instance and matches exactly. Only a
+// complete list without the name is an authoritative not-found.
+func (i *instances) InstanceByName(ctx context.Context, name string) (*framework.Instance, error) {
+	all, err := i.client.listInstances(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var found *instance
+	for k := range all {
+		if all[k].Name != name {
+			continue
+		}
+		if found != nil {
+			// Two VMs with one name: refuse to guess which is the Node.
+			return nil, fmt.Errorf("instances %s and %s are both named %q", found.ID, all[k].ID, name)
+		}
+		found = &all[k]
+	}
+	if found == nil {
+		return nil, framework.NotFound("no Skeleton instance named %q", name)
+	}
+	return i.convert(ctx, found), nil
+}
+
+// ListInstances returns every instance, all pages.
+func (i *instances) ListInstances(ctx context.Context) ([]*framework.Instance, error) {
+	all, err := i.client.listInstances(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*framework.Instance, 0, len(all))
+	for k := range all {
+		out = append(out, i.convert(ctx, &all[k]))
+	}
+	return out, nil
+}
+
+// convert maps an API instance to what a Node needs. An address the API
+// garbles is logged and left out rather than failing the lookup: the Node
+// keeps its other addresses.
+func (i *instances) convert(ctx context.Context, inst *instance) *framework.Instance {
+	addrs, err := nodeaddr.NewBuilder(nodeaddr.DualStack).
+		AddInternal(inst.PrivateIPv4).
+		AddExternal(inst.PublicIPv4, inst.PublicIPv6).
+		AddHostname(inst.Name).
+		Build()
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Ignoring malformed instance addresses", "instanceID", inst.ID)
+	}
+	region := inst.Region
+	if region == "" {
+		region = i.defaultRegion
+	}
+	return &framework.Instance{
+		ID:        inst.ID,
+		Name:      inst.Name,
+		Type:      inst.Type,
+		Region:    region,
+		Zone:      inst.Zone,
+		Shutdown:  inst.Status == instanceStopped,
+		Addresses: addrs,
+	}
+}

@@ -1,0 +1,122 @@
+package skeleton
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/framework/providerid"
+)
+
+// newLoadBalancer wraps the driver in the framework's pipeline, which does
+// everything that is the same for every cloud: annotation decoding with
+// Events, find-or-create, the ID annotation, requeueing while the cloud is
+// provisioning, and the Service status.
+func newLoadBalancer(env *framework.Env, c *client, codec providerid.Codec) cloudprovider.LoadBalancer {
+	return framework.NewLoadBalancer(env, &lbDriver{client: c, codec: codec}, framework.LoadBalancerOptions[LoadBalancerConfig]{
+		AnnotationPrefix: AnnotationPrefix,
+		IDAnnotation:     AnnotationLoadBalancerID,
+		Name:             loadBalancerName,
+	})
+}
+
+// loadBalancerName is the name annotation, or the Kubernetes default.
+func loadBalancerName(_ string, svc *corev1.Service, cfg *LoadBalancerConfig) string {
+	if cfg.Name != "" {
+		return cfg.Name
+	}
+	return cloudprovider.DefaultLoadBalancerName(svc)
+}
+
+// lbDriver is the cloud-specific half of the load-balancer pipeline. Each
+// method is a few API calls; the pipeline decides when to call which.
+type lbDriver struct {
+	client *client
+	codec  providerid.Codec
+}
+
+var _ framework.LoadBalancerDriver[LoadBalancerConfig, loadBalancer] = (*lbDriver)(nil)
+
+// Get returns the load balancer named by the Service's ID annotation; a 404
+// wraps ErrNotFound and the pipeline falls back to Find.
+func (d *lbDriver) Get(ctx context.Context, id string) (*loadBalancer, error) {
+	return d.client.getLoadBalancer(ctx, id)
+}
+
+// Find returns the load balancer carrying the Service's ownership tag.
+func (d *lbDriver) Find(ctx context.Context, req *lbRequest) (*loadBalancer, error) {
+	tag := ownerTag(req.ClusterName, req.Service)
+	lbs, err := d.client.listLoadBalancers(ctx, tag)
+	if err != nil {
+		return nil, err
+	}
+	switch len(lbs) {
+	case 0:
+		return nil, framework.NotFound("no load balancer tagged %q", tag)
+	case 1:
+	default:
+		// Should never happen; keep using the oldest and leave the rest for
+		// a human rather than delete anything on a guess.
+		klog.FromContext(ctx).Info("Several load balancers carry one Service's ownership tag; using the first",
+			"service", klog.KObj(req.Service), "tag", tag, "loadBalancerID", lbs[0].ID, "count", len(lbs))
+	}
+	return &lbs[0], nil
+}
+
+// Create provisions the load balancer with its whole spec in one call. The
+// answer is usually "provisioning"; the pipeline requeues until it is
+// active. POST is not retried blindly by the transport: if the answer was
+// lost, the next sync finds the load balancer by its ownership tag.
+func (d *lbDriver) Create(ctx context.Context, req *lbRequest) (*loadBalancer, error) {
+	spec, err := desiredSpec(ctx, req, d.codec, nil)
+	if err != nil {
+		return nil, err
+	}
+	return d.client.createLoadBalancer(ctx, spec)
+}
+
+// Update makes one full PUT when anything differs and no call at all
+// otherwise: a Service with nothing to change costs zero writes.
+func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest) (bool, error) {
+	want, err := desiredSpec(ctx, req, d.codec, lb.Tags)
+	if err != nil {
+		return false, err
+	}
+	changes := specChanges(&lb.lbSpec, want)
+	if len(changes) == 0 {
+		return false, nil
+	}
+	klog.FromContext(ctx).V(2).Info("Updating load balancer", "service", klog.KObj(req.Service), "loadBalancerID", lb.ID, "changes", changes)
+	if _, err := d.client.updateLoadBalancer(ctx, lb.ID, want); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// Delete removes the load balancer; a 404 (already gone) wraps ErrNotFound,
+// which the pipeline treats as success.
+func (d *lbDriver) Delete(ctx context.Context, lb *loadBalancer, _ *lbRequest) error {
+	return d.client.deleteLoadBalancer(ctx, lb.ID)
+}
+
+// Inspect tells the pipeline what state the load balancer is in.
+func (d *lbDriver) Inspect(lb *loadBalancer) framework.LoadBalancerState {
+	s := framework.LoadBalancerState{
+		ID:            lb.ID,
+		Provisioning:  lb.Status == lbProvisioning,
+		ProxyProtocol: lb.ProxyProtocol,
+	}
+	if lb.Status == lbError {
+		s.Failed = lb.ErrorMessage
+		if s.Failed == "" {
+			s.Failed = "status error"
+		}
+	}
+	if lb.IPv4 != "" {
+		s.IPs = []string{lb.IPv4}
+	}
+	return s
+}

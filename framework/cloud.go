@@ -1,0 +1,129 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/klog/v2"
+
+	cloudprovider "k8s.io/cloud-provider"
+
+	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/framework/config"
+	"github.com/ccmkit/ccmkit/framework/providerid"
+)
+
+// Cloud is the cloudprovider.Interface the framework builds from a Provider.
+type Cloud struct {
+	provider  Provider
+	env       *Env
+	instances cloudprovider.InstancesV2
+	lb        cloudprovider.LoadBalancer
+	routes    cloudprovider.Routes
+}
+
+var _ cloudprovider.Interface = (*Cloud)(nil)
+
+// NewCloud loads p's config (if Configurable), calls p.Init with env and
+// returns the cloudprovider.Interface for it. Missing Env pieces get
+// defaults: an HTTP client from env.CloudAPI, a request counter, a logger.
+// Main calls it at start-up; tests and the conformance suite call it
+// directly.
+func NewCloud(ctx context.Context, p Provider, env *Env) (*Cloud, error) {
+	completeEnv(p, env)
+	if c, ok := p.(Configurable); ok {
+		src := config.Source{File: env.CloudConfigFile, LookupEnv: env.LookupEnv}
+		if f, ok := p.(ConfigFormatter); ok {
+			src.Format = f.ConfigFormat()
+		}
+		if err := config.Load(c.Config(), src); err != nil {
+			return nil, fmt.Errorf("%s: %w", p.Name(), err)
+		}
+	}
+	if err := p.Init(ctx, env); err != nil {
+		return nil, fmt.Errorf("initializing %s cloud provider: %w", p.Name(), err)
+	}
+	cloud := &Cloud{provider: p, env: env}
+	if ip, ok := p.(InstancesProvider); ok {
+		if inst := ip.Instances(); inst != nil {
+			cloud.instances = newInstancesV2(Codec(p), inst, env)
+		}
+	}
+	if lp, ok := p.(LoadBalancerProvider); ok {
+		cloud.lb = lp.LoadBalancer()
+	}
+	if rp, ok := p.(RoutesProvider); ok {
+		cloud.routes = rp.Routes()
+	}
+	return cloud, nil
+}
+
+// Codec returns p's providerID codec: its own, or "<name>://<id>".
+func Codec(p Provider) providerid.Codec {
+	if c, ok := p.(ProviderIDCodec); ok {
+		return c.ProviderIDCodec()
+	}
+	return providerid.Codec{Scheme: p.Name()}
+}
+
+func completeEnv(p Provider, env *Env) {
+	if env.Logger.GetSink() == nil {
+		env.Logger = klog.Background()
+	}
+	env.Logger = env.Logger.WithValues("provider", p.Name())
+	if env.Version == "" {
+		env.Version = Version()
+	}
+	if env.APICounter == nil {
+		env.APICounter = cloudapi.NewCounter()
+	}
+	if env.CloudAPI.Provider == "" {
+		env.CloudAPI.Provider = p.Name()
+	}
+	if env.CloudAPI.Version == "" {
+		env.CloudAPI.Version = env.Version
+	}
+	if env.CloudAPI.Counter == nil {
+		env.CloudAPI.Counter = env.APICounter
+	}
+	if env.HTTPClient == nil {
+		env.HTTPClient = cloudapi.NewClient(env.CloudAPI)
+	}
+}
+
+// Provider returns the provider the cloud was built from.
+func (c *Cloud) Provider() Provider { return c.provider }
+
+// Env returns the environment the provider was initialized with.
+func (c *Cloud) Env() *Env { return c.env }
+
+// Initialize is a no-op: the provider was initialized (and its config
+// checked) at start-up, before leader election, so bad credentials fail fast.
+func (c *Cloud) Initialize(cloudprovider.ControllerClientBuilder, <-chan struct{}) {}
+
+// LoadBalancer returns the provider's load balancer implementation.
+func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) { return c.lb, c.lb != nil }
+
+// Instances is not supported: the framework implements InstancesV2.
+func (c *Cloud) Instances() (cloudprovider.Instances, bool) { return nil, false }
+
+// InstancesV2 returns the framework's implementation over the provider's
+// Instances.
+func (c *Cloud) InstancesV2() (cloudprovider.InstancesV2, bool) {
+	return c.instances, c.instances != nil
+}
+
+// Zones is not supported: zones come from InstancesV2 metadata.
+func (c *Cloud) Zones() (cloudprovider.Zones, bool) { return nil, false }
+
+// Clusters is not supported.
+func (c *Cloud) Clusters() (cloudprovider.Clusters, bool) { return nil, false }
+
+// Routes returns the provider's routes implementation.
+func (c *Cloud) Routes() (cloudprovider.Routes, bool) { return c.routes, c.routes != nil }
+
+// ProviderName returns the provider's name.
+func (c *Cloud) ProviderName() string { return c.provider.Name() }
+
+// HasClusterID is true: every CCM built with ccmkit knows its cluster name.
+func (c *Cloud) HasClusterID() bool { return true }

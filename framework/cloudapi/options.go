@@ -1,0 +1,94 @@
+package cloudapi
+
+import (
+	"net/http"
+	"time"
+)
+
+// Defaults applied by NewTransport to zero-valued Options fields.
+const (
+	DefaultMaxRetries = 5
+	DefaultMinBackoff = 250 * time.Millisecond
+	DefaultMaxBackoff = 30 * time.Second
+	DefaultTimeout    = 30 * time.Second
+)
+
+// Options configures the transport built by NewClient and NewTransport. The
+// zero value is usable: no rate limit, default retries, backoff and timeout.
+type Options struct {
+	// Provider names the cloud provider, e.g. "digitalocean". It is the
+	// "provider" metric label and part of the User-Agent.
+	Provider string
+	// Version is the ccmkit version for the User-Agent; "" means "dev".
+	Version string
+	// QPS is the token-bucket rate in requests per second; <= 0 disables
+	// rate limiting.
+	QPS float64
+	// Burst is the bucket size; <= 0 means max(1, int(QPS)).
+	Burst int
+	// MaxRetries is the number of retries after the first attempt; 0 means
+	// DefaultMaxRetries and a negative value disables retries.
+	MaxRetries int
+	// MinBackoff is the backoff before the first retry, doubled for each
+	// further retry; 0 means DefaultMinBackoff.
+	MinBackoff time.Duration
+	// MaxBackoff caps any single wait, including one asked for by
+	// Retry-After; 0 means DefaultMaxBackoff.
+	MaxBackoff time.Duration
+	// Timeout bounds each attempt, including reading its response body;
+	// 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Base performs the requests; nil means a clone of http.DefaultTransport.
+	Base http.RoundTripper
+	// Operation names a request's operation for metrics, logs and the
+	// Counter; nil means DefaultOperation. WithOperation takes precedence.
+	Operation func(*http.Request) string
+	// Counter, if set, counts attempts per operation. Requests are always
+	// counted in metrics too.
+	Counter *Counter
+	// Sensitive lists extra header and query parameter names (matched
+	// case-insensitively) whose values are redacted, besides the defaults.
+	Sensitive []string
+}
+
+// withDefaults returns a copy of o with every unset field defaulted.
+func (o Options) withDefaults() Options {
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	if o.Burst <= 0 {
+		o.Burst = max(1, int(o.QPS))
+	}
+	switch {
+	case o.MaxRetries == 0:
+		o.MaxRetries = DefaultMaxRetries
+	case o.MaxRetries < 0:
+		o.MaxRetries = 0
+	}
+	if o.MinBackoff <= 0 {
+		o.MinBackoff = DefaultMinBackoff
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = DefaultMaxBackoff
+	}
+	o.MinBackoff = min(o.MinBackoff, o.MaxBackoff)
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Base == nil {
+		o.Base = defaultBase()
+	}
+	if o.Operation == nil {
+		o.Operation = DefaultOperation
+	}
+	return o
+}
+
+// defaultBase returns a private clone of http.DefaultTransport so that
+// tuning it never affects other users of the default transport.
+func defaultBase() http.RoundTripper {
+	if t, ok := http.DefaultTransport.(*http.Transport); ok {
+		return t.Clone()
+	}
+	return http.DefaultTransport
+}

@@ -1,0 +1,174 @@
+package frameworktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/record"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/cloud-provider/api"
+	"k8s.io/klog/v2/ktesting"
+
+	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/framework/cloudapi"
+)
+
+// RunConformance runs the behavioural contract against the provider h sets
+// up. Call it from the provider's own tests:
+//
+//	func TestConformance(t *testing.T) { frameworktest.RunConformance(t, harness{}) }
+func RunConformance(t *testing.T, h Harness) {
+	t.Run("ProviderIDRoundTrip", func(t *testing.T) { testProviderIDRoundTrip(t, newSuite(t, h)) })
+	t.Run("InstanceMetadata", func(t *testing.T) { testInstanceMetadata(t, newSuite(t, h)) })
+	t.Run("InstanceExistsOnlyFalseWhenNotFound", func(t *testing.T) { testInstanceExists(t, newSuite(t, h)) })
+	t.Run("InstanceShutdown", func(t *testing.T) { testInstanceShutdown(t, newSuite(t, h)) })
+	t.Run("ListInstances", func(t *testing.T) { testListInstances(t, newSuite(t, h)) })
+	t.Run("LoadBalancer", func(t *testing.T) {
+		s := newSuite(t, h)
+		if s.cloud.lb == nil {
+			t.Skip("provider has no load balancers")
+		}
+		t.Run("EnsureIsIdempotent", func(t *testing.T) { testEnsureIdempotent(t, newSuite(t, h)) })
+		t.Run("NodeChurnChangesOnlyMembers", func(t *testing.T) { testNodeChurn(t, newSuite(t, h)) })
+		t.Run("InvalidAnnotationNoWrites", func(t *testing.T) { testInvalidAnnotation(t, newSuite(t, h)) })
+		t.Run("DeleteIsIdempotent", func(t *testing.T) { testDeleteIdempotent(t, newSuite(t, h)) })
+	})
+	t.Run("Routes", func(t *testing.T) {
+		s := newSuite(t, h)
+		if s.cloud.routes == nil {
+			t.Skip("provider has no routes")
+		}
+		testRoutes(t, s)
+	})
+}
+
+// suite is one provider initialized against one fresh simulated cloud.
+type suite struct {
+	target   *Target
+	cloud    cloudParts
+	kube     *fake.Clientset
+	recorder *record.FakeRecorder
+	ctx      context.Context
+}
+
+type cloudParts struct {
+	*framework.Cloud
+	lb     cloudprovider.LoadBalancer
+	routes cloudprovider.Routes
+}
+
+const clusterName = "conformance"
+
+func newSuite(t *testing.T, h Harness) *suite {
+	t.Helper()
+	target := h.Setup(t)
+	if target.MaxProvisioningPolls == 0 {
+		target.MaxProvisioningPolls = 20
+	}
+	_, ctx := ktesting.NewTestContext(t)
+	s := &suite{target: target, kube: fake.NewClientset(), recorder: record.NewFakeRecorder(1000), ctx: ctx}
+	env := &framework.Env{
+		Client:      s.kube,
+		Recorder:    s.recorder,
+		ClusterName: clusterName,
+		ClusterCIDR: "10.244.0.0/16",
+		LookupEnv: func(k string) (string, bool) {
+			v, ok := target.Env[k]
+			return v, ok
+		},
+		// One attempt, a short timeout: fault tests must see the raw answer.
+		CloudAPI:         cloudapi.Options{MaxRetries: -1, Timeout: time.Second},
+		InstanceCacheTTL: -1,
+	}
+	if target.CloudConfig != "" {
+		env.CloudConfigFile = filepath.Join(t.TempDir(), "cloud.conf")
+		if err := os.WriteFile(env.CloudConfigFile, []byte(target.CloudConfig), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cloud, err := framework.NewCloud(ctx, target.Provider, env)
+	if err != nil {
+		t.Fatalf("framework.NewCloud: %v", err)
+	}
+	s.cloud.Cloud = cloud
+	if lb, ok := cloud.LoadBalancer(); ok {
+		s.cloud.lb = lb
+	}
+	if r, ok := cloud.Routes(); ok {
+		s.cloud.routes = r
+	}
+	return s
+}
+
+func (s *suite) instances(t *testing.T) cloudprovider.InstancesV2 {
+	t.Helper()
+	inst, ok := s.cloud.InstancesV2()
+	if !ok {
+		t.Skip("provider has no instances")
+	}
+	return inst
+}
+
+func (s *suite) providerID(id string) string { return framework.Codec(s.target.Provider).Format(id) }
+
+func (s *suite) node(name, id string) *corev1.Node {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name)}}
+	if id != "" {
+		n.Spec.ProviderID = s.providerID(id)
+	}
+	return n
+}
+
+// addNodes creates n instances and their Nodes (with providerIDs).
+func (s *suite) addNodes(prefix string, n int) []*corev1.Node {
+	var nodes []*corev1.Node
+	for i := range n {
+		name := fmt.Sprintf("%s-%d", prefix, i)
+		nodes = append(nodes, s.node(name, s.target.Cloud.AddInstance(name)))
+	}
+	return nodes
+}
+
+// writesDuring returns how many cloud writes f made.
+func (s *suite) writesDuring(f func()) int {
+	before := s.target.Cloud.Writes()
+	f()
+	return s.target.Cloud.Writes() - before
+}
+
+// events drains the recorded events.
+func (s *suite) events() []string {
+	var out []string
+	for {
+		select {
+		case e := <-s.recorder.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+func isRetry(err error) bool {
+	var r *api.RetryError
+	return errors.As(err, &r)
+}
+
+func containsAll(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,11 @@
+// Package frameworktest is the test kit ccmkit ships to provider authors:
+//
+//   - RunConformance, one behavioural contract every provider runs from its
+//     own tests against its simulated cloud (providerID round trip, strict
+//     not-found semantics, idempotent load balancers with zero writes on a
+//     no-op, members-only changes on node churn, invalid annotations rejected
+//     without cloud writes, idempotent deletes, routes);
+//   - FakeCloud and FakeProvider, an in-memory provider with fault injection
+//     for testing code built on the framework, and for proving the suite
+//     catches broken providers.
+package frameworktest

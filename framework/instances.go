@@ -1,0 +1,124 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccmkit/framework/providerid"
+)
+
+// Instances is what a provider implements for its cloud's virtual machines.
+// Every method returns an error wrapping ErrNotFound when, and only when, the
+// cloud answered authoritatively that the instance does not exist.
+type Instances interface {
+	// InstanceByID returns the instance with the cloud ID (the providerID
+	// without its scheme).
+	InstanceByID(ctx context.Context, id string) (*Instance, error)
+	// InstanceByName returns the instance backing the Node with this name; it
+	// is used when a Node has no providerID yet.
+	InstanceByName(ctx context.Context, name string) (*Instance, error)
+	// ListInstances returns every instance (all pages). Lookups within the
+	// cache TTL are served from one list. Return ErrNotImplemented if the
+	// cloud has no list call.
+	ListInstances(ctx context.Context) ([]*Instance, error)
+}
+
+// Instance is a cloud VM as a Node needs to know it.
+type Instance struct {
+	ID       string // cloud ID; the providerID is the codec's Format(ID)
+	Name     string // the name a Node would carry (hostname)
+	Type     string // instance type label (node.kubernetes.io/instance-type)
+	Region   string // topology.kubernetes.io/region
+	Zone     string // topology.kubernetes.io/zone
+	Shutdown bool   // powered off but not deleted
+	// Addresses, usually built with package nodeaddr.
+	Addresses []corev1.NodeAddress
+	// Labels are extra labels the node controller sets on the Node.
+	Labels map[string]string
+}
+
+// instancesV2 implements cloudprovider.InstancesV2 once for every provider.
+type instancesV2 struct {
+	codec providerid.Codec
+	cache *instanceCache
+}
+
+var _ cloudprovider.InstancesV2 = (*instancesV2)(nil)
+
+func newInstancesV2(codec providerid.Codec, src Instances, env *Env) *instancesV2 {
+	return &instancesV2{codec: codec, cache: newInstanceCache(src, env.InstanceCacheTTL)}
+}
+
+// InstanceExists is false only when the cloud said the instance is gone;
+// every other failure is an error, so the node lifecycle controller keeps
+// the Node.
+func (i *instancesV2) InstanceExists(ctx context.Context, node *corev1.Node) (bool, error) {
+	_, err := i.lookup(ctx, node)
+	switch {
+	case err == nil:
+		return true, nil
+	case IsNotFound(err):
+		klog.FromContext(ctx).V(2).Info("Instance not found in the cloud", "node", klog.KObj(node), "providerID", node.Spec.ProviderID)
+		return false, nil
+	default:
+		return false, err
+	}
+}
+
+// InstanceShutdown reports whether the instance is powered off. A missing
+// instance is not shut down (InstanceExists handles it).
+func (i *instancesV2) InstanceShutdown(ctx context.Context, node *corev1.Node) (bool, error) {
+	inst, err := i.lookup(ctx, node)
+	if IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return inst.Shutdown, nil
+}
+
+// InstanceMetadata returns what the node controller writes on the Node.
+func (i *instancesV2) InstanceMetadata(ctx context.Context, node *corev1.Node) (*cloudprovider.InstanceMetadata, error) {
+	inst, err := i.lookup(ctx, node)
+	if err != nil {
+		if IsNotFound(err) {
+			return nil, fmt.Errorf("node %q: %w", node.Name, cloudprovider.InstanceNotFound)
+		}
+		return nil, err
+	}
+	return &cloudprovider.InstanceMetadata{
+		ProviderID:       i.codec.Format(inst.ID),
+		InstanceType:     inst.Type,
+		NodeAddresses:    append([]corev1.NodeAddress(nil), inst.Addresses...),
+		Zone:             inst.Zone,
+		Region:           inst.Region,
+		AdditionalLabels: copyLabels(inst.Labels),
+	}, nil
+}
+
+func (i *instancesV2) lookup(ctx context.Context, node *corev1.Node) (*Instance, error) {
+	if node.Spec.ProviderID == "" {
+		return i.cache.byName(ctx, node.Name)
+	}
+	id, err := i.codec.Parse(node.Spec.ProviderID)
+	if err != nil {
+		return nil, fmt.Errorf("node %q: %w", node.Name, err)
+	}
+	return i.cache.byID(ctx, id.Value)
+}
+
+func copyLabels(in map[string]string) map[string]string {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(in))
+	for k, v := range in {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,200 @@
+package framework_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2/ktesting"
+
+	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
+)
+
+func newFakeCloud(t testing.TB, ttl time.Duration) (*frameworktest.FakeCloud, cloudprovider.InstancesV2, context.Context) {
+	t.Helper()
+	fc := frameworktest.NewFakeCloud()
+	_, ctx := ktesting.NewTestContext(t)
+	return fc, newInstances(t, fc, ttl), ctx
+}
+
+// newInstances builds the framework's InstancesV2 (with a new cache) over fc.
+func newInstances(t testing.TB, fc *frameworktest.FakeCloud, ttl time.Duration) cloudprovider.InstancesV2 {
+	t.Helper()
+	cloud, err := framework.NewCloud(context.Background(), frameworktest.NewFakeProvider(fc), &framework.Env{InstanceCacheTTL: ttl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, ok := cloud.InstancesV2()
+	if !ok {
+		t.Fatal("no InstancesV2")
+	}
+	return inst
+}
+
+func node(name, providerID string) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.NodeSpec{ProviderID: providerID}}
+}
+
+func TestInstanceExistsOnlyFalseOnNotFound(t *testing.T) {
+	fc, inst, ctx := newFakeCloud(t, -1)
+	id := fc.AddInstance("n0")
+	tests := []struct {
+		name      string
+		fault     *frameworktest.Fault
+		deleted   bool
+		wantExist bool
+		wantErr   bool
+	}{
+		{name: "running", wantExist: true},
+		{name: "500", fault: &frameworktest.FaultServerError, wantErr: true},
+		{name: "401", fault: &frameworktest.FaultUnauthorized, wantErr: true},
+		{name: "timeout", fault: &frameworktest.FaultTimeout, wantErr: true},
+		{name: "not found", deleted: true, wantExist: false},
+	}
+	for _, tc := range tests {
+		for _, n := range []*corev1.Node{node("n0", "fake://"+id), node("n0", "")} {
+			t.Run(fmt.Sprintf("%s/providerID=%q", tc.name, n.Spec.ProviderID), func(t *testing.T) {
+				if tc.fault != nil {
+					defer fc.Fail(*tc.fault)()
+				}
+				if tc.deleted {
+					fc.DeleteInstance(id)
+				}
+				exists, err := inst.InstanceExists(ctx, n)
+				if (err != nil) != tc.wantErr || exists != tc.wantExist {
+					t.Fatalf("InstanceExists = %v, %v; want exists=%v, error=%v", exists, err, tc.wantExist, tc.wantErr)
+				}
+			})
+		}
+	}
+}
+
+func TestInstanceExistsRejectsForeignProviderID(t *testing.T) {
+	_, inst, ctx := newFakeCloud(t, -1)
+	exists, err := inst.InstanceExists(ctx, node("n0", "aws:///us-east-1a/i-123"))
+	if err == nil || exists {
+		t.Fatalf("InstanceExists(foreign providerID) = %v, %v; want an error, never false", exists, err)
+	}
+}
+
+func TestInstanceCacheServesLookupsFromOneList(t *testing.T) {
+	fc, inst, ctx := newFakeCloud(t, time.Hour)
+	const n = 250 // three pages of 100
+	nodes := make([]*corev1.Node, n)
+	for i := range nodes {
+		name := fmt.Sprintf("node-%d", i)
+		nodes[i] = node(name, "fake://"+fc.AddInstance(name))
+	}
+	var wg sync.WaitGroup
+	for _, nd := range nodes {
+		wg.Go(func() {
+			if _, err := inst.InstanceMetadata(ctx, nd); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	calls := fc.Calls()
+	if calls["instances.list"] != 3 || calls["instances.get"] != 0 {
+		t.Fatalf("%d concurrent lookups cost %v; want 3 list pages and no GETs", n, calls)
+	}
+}
+
+func TestInstanceCacheMissIsNotNotFound(t *testing.T) {
+	fc, inst, ctx := newFakeCloud(t, time.Hour)
+	first := fc.AddInstance("old")
+	if _, err := inst.InstanceMetadata(ctx, node("old", "fake://"+first)); err != nil {
+		t.Fatal(err)
+	}
+	// An instance created after the list was taken is found by a direct,
+	// authoritative lookup instead of being reported missing.
+	newer := fc.AddInstance("new")
+	if ok, err := inst.InstanceExists(ctx, node("new", "fake://"+newer)); err != nil || !ok {
+		t.Fatalf("InstanceExists(instance newer than the cached list) = %v, %v; want true", ok, err)
+	}
+	if got := fc.Calls()["instances.get"]; got != 1 {
+		t.Fatalf("cache miss made %d direct GETs, want 1", got)
+	}
+}
+
+func TestInstanceCacheFallsBackWhenListFails(t *testing.T) {
+	fc, inst, ctx := newFakeCloud(t, time.Hour)
+	id := fc.AddInstance("n0")
+	restore := fc.Fail(frameworktest.FaultServerError)
+	if ok, err := inst.InstanceExists(ctx, node("n0", "fake://"+id)); err == nil {
+		t.Fatalf("InstanceExists during an outage = %v, nil; want an error", ok)
+	}
+	restore()
+	// The failed list is not retried on every lookup within the TTL; direct
+	// lookups answer instead.
+	if ok, err := inst.InstanceExists(ctx, node("n0", "fake://"+id)); err != nil || !ok {
+		t.Fatalf("InstanceExists after the outage = %v, %v; want true", ok, err)
+	}
+	if got := fc.Calls()["instances.list"]; got != 1 {
+		t.Fatalf("list calls = %d, want 1", got)
+	}
+}
+
+func TestInstanceMetadata(t *testing.T) {
+	fc, inst, ctx := newFakeCloud(t, -1)
+	id := fc.AddInstance("n0")
+	md, err := inst.InstanceMetadata(ctx, node("n0", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md.ProviderID != "fake://"+id || md.InstanceType != "fake-small" || md.Zone != "fake-1a" || md.Region != "fake-1" || len(md.NodeAddresses) != 2 {
+		t.Fatalf("InstanceMetadata = %+v", md)
+	}
+	fc.DeleteInstance(id)
+	if _, err := inst.InstanceMetadata(ctx, node("n0", "")); !framework.IsNotFound(err) {
+		t.Fatalf("InstanceMetadata(gone) error = %v; want InstanceNotFound", err)
+	}
+}
+
+// BenchmarkInstanceMetadataCached measures what the node controller's
+// periodic address refresh costs the cloud: every Node's InstanceMetadata
+// within one cache TTL. Reported: cloud API calls per sweep of 1,000 nodes,
+// which must be ceil(1000/page) list calls and no GETs.
+func BenchmarkInstanceMetadataCached(b *testing.B) {
+	const nodes, page = 1000, 100
+	fc := frameworktest.NewFakeCloud()
+	fc.PageSize = page
+	ctx := context.Background()
+	list := make([]*corev1.Node, nodes)
+	for i := range list {
+		name := fmt.Sprintf("node-%d", i)
+		list[i] = node(name, "fake://"+fc.AddInstance(name))
+	}
+	b.ResetTimer()
+	var calls int
+	for b.Loop() {
+		// A fresh cache per sweep: one sweep = one TTL window.
+		inst := newInstances(b, fc, time.Hour)
+		before := total(fc.Calls())
+		for _, n := range list {
+			if _, err := inst.InstanceMetadata(ctx, n); err != nil {
+				b.Fatal(err)
+			}
+		}
+		calls = total(fc.Calls()) - before
+	}
+	if want := (nodes + page - 1) / page; calls > want {
+		b.Fatalf("%d InstanceMetadata calls cost %d API calls, want <= %d", nodes, calls, want)
+	}
+	b.ReportMetric(float64(calls), "api-calls/1000-nodes")
+	b.ReportMetric(float64(calls)/nodes, "api-calls/lookup")
+}
+
+func total(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}

@@ -1,0 +1,24 @@
+package framework
+
+import (
+	"context"
+	"encoding/json"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+)
+
+// patchAnnotation sets one annotation on a Service with a merge patch, so it
+// never overwrites concurrent changes to anything else.
+func patchAnnotation(ctx context.Context, client kubernetes.Interface, svc *corev1.Service, key, value string) error {
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"annotations": map[string]string{key: value}},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = client.CoreV1().Services(svc.Namespace).Patch(ctx, svc.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	return err
+}

@@ -1,0 +1,206 @@
+package framework_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/record"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/cloud-provider/api"
+	"k8s.io/klog/v2/ktesting"
+
+	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
+)
+
+const idAnnotation = frameworktest.FakeAnnotationPrefix + "load-balancer-id"
+
+type lbFixture struct {
+	ctx      context.Context
+	cloud    *frameworktest.FakeCloud
+	lb       cloudprovider.LoadBalancer
+	kube     *fake.Clientset
+	recorder *record.FakeRecorder
+	nodes    []*corev1.Node
+}
+
+func newLBFixture(t *testing.T) *lbFixture {
+	t.Helper()
+	_, ctx := ktesting.NewTestContext(t)
+	f := &lbFixture{ctx: ctx, cloud: frameworktest.NewFakeCloud(), kube: fake.NewClientset(), recorder: record.NewFakeRecorder(100)}
+	cloud, err := framework.NewCloud(ctx, frameworktest.NewFakeProvider(f.cloud), &framework.Env{Client: f.kube, Recorder: f.recorder})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.lb, _ = cloud.LoadBalancer()
+	for _, name := range []string{"a", "b"} {
+		f.nodes = append(f.nodes, node(name, "fake://"+f.cloud.AddInstance(name)))
+	}
+	return f
+}
+
+func (f *lbFixture) service(t *testing.T, ann map[string]string) *corev1.Service {
+	t.Helper()
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-web", Annotations: ann},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer,
+			Ports: []corev1.ServicePort{{Protocol: corev1.ProtocolTCP, Port: 80, NodePort: 30080}}},
+	}
+	svc, err := f.kube.CoreV1().Services("default").Create(f.ctx, svc, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+func (f *lbFixture) get(t *testing.T, svc *corev1.Service) *corev1.Service {
+	t.Helper()
+	got, err := f.kube.CoreV1().Services(svc.Namespace).Get(f.ctx, svc.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func (f *lbFixture) events() string {
+	var out []string
+	for {
+		select {
+		case e := <-f.recorder.Events:
+			out = append(out, e)
+		default:
+			return strings.Join(out, "\n")
+		}
+	}
+}
+
+func TestEnsureRetriesWhileProvisioningThenReportsStatus(t *testing.T) {
+	f := newLBFixture(t)
+	svc := f.service(t, nil)
+
+	_, err := f.lb.EnsureLoadBalancer(f.ctx, "c", svc, f.nodes)
+	var retry *api.RetryError
+	if !errors.As(err, &retry) {
+		t.Fatalf("first Ensure on a provisioning LB = %v; want a RetryError", err)
+	}
+	lbs := f.cloud.LoadBalancers()
+	if len(lbs) != 1 {
+		t.Fatalf("cloud holds %d LBs, want 1", len(lbs))
+	}
+	// The ID is recorded at once, so a crash now cannot orphan the LB.
+	svc = f.get(t, svc)
+	if got := svc.Annotations[idAnnotation]; got != lbs[0].ID {
+		t.Fatalf("ID annotation = %q, want %q", got, lbs[0].ID)
+	}
+	if ev := f.events(); !strings.Contains(ev, "Normal CreatedLoadBalancer") {
+		t.Errorf("events = %q; want CreatedLoadBalancer", ev)
+	}
+
+	f.cloud.Advance()
+	status, err := f.lb.EnsureLoadBalancer(f.ctx, "c", svc, f.nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: "192.0.2.4"}}}
+	if diff := cmp.Diff(want, status); diff != "" {
+		t.Errorf("status (-want +got):\n%s", diff)
+	}
+	if n := len(f.cloud.LoadBalancers()); n != 1 {
+		t.Errorf("cloud holds %d LBs after the retry, want 1", n)
+	}
+}
+
+func TestInvalidAnnotationsWarnAndWriteNothing(t *testing.T) {
+	f := newLBFixture(t)
+	svc := f.service(t, map[string]string{
+		frameworktest.FakeAnnotationPrefix + "health-check-interval": "abc",
+		frameworktest.FakeAnnotationPrefix + "proxy-protocol":        "maybe",
+	})
+	before := f.cloud.Writes()
+	if _, err := f.lb.EnsureLoadBalancer(f.ctx, "c", svc, f.nodes); err == nil {
+		t.Fatal("Ensure with invalid annotations succeeded")
+	}
+	if w := f.cloud.Writes() - before; w != 0 {
+		t.Errorf("invalid annotations caused %d cloud writes, want 0", w)
+	}
+	if calls := f.cloud.Calls(); len(calls) != 0 {
+		t.Errorf("invalid annotations caused cloud calls %v, want none", calls)
+	}
+	ev := f.events()
+	for _, key := range []string{"health-check-interval", "proxy-protocol"} {
+		if !strings.Contains(ev, "Warning InvalidAnnotation") || !strings.Contains(ev, key) {
+			t.Errorf("events = %q; want one Warning naming %s", ev, key)
+		}
+	}
+}
+
+func TestUnknownAnnotationWarnsButProceeds(t *testing.T) {
+	f := newLBFixture(t)
+	svc := f.service(t, map[string]string{frameworktest.FakeAnnotationPrefix + "helth-check-interval": "5"})
+	_, err := f.lb.EnsureLoadBalancer(f.ctx, "c", svc, f.nodes)
+	var retry *api.RetryError
+	if !errors.As(err, &retry) {
+		t.Fatalf("Ensure = %v, want a RetryError (LB created, provisioning)", err)
+	}
+	if ev := f.events(); !strings.Contains(ev, "Warning UnknownAnnotation") || !strings.Contains(ev, "helth-check-interval") {
+		t.Errorf("events = %q; want UnknownAnnotation naming the typo", ev)
+	}
+}
+
+func TestProxyProtocolSetsIPModeProxy(t *testing.T) {
+	f := newLBFixture(t)
+	svc := f.service(t, map[string]string{frameworktest.FakeAnnotationPrefix + "proxy-protocol": "true"})
+	_, _ = f.lb.EnsureLoadBalancer(f.ctx, "c", svc, f.nodes)
+	f.cloud.Advance()
+	status, err := f.lb.EnsureLoadBalancer(f.ctx, "c", f.get(t, svc), f.nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(status.Ingress) != 1 || status.Ingress[0].IPMode == nil || *status.Ingress[0].IPMode != corev1.LoadBalancerIPModeProxy {
+		t.Fatalf("status = %+v; want ipMode Proxy", status)
+	}
+}
+
+func TestAdoptsLoadBalancerByIDAnnotation(t *testing.T) {
+	f := newLBFixture(t)
+	// An LB made for this Service by an earlier CCM, known only by ID.
+	first := f.service(t, nil)
+	_, _ = f.lb.EnsureLoadBalancer(f.ctx, "c", first, f.nodes)
+	f.cloud.Advance()
+	id := f.cloud.LoadBalancers()[0].ID
+	if err := f.kube.CoreV1().Services("default").Delete(f.ctx, "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	adopted := f.service(t, map[string]string{idAnnotation: id})
+	adopted.UID = "another-uid"
+
+	before := f.cloud.Writes()
+	if _, err := f.lb.EnsureLoadBalancer(f.ctx, "c", adopted, f.nodes); err != nil {
+		t.Fatal(err)
+	}
+	if lbs := f.cloud.LoadBalancers(); len(lbs) != 1 || lbs[0].ID != id {
+		t.Fatalf("cloud LBs = %+v; want the adopted %s only", lbs, id)
+	}
+	if w := f.cloud.Writes() - before; w != 0 {
+		t.Errorf("adopting an up-to-date LB made %d writes, want 0", w)
+	}
+}
+
+func TestDeleteIsIdempotentAndFollowsStaleID(t *testing.T) {
+	f := newLBFixture(t)
+	svc := f.service(t, map[string]string{idAnnotation: "lb-gone"})
+	for i := range 2 {
+		if err := f.lb.EnsureLoadBalancerDeleted(f.ctx, "c", svc); err != nil {
+			t.Fatalf("delete %d of a missing LB: %v", i, err)
+		}
+	}
+	if ev := f.events(); ev != "" {
+		t.Errorf("deleting nothing emitted events %q", ev)
+	}
+}

@@ -1,0 +1,78 @@
+package framework_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
+)
+
+func TestCommandHelpShowsStandardAndExtraFlags(t *testing.T) {
+	extra := pflag.NewFlagSet("extra", pflag.ContinueOnError)
+	extra.String("my-flag", "x", "a custom flag")
+	cmd := framework.NewCommand(frameworktest.NewFakeProvider(frameworktest.NewFakeCloud()),
+		framework.WithFlags("custom", extra),
+		framework.WithControllers(framework.Controller{Name: "my-controller"}))
+
+	if cmd.Name() != "fake-cloud-controller-manager" {
+		t.Errorf("command name = %q", cmd.Name())
+	}
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetArgs([]string{"--help"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	help := out.String()
+	for _, want := range []string{
+		"--kubeconfig", "--cloud-config", "--leader-elect", "--controllers", "--concurrent-node-syncs",
+		"--concurrent-service-syncs", "--configure-cloud-routes", "--cluster-cidr", "--secure-port", "--kube-api-qps",
+		"--logging-format", "-v, --v", "--cloud-api-qps", "--instance-cache-ttl", "--my-flag", "my-controller",
+	} {
+		if !strings.Contains(help, want) {
+			t.Errorf("--help lacks %q", want)
+		}
+	}
+	if strings.Count(help, "--logging-format") != 1 {
+		t.Errorf("--logging-format listed %d times", strings.Count(help, "--logging-format"))
+	}
+}
+
+func TestCommandDefaults(t *testing.T) {
+	cmd := framework.NewCommand(frameworktest.NewFakeProvider(frameworktest.NewFakeCloud()))
+	for flag, want := range map[string]string{
+		"cloud-provider":           "fake",
+		"concurrent-node-syncs":    "10",
+		"concurrent-service-syncs": "5",
+		"kube-api-qps":             "50",
+		"kube-api-burst":           "100",
+		"instance-cache-ttl":       "30s",
+	} {
+		f := cmd.Flags().Lookup(flag)
+		if f == nil {
+			t.Errorf("no --%s flag", flag)
+			continue
+		}
+		if f.DefValue != want {
+			t.Errorf("--%s defaults to %q, want %q", flag, f.DefValue, want)
+		}
+	}
+}
+
+func TestRegistryLookup(t *testing.T) {
+	reg := framework.Registry{frameworktest.NewFakeProvider(frameworktest.NewFakeCloud())}
+	if p, err := reg.Lookup("fake"); err != nil || p.Name() != "fake" {
+		t.Fatalf("Lookup(fake) = %v, %v", p, err)
+	}
+	_, err := reg.Lookup("nope")
+	if err == nil || !strings.Contains(err.Error(), `--cloud-provider="nope"`) || !strings.Contains(err.Error(), "fake") {
+		t.Fatalf("Lookup(nope) error = %v; want one naming the flag and the choices", err)
+	}
+	if got := reg.NewCommand().Name(); got != "cloud-controller-manager" {
+		t.Errorf("registry command name = %q", got)
+	}
+}

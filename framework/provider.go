@@ -1,0 +1,140 @@
+package framework
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/framework/config"
+	"github.com/ccmkit/ccmkit/framework/providerid"
+)
+
+// Provider is a cloud. Name is the --cloud-provider value and, unless the
+// provider implements ProviderIDCodec, the providerID scheme. Init builds the
+// cloud API client from the (already loaded) config and should fail fast, with
+// a message naming the setting, when configuration or credentials are wrong.
+// Init runs once at start-up, before leader election: it must not start
+// goroutines (use ControllersProvider for loops).
+type Provider interface {
+	Name() string
+	Init(ctx context.Context, env *Env) error
+}
+
+// Configurable is implemented by providers with settings. Config returns a
+// pointer to the provider's config struct; the framework fills it from the
+// --cloud-config file and environment variables (see package config) before
+// calling Init, and reports every bad field at once.
+type Configurable interface {
+	Config() any
+}
+
+// ConfigFormatter is implemented by providers whose --cloud-config file is not
+// YAML (OpenStack's INI, for example).
+type ConfigFormatter interface {
+	ConfigFormat() config.Format
+}
+
+// InstancesProvider is implemented by providers that know their cloud's
+// instances. The framework builds cloudprovider.InstancesV2 on it.
+type InstancesProvider interface {
+	Instances() Instances
+}
+
+// ProviderIDCodec is implemented by providers whose providerID format is not
+// the default "<name>://<id>", or that accept historic formats.
+type ProviderIDCodec interface {
+	ProviderIDCodec() providerid.Codec
+}
+
+// LoadBalancerProvider is implemented by providers that provision load
+// balancers for Services of type LoadBalancer; most build the value with
+// NewLoadBalancer.
+type LoadBalancerProvider interface {
+	LoadBalancer() cloudprovider.LoadBalancer
+}
+
+// RoutesProvider is implemented by providers that program pod-network routes
+// (used with --configure-cloud-routes).
+type RoutesProvider interface {
+	Routes() cloudprovider.Routes
+}
+
+// ControllersProvider is implemented by providers with extra control loops.
+type ControllersProvider interface {
+	Controllers() []Controller
+}
+
+// Controller is an extra control loop. It is registered with the upstream
+// command builder under Name, so --controllers can disable it, it runs only
+// on the elected leader, and it appears in /healthz.
+type Controller struct {
+	Name string
+	// Run blocks until ctx is done. It is started after Init, on the leader.
+	Run func(ctx context.Context, env *Env) error
+}
+
+// Env is what a provider receives from the framework: the CCM's own
+// Kubernetes client, informers and event recorder (never build second ones),
+// and an HTTP client already wired with the cloudapi transport.
+type Env struct {
+	Logger      klog.Logger
+	Client      kubernetes.Interface
+	Informers   informers.SharedInformerFactory
+	Recorder    record.EventRecorder
+	ClusterName string
+	ClusterCIDR string
+
+	// HTTPClient carries User-Agent, rate limit, retries, metrics and
+	// redacted request logs. Pass it to the cloud SDK.
+	HTTPClient *http.Client
+	// APICounter counts the cloud API requests made through HTTPClient (and
+	// any client made with NewHTTPClient), by operation.
+	APICounter *cloudapi.Counter
+	// CloudAPI holds the transport settings HTTPClient was built with.
+	CloudAPI cloudapi.Options
+
+	// CloudConfigFile is the --cloud-config path ("" when not set).
+	CloudConfigFile string
+	// LookupEnv reads configuration environment variables; nil means the
+	// process environment. Tests set it to stay hermetic.
+	LookupEnv func(string) (string, bool)
+	// InstanceCacheTTL is how long one instance list serves lookups;
+	// 0 means DefaultInstanceCacheTTL, negative disables the cache.
+	InstanceCacheTTL time.Duration
+	// Version is the ccmkit version (from ldflags).
+	Version string
+}
+
+// NewHTTPClient returns a client with the Env's transport settings changed by
+// o's non-zero fields, e.g. a provider-specific rate limit. It shares the
+// Env's request counter.
+func (e *Env) NewHTTPClient(o cloudapi.Options) *http.Client {
+	merged := e.CloudAPI
+	if o.QPS != 0 {
+		merged.QPS = o.QPS
+	}
+	if o.Burst != 0 {
+		merged.Burst = o.Burst
+	}
+	if o.MaxRetries != 0 {
+		merged.MaxRetries = o.MaxRetries
+	}
+	if o.Timeout != 0 {
+		merged.Timeout = o.Timeout
+	}
+	if o.Operation != nil {
+		merged.Operation = o.Operation
+	}
+	if o.Base != nil {
+		merged.Base = o.Base
+	}
+	merged.Sensitive = append(append([]string(nil), merged.Sensitive...), o.Sensitive...)
+	return cloudapi.NewClient(merged)
+}

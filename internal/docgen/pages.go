@@ -1,0 +1,23 @@
+package main
+
+import (
+	"github.com/ccmkit/ccmkit/examples/skeleton"
+	"github.com/ccmkit/ccmkit/framework/annotations"
+	"github.com/ccmkit/ccmkit/framework/config"
+)
+
+// page is one generated file under docs/.
+type page struct {
+	path   string
+	render func() ([]byte, error)
+}
+
+// pages lists every generated reference page; a provider adds its own.
+var pages = []page{
+	{"skeleton/annotations.md", func() ([]byte, error) {
+		return annotations.Markdown("Skeleton Service annotations", skeleton.AnnotationPrefix, skeleton.LoadBalancerConfig{})
+	}},
+	{"skeleton/config.md", func() ([]byte, error) {
+		return config.Markdown("Skeleton configuration", skeleton.Config{})
+	}},
+}
