@@ -2,12 +2,14 @@ package skeleton_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
@@ -17,6 +19,7 @@ import (
 	"github.com/ccmkit/ccmkit/examples/skeleton/skeletonsim"
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/framework/config"
 )
 
 const clusterName = "test-cluster"
@@ -185,5 +188,27 @@ func writeAtomically(t *testing.T, path, content string) {
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestConfigTags catches a config struct tag that package config cannot
+// honour, and pins the settings operators rely on.
+func TestConfigTags(t *testing.T) {
+	fields, err := config.Fields(skeleton.New().Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range fields {
+		got = append(got, fmt.Sprintf("%s %s required=%v default=%q", f.Env, f.Type, f.Required, f.Default))
+	}
+	want := []string{
+		`SKELETON_API_URL string required=true default=""`,
+		`SKELETON_TOKEN secret required=true default=""`,
+		`SKELETON_REGION string required=false default=""`,
+		`SKELETON_API_QPS float64 required=false default="10"`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("settings (-want +got):\n%s", diff)
 	}
 }

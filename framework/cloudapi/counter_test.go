@@ -90,9 +90,9 @@ func TestTransportCountsAttemptsPerOperation(t *testing.T) {
 	counter := NewCounter()
 	tr, _ := newFakeTimeTransport(Options{Counter: counter})
 
-	do(t, tr, newRequest(t, t.Context(), http.MethodGet, srv.URL+"/v2/droplets/42", ""))                                               // 429 + 200
-	do(t, tr, newRequest(t, WithOperation(t.Context(), "lb.create"), http.MethodPost, srv.URL+"/v2/load_balancers", `{"name":"a"}`))   // 200
-	do(t, NewTransport(Options{Counter: counter, MaxRetries: -1}), newRequest(t, t.Context(), http.MethodGet, closedServerURL(t), "")) // no response: not counted
+	_, _, _ = do(t, tr, newRequest(t, t.Context(), http.MethodGet, srv.URL+"/v2/droplets/42", ""))                                               // 429 + 200
+	_, _, _ = do(t, tr, newRequest(t, WithOperation(t.Context(), "lb.create"), http.MethodPost, srv.URL+"/v2/load_balancers", `{"name":"a"}`))   // 200
+	_, _, _ = do(t, NewTransport(Options{Counter: counter, MaxRetries: -1}), newRequest(t, t.Context(), http.MethodGet, closedServerURL(t), "")) // no response: not counted
 
 	want := map[string]int64{"GET /v2/droplets/{id}": 2, "lb.create": 1}
 	if diff := cmp.Diff(want, counter.Snapshot()); diff != "" {

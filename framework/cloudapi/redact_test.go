@@ -140,7 +140,7 @@ func TestRedactError(t *testing.T) {
 	}
 
 	clean := errors.New("connection refused")
-	if got := r.error(u, clean); got != clean {
+	if got := r.error(u, clean); got != clean { //nolint:errorlint // the very same error value must come back
 		t.Errorf("an error without secrets was rewrapped: %v", got)
 	}
 

@@ -13,17 +13,26 @@ import (
 
 func TestContextCancelledDuringBackoff(t *testing.T) {
 	srv := newScriptedServer(t, reply{status: http.StatusTooManyRequests, header: map[string]string{"Retry-After": "30"}})
-	// Real clock and sleep: the point is that the wait really ends early.
-	rt := NewTransport(Options{MaxBackoff: time.Minute})
 	ctx, cancel := context.WithCancel(t.Context())
-	time.AfterFunc(50*time.Millisecond, cancel)
+	// The real sleep, cancelled once it has begun: the point is that a 30s
+	// wait really ends early.
+	tr := newTransport(Options{MaxBackoff: time.Minute})
+	var requested time.Duration
+	tr.sleep = func(ctx context.Context, d time.Duration) error {
+		requested = d
+		time.AfterFunc(20*time.Millisecond, cancel)
+		return sleepContext(ctx, d)
+	}
 
 	start := time.Now()
-	_, _, err := do(t, rt, newRequest(t, ctx, http.MethodGet, srv.URL, ""))
+	_, _, err := do(t, tr, newRequest(t, ctx, http.MethodGet, srv.URL, ""))
 	elapsed := time.Since(start)
 
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
+	}
+	if requested != 30*time.Second {
+		t.Errorf("backoff wait = %s, want the 30s Retry-After", requested)
 	}
 	if elapsed > 5*time.Second {
 		t.Errorf("RoundTrip took %s after cancellation during a 30s backoff", elapsed)
@@ -50,7 +59,7 @@ func TestPerAttemptTimeout(t *testing.T) {
 
 	t.Run("GET retried after a timed out attempt", func(t *testing.T) {
 		attempts.Store(0)
-		tr, clock := newFakeTimeTransport(Options{Timeout: 100 * time.Millisecond})
+		tr, clock := newFakeTimeTransport(Options{Timeout: 500 * time.Millisecond})
 		resp, body, err := do(t, tr, newRequest(t, t.Context(), http.MethodGet, srv.URL, ""))
 		if err != nil {
 			t.Fatal(err)
@@ -62,7 +71,7 @@ func TestPerAttemptTimeout(t *testing.T) {
 	})
 	t.Run("POST not retried and reports the timeout", func(t *testing.T) {
 		attempts.Store(0)
-		tr, _ := newFakeTimeTransport(Options{Timeout: 100 * time.Millisecond})
+		tr, _ := newFakeTimeTransport(Options{Timeout: 500 * time.Millisecond})
 		_, _, err := do(t, tr, newRequest(t, t.Context(), http.MethodPost, srv.URL, "{}"))
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("err = %v, want one wrapping context.DeadlineExceeded", err)

@@ -13,6 +13,20 @@ type routeSpec struct {
 	Tags             []string `json:"tags"`
 }
 
+// AddRoute stores rt as is (no validation), for seeding a scenario, and
+// returns it as stored: an empty ID gets the next "r-NNNNNN".
+func (s *Server) AddRoute(rt Route) Route {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rt.ID == "" {
+		rt.ID = s.st.newID("r")
+	}
+	rt.Tags = nonNil(rt.Tags)
+	stored := rt.clone()
+	s.st.routes[rt.ID] = &stored
+	return rt
+}
+
 // Routes returns every route, sorted by ID.
 func (s *Server) Routes() []Route {
 	return s.State().Routes
