@@ -30,7 +30,11 @@ var _ cloudprovider.Interface = (*Cloud)(nil)
 // Main calls it at start-up; tests and the conformance suite call it
 // directly.
 func NewCloud(ctx context.Context, p Provider, env *Env) (*Cloud, error) {
+	if env.Logger.GetSink() == nil {
+		env.Logger = klog.FromContext(ctx)
+	}
 	completeEnv(p, env)
+	ctx = klog.NewContext(ctx, env.Logger)
 	if c, ok := p.(Configurable); ok {
 		src := config.Source{File: env.CloudConfigFile, LookupEnv: env.LookupEnv}
 		if f, ok := p.(ConfigFormatter); ok {
@@ -67,9 +71,6 @@ func Codec(p Provider) providerid.Codec {
 }
 
 func completeEnv(p Provider, env *Env) {
-	if env.Logger.GetSink() == nil {
-		env.Logger = klog.Background()
-	}
 	env.Logger = env.Logger.WithValues("provider", p.Name())
 	if env.Version == "" {
 		env.Version = Version()

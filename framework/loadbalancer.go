@@ -40,6 +40,15 @@ type LoadBalancerDriver[C, LB any] interface {
 	Inspect(lb *LB) LoadBalancerState
 }
 
+// LoadBalancerValidator is implemented by drivers that reject Services their
+// cloud cannot serve (a protocol it lacks, source ranges it cannot enforce).
+// Validate runs after the annotations are decoded and before any cloud
+// call; an error becomes a Warning Event on the Service and nothing is
+// written.
+type LoadBalancerValidator[C any] interface {
+	Validate(req *LoadBalancerRequest[C]) error
+}
+
 // LoadBalancerState is a driver's summary of one cloud LB.
 type LoadBalancerState struct {
 	ID string
@@ -93,6 +102,7 @@ type LoadBalancerOptions[C any] struct {
 // Event reasons the pipeline emits on Services.
 const (
 	EventInvalidAnnotation     = "InvalidAnnotation"
+	EventInvalidService        = "InvalidService"
 	EventUnknownAnnotation     = "UnknownAnnotation"
 	EventCreatedLoadBalancer   = "CreatedLoadBalancer"
 	EventUpdatedLoadBalancer   = "UpdatedLoadBalancer"
@@ -179,6 +189,12 @@ func (l *loadBalancer[C, LB]) ensure(ctx context.Context, clusterName string, sv
 		// Bad input: say so on the Service and touch nothing in the cloud.
 		l.event(svc, corev1.EventTypeWarning, EventInvalidAnnotation, "%v", err)
 		return nil, err
+	}
+	if v, ok := any(l.driver).(LoadBalancerValidator[C]); ok {
+		if err := v.Validate(req); err != nil {
+			l.event(svc, corev1.EventTypeWarning, EventInvalidService, "%v", err)
+			return nil, err
+		}
 	}
 
 	lb, err := l.lookup(ctx, req)

@@ -40,6 +40,9 @@ func NewCommand(p Provider, opts ...Option) *cobra.Command {
 
 func newCommand(cmdName, defaultProvider string, reg Registry, opts []Option) *cobra.Command {
 	s := newSettings(opts)
+	if s.name != "" {
+		cmdName = s.name
+	}
 	ccmOptions, err := s.defaultOptions(defaultProvider)
 	if err != nil {
 		// Only a broken upstream scheme gets here.

@@ -24,6 +24,7 @@ type Option func(*settings)
 
 type settings struct {
 	version     string
+	name        string
 	longDesc    string
 	controllers []Controller
 	flags       cliflag.NamedFlagSets
@@ -38,6 +39,10 @@ type settings struct {
 
 // WithVersion sets the version --version prints, overriding the ldflags one.
 func WithVersion(v string) Option { return func(s *settings) { s.version = v } }
+
+// WithCommandName names the command (usage, --version); the default is
+// "<provider>-cloud-controller-manager".
+func WithCommandName(name string) Option { return func(s *settings) { s.name = name } }
 
 // WithDescription sets the long description --help prints.
 func WithDescription(long string) Option { return func(s *settings) { s.longDesc = long } }

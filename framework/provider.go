@@ -76,7 +76,10 @@ type ControllersProvider interface {
 // on the elected leader, and it appears in /healthz.
 type Controller struct {
 	Name string
-	// Run blocks until ctx is done. It is started after Init, on the leader.
+	// Run blocks until ctx is done. It starts on the leader, after Init and
+	// after the CCM started its shared informers: a controller that asks
+	// env.Informers for an informer must call env.Informers.Start(ctx.Done()),
+	// which starts only the informers not yet running.
 	Run func(ctx context.Context, env *Env) error
 }
 
@@ -112,29 +115,34 @@ type Env struct {
 	Version string
 }
 
-// NewHTTPClient returns a client with the Env's transport settings changed by
-// o's non-zero fields, e.g. a provider-specific rate limit. It shares the
-// Env's request counter.
+// NewHTTPClient returns a client for a provider whose transport defaults
+// differ from the framework's, e.g. its own rate limit. Settings the
+// operator gave (the --cloud-api-* flags, in e.CloudAPI) win over the
+// provider's defaults in o. The client shares the Env's request counter.
 func (e *Env) NewHTTPClient(o cloudapi.Options) *http.Client {
-	merged := e.CloudAPI
-	if o.QPS != 0 {
-		merged.QPS = o.QPS
+	merged := o
+	merged.Provider, merged.Version, merged.Counter = e.CloudAPI.Provider, e.CloudAPI.Version, e.CloudAPI.Counter
+	if e.CloudAPI.QPS != 0 {
+		merged.QPS = e.CloudAPI.QPS
 	}
-	if o.Burst != 0 {
-		merged.Burst = o.Burst
+	if e.CloudAPI.Burst != 0 {
+		merged.Burst = e.CloudAPI.Burst
 	}
-	if o.MaxRetries != 0 {
-		merged.MaxRetries = o.MaxRetries
+	if e.CloudAPI.MaxRetries != 0 {
+		merged.MaxRetries = e.CloudAPI.MaxRetries
 	}
-	if o.Timeout != 0 {
-		merged.Timeout = o.Timeout
+	if e.CloudAPI.MinBackoff != 0 {
+		merged.MinBackoff = e.CloudAPI.MinBackoff
 	}
-	if o.Operation != nil {
-		merged.Operation = o.Operation
+	if e.CloudAPI.MaxBackoff != 0 {
+		merged.MaxBackoff = e.CloudAPI.MaxBackoff
 	}
-	if o.Base != nil {
-		merged.Base = o.Base
+	if e.CloudAPI.Timeout != 0 {
+		merged.Timeout = e.CloudAPI.Timeout
 	}
-	merged.Sensitive = append(append([]string(nil), merged.Sensitive...), o.Sensitive...)
+	if e.CloudAPI.Base != nil {
+		merged.Base = e.CloudAPI.Base
+	}
+	merged.Sensitive = append(append([]string(nil), e.CloudAPI.Sensitive...), o.Sensitive...)
 	return cloudapi.NewClient(merged)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -83,17 +84,21 @@ func (c *labeler) enqueue(obj any) {
 	}
 }
 
-// run labels Nodes until ctx is done.
+// run labels Nodes until ctx is done, and returns once its worker has
+// stopped.
 func (c *labeler) run(ctx context.Context) error {
 	defer c.queue.ShutDown()
 	logger := klog.FromContext(ctx)
 	logger.Info("Starting node labeler", "label", c.label.String())
 	defer logger.Info("Stopped node labeler")
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced) {
-		return fmt.Errorf("node labeler: %w", ctx.Err())
+		return fmt.Errorf("waiting for the Node informer: %w", ctx.Err())
 	}
-	go wait.UntilWithContext(ctx, c.work, time.Second)
+	var worker sync.WaitGroup
+	worker.Go(func() { wait.UntilWithContext(ctx, c.work, time.Second) })
 	<-ctx.Done()
+	c.queue.ShutDown() // ends the worker's c.queue.Get
+	worker.Wait()
 	return nil
 }
 

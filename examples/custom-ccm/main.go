@@ -49,8 +49,8 @@ func newCommand() *cobra.Command {
 			},
 		}),
 		framework.WithDescription("custom-ccm runs the Skeleton Cloud controllers plus node-labeler, which keeps --node-label on every Node."),
+		framework.WithCommandName("custom-ccm"),
 	)
-	cmd.Use = "custom-ccm"
 	return cmd
 }
 
@@ -62,8 +62,8 @@ func runLabeler(ctx context.Context, env *framework.Env, l label) error {
 		return err
 	}
 	// Controllers start after the CCM started its informer factory, so
-	// start the Node informer this controller just asked for; Start only
-	// starts informers that are not running yet.
+	// start the Node informer this controller just asked for (see
+	// framework.Controller).
 	env.Informers.Start(ctx.Done())
 	if err := c.run(ctx); err != nil {
 		return fmt.Errorf("node-labeler: %w", err)

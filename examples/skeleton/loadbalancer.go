@@ -23,12 +23,18 @@ func newLoadBalancer(env *framework.Env, c *client, codec providerid.Codec) clou
 	})
 }
 
-// loadBalancerName is the name annotation, or the Kubernetes default.
-func loadBalancerName(_ string, svc *corev1.Service, cfg *LoadBalancerConfig) string {
-	if cfg.Name != "" {
-		return cfg.Name
+// maxNameLength is the longest name the Skeleton API accepts.
+const maxNameLength = 255
+
+// loadBalancerName is the name annotation, or "<cluster>-<namespace>-<name>":
+// readable in the cloud console, unlike the upstream default of "a" and the
+// Service UID. Find goes by the ownership tag, so a name may change.
+func loadBalancerName(clusterName string, svc *corev1.Service, cfg *LoadBalancerConfig) string {
+	name := cfg.Name
+	if name == "" {
+		name = clusterName + "-" + svc.Namespace + "-" + svc.Name
 	}
-	return cloudprovider.DefaultLoadBalancerName(svc)
+	return name[:min(len(name), maxNameLength)] // the annotation is validated
 }
 
 // lbDriver is the cloud-specific half of the load-balancer pipeline. Each
@@ -65,6 +71,10 @@ func (d *lbDriver) Find(ctx context.Context, req *lbRequest) (*loadBalancer, err
 	}
 	return &lbs[0], nil
 }
+
+// Validate implements framework.LoadBalancerValidator: a Service the
+// Skeleton API cannot serve gets a Warning Event and no API call.
+func (d *lbDriver) Validate(req *lbRequest) error { return validateService(req.Service) }
 
 // Create provisions the load balancer with its whole spec in one call. The
 // answer is usually "provisioning"; the pipeline requeues until it is

@@ -29,14 +29,15 @@ const (
 // annotation is reported at once, as a Warning Event, and nothing is written
 // to the cloud.
 type LoadBalancerConfig struct {
-	Name                string        `annotation:"name" doc:"Name of the cloud load balancer. Default: the Kubernetes default, \"a\" followed by the Service UID."`
+	Name                string        `annotation:"name" doc:"Name of the cloud load balancer. Default: <cluster>-<namespace>-<service>."`
 	Algorithm           string        `annotation:"algorithm" enum:"round_robin,least_connections" default:"round_robin" doc:"How connections are spread over the nodes."`
 	HealthCheckProtocol string        `annotation:"health-check-protocol" enum:"tcp,http" doc:"Protocol of the node health check. Default: tcp; with externalTrafficPolicy Local, always http on the Service's healthCheckNodePort."`
 	HealthCheckPath     string        `annotation:"health-check-path" doc:"Path of an http health check; only with health-check-protocol http. Default: /."`
 	HealthCheckInterval time.Duration `annotation:"health-check-interval" unit:"s" min:"1s" max:"300s" default:"10s" doc:"Time between health checks, e.g. 15 or 15s."`
 	ProxyProtocol       bool          `annotation:"proxy-protocol" doc:"Send PROXY protocol v1 to the nodes; the Service status then gets ipMode Proxy."`
-	// LoadBalancerID is written by the CCM (see AnnotationLoadBalancerID);
-	// claiming the key here keeps it from being reported as unknown.
+	// LoadBalancerID is written by the CCM (see AnnotationLoadBalancerID).
+	// The pipeline reads it itself; the field puts it in the generated
+	// annotation reference.
 	LoadBalancerID string `annotation:"load-balancer-id" doc:"ID of the cloud load balancer, written by the CCM. Set it to adopt an existing load balancer."`
 }
 
@@ -44,6 +45,9 @@ type LoadBalancerConfig struct {
 // it after decoding, and a failure is reported like a bad annotation.
 func (c *LoadBalancerConfig) Validate() error {
 	var errs []error
+	if len(c.Name) > maxNameLength {
+		errs = append(errs, fmt.Errorf("annotation %q: longer than %d characters", AnnotationPrefix+"name", maxNameLength))
+	}
 	if c.HealthCheckPath != "" {
 		if c.HealthCheckProtocol != healthCheckHTTP {
 			errs = append(errs, fmt.Errorf("annotation %q needs %q set to %q", AnnotationPrefix+"health-check-path", AnnotationPrefix+"health-check-protocol", healthCheckHTTP))

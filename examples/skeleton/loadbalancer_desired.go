@@ -35,10 +35,6 @@ func ownerTag(clusterName string, svc *corev1.Service) string {
 // tags the load balancer has now: tags someone else added are kept.
 func desiredSpec(ctx context.Context, req *lbRequest, codec providerid.Codec, currentTags []string) (*lbSpec, error) {
 	svc := req.Service
-	if ranges, err := helpers.GetLoadBalancerSourceRanges(svc); err != nil || !helpers.IsAllowAll(ranges) {
-		// Better to refuse than to expose what the user meant to restrict.
-		return nil, errors.New("skeleton load balancers cannot restrict source ranges (spec.loadBalancerSourceRanges)")
-	}
 	listeners, err := desiredListeners(svc)
 	if err != nil {
 		return nil, err
@@ -52,6 +48,16 @@ func desiredSpec(ctx context.Context, req *lbRequest, codec providerid.Codec, cu
 		Members:       desiredMembers(ctx, req.Nodes, codec),
 		Tags:          withTag(currentTags, ownerTag(req.ClusterName, svc)),
 	}, nil
+}
+
+// validateService rejects what the Skeleton API cannot do, before any call.
+func validateService(svc *corev1.Service) error {
+	if ranges, err := helpers.GetLoadBalancerSourceRanges(svc); err != nil || !helpers.IsAllowAll(ranges) {
+		// Better to refuse than to expose what the user meant to restrict.
+		return errors.New("skeleton load balancers cannot restrict source ranges (spec.loadBalancerSourceRanges)")
+	}
+	_, err := desiredListeners(svc)
+	return err
 }
 
 // desiredListeners forwards each Service port to its NodePort, sorted by

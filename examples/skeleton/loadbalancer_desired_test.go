@@ -135,7 +135,11 @@ func TestDesiredSpec(t *testing.T) {
 				tt.cfg(cfg)
 			}
 			req := &lbRequest{ClusterName: "c1", Service: tt.svc, Nodes: tt.nodes, Name: "lb-name", Config: cfg}
-			got, err := desiredSpec(ctx, req, codec, tt.currentTags)
+			var got *lbSpec
+			err := validateService(tt.svc)
+			if err == nil {
+				got, err = desiredSpec(ctx, req, codec, tt.currentTags)
+			}
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
@@ -218,13 +222,13 @@ func TestLoadBalancerConfig(t *testing.T) {
 				"skeleton.ccmkit.io/health-check-interval": "15",
 				"skeleton.ccmkit.io/proxy-protocol":        "yes",
 				"skeleton.ccmkit.io/load-balancer-id":      "lb-000001",
-				"skeleton.ccmkit.io/algoritm":              "typo",
+				"skeleton.ccmkit.io/algorthm":              "typo",
 			},
 			want: LoadBalancerConfig{
 				Name: "web", Algorithm: "least_connections", HealthCheckProtocol: "http", HealthCheckPath: "/ready",
 				HealthCheckInterval: 15 * time.Second, ProxyProtocol: true, LoadBalancerID: "lb-000001",
 			},
-			wantUnknown: []string{"skeleton.ccmkit.io/algoritm"},
+			wantUnknown: []string{"skeleton.ccmkit.io/algorthm"},
 		},
 		{
 			name: "every error at once",

@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/cloud-provider/api"
 
 	"github.com/ccmkit/ccmkit/examples/skeleton"
@@ -115,7 +114,7 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	want := skeletonsim.LoadBalancer{
 		ID: "lb-000001",
 		LoadBalancerSpec: skeletonsim.LoadBalancerSpec{
-			Name:      cloudprovider.DefaultLoadBalancerName(svc),
+			Name:      "test-cluster-default-web",
 			Algorithm: "least_connections",
 			Listeners: []skeletonsim.Listener{
 				{Protocol: "TCP", Port: 80, TargetPort: 30080},
@@ -215,6 +214,32 @@ func TestLoadBalancerInvalidAnnotations(t *testing.T) {
 			}
 			if event := <-f.events.Events; !strings.HasPrefix(event, "Warning InvalidAnnotation") {
 				t.Errorf("event = %q, want a Warning InvalidAnnotation", event)
+			}
+		})
+	}
+}
+
+// A Service the Skeleton API cannot serve is refused before any API call.
+func TestLoadBalancerUnservableService(t *testing.T) {
+	tests := map[string]func(*corev1.Service){
+		"source ranges": func(s *corev1.Service) { s.Spec.LoadBalancerSourceRanges = []string{"192.0.2.0/24"} },
+		"SCTP":          func(s *corev1.Service) { s.Spec.Ports[0].Protocol = corev1.ProtocolSCTP },
+	}
+	for name, mutate := range tests {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, skeletonsim.Options{})
+			svc := f.createService(t, "web", nil)
+			mutate(svc)
+			lb, _ := f.cloud.LoadBalancer()
+			before := f.sim.Stats()
+			if _, err := lb.EnsureLoadBalancer(f.ctx, clusterName, svc, f.addNodes("node-1")); err == nil {
+				t.Error("EnsureLoadBalancer succeeded, want an error")
+			}
+			if diff := cmp.Diff(before, f.sim.Stats()); diff != "" {
+				t.Errorf("API calls were made (-before +after):\n%s", diff)
+			}
+			if event := <-f.events.Events; !strings.HasPrefix(event, "Warning InvalidService") {
+				t.Errorf("event = %q, want a Warning InvalidService", event)
 			}
 		})
 	}

@@ -66,11 +66,8 @@ func (p *Provider) Init(ctx context.Context, env *framework.Env) error {
 }
 
 // httpClient is the framework's cloudapi client with the provider's rate
-// limit, unless the operator set --cloud-api-qps.
+// limit as the default; --cloud-api-qps overrides it.
 func (p *Provider) httpClient(env *framework.Env) *http.Client {
-	if env.CloudAPI.QPS > 0 {
-		return env.HTTPClient
-	}
 	return env.NewHTTPClient(cloudapi.Options{QPS: p.cfg.APIQPS})
 }
 

@@ -110,11 +110,14 @@ func isUUID(s string) bool {
 	return true
 }
 
-// isPrefixedID reports whether s is a type prefix of one or three lowercase
-// letters, a dash and five lowercase alphanumerics ("srv-lv426", "c-x7k2p").
+// isPrefixedID reports whether s is a short type prefix (one to four
+// lowercase letters), a dash, and lowercase alphanumerics: either exactly
+// five of them, as in Brightbox's "srv-lv426" and "lba-abcde" or Rancher's
+// "c-x7k2p", or three or more with a digit among them, as in "i-000123" or
+// "lb-0042". A word such as "load-balancers" is neither.
 func isPrefixedID(s string) bool {
 	prefix, id, ok := strings.Cut(s, "-")
-	if !ok || (len(prefix) != 1 && len(prefix) != 3) || len(id) != 5 {
+	if !ok || len(prefix) < 1 || len(prefix) > 4 || len(id) < 3 {
 		return false
 	}
 	for i := 0; i < len(prefix); i++ {
@@ -122,12 +125,16 @@ func isPrefixedID(s string) bool {
 			return false
 		}
 	}
+	digit := false
 	for i := 0; i < len(id); i++ {
-		if !isDigit(id[i]) && (id[i] < 'a' || id[i] > 'z') {
+		switch c := id[i]; {
+		case isDigit(c):
+			digit = true
+		case c < 'a' || c > 'z':
 			return false
 		}
 	}
-	return true
+	return digit || len(id) == 5
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }

@@ -31,6 +31,8 @@ func TestDefaultOperation(t *testing.T) {
 		{method: http.MethodGet, url: "https://api.example.com/v2/load_balancers/", want: "GET /v2/load_balancers/"},
 		{method: "", url: "https://api.example.com", want: "GET /"},
 		{method: http.MethodGet, url: "https://api.example.com/os-keypairs", want: "GET /os-keypairs"},
+		{method: http.MethodGet, url: "https://api.example.com/v1/instances/i-000001", want: "GET /v1/instances/{id}"},
+		{method: http.MethodPut, url: "https://api.example.com/v1/load-balancers/lb-000042", want: "PUT /v1/load-balancers/{id}"},
 	}
 	for _, tc := range tests {
 		u, err := url.Parse(tc.url)
