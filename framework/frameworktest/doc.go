@@ -7,5 +7,11 @@
 //     without cloud writes, idempotent deletes, routes);
 //   - FakeCloud and FakeProvider, an in-memory provider with fault injection
 //     for testing code built on the framework, and for proving the suite
-//     catches broken providers.
+//     catches broken providers;
+//   - StartControlPlane, a real kube-apiserver and etcd (built into bin/ by
+//     `make controlplane`) on loopback with RBAC, an admin kubeconfig and a
+//     kubeconfig for the CCM's ServiceAccount holding only the RBAC you ship;
+//   - StartKubelet and RegisterNodes, which register Nodes as a kubelet with
+//     --cloud-provider=external does and heartbeat them, with NotReady to
+//     exercise the node-lifecycle controller.
 package frameworktest

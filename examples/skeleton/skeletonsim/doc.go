@@ -5,11 +5,18 @@
 // Advance (never on a timer), injectable faults, and a request log.
 //
 //	sim := skeletonsim.NewServer(t, skeletonsim.Options{})
-//	inst := sim.AddInstance(skeletonsim.Instance{Name: "node-1"})
-//	// point the provider at sim.URL() with sim.Token() ...
+//	inst := sim.LaunchInstance(skeletonsim.Instance{Name: "node-1"})
+//	env := sim.Env(sim.URL())     // SKELETON_API_URL and SKELETON_TOKEN for the provider
 //	sim.Advance()                 // provisioning load balancers become active
 //	sim.Fail(503)                 // every API call fails until the returned func runs
 //	got := sim.State()            // what the cloud holds, for go-cmp
+//
+// AddInstance stores an instance exactly as given; LaunchInstance fills in
+// a type, region, zone and addresses as the cloud would. Cloud adapts the
+// server to frameworktest.Cloud, the provider-neutral interface of the
+// conformance suite, the end-to-end suite and the benchmarks. A Scenario
+// (YAML, see LoadScenario) seeds a server with instances, load balancers,
+// latency and faults; cmd/cloudsim serves one from the command line.
 //
 // # API reference
 //
@@ -32,7 +39,7 @@
 //
 // where next_page is 0 on the last page.
 //
-// Instances (read-only; tests create them with AddInstance):
+// Instances (read-only; tests create them with AddInstance or LaunchInstance):
 //
 //	GET /v1/instances               {"instances": [Instance...], "meta": ...}
 //	GET /v1/instances/{id}          {"instance": Instance}; 404 when gone
@@ -84,8 +91,12 @@
 //
 // Simulator endpoints, without authentication, for cmd/cloudsim and humans:
 //
-//	GET /_sim/stats                 {"requests": 12, "writes": 3, "operations": {"GET /v1/instances": 4, ...}}
+//	GET /_sim/stats                 {"requests": 12, "writes": 3, "operations": {"GET /v1/instances": 4, ...},
+//	                                 "latency_ms": 30, "injected_latency_ms": 360}
 //	GET /_sim/state                 Snapshot
+//
+// latency_ms is the current SetLatency; injected_latency_ms the total delay
+// served so far, from latency and from faults.
 //
 // # Faults
 //
@@ -93,8 +104,8 @@
 // or a reset connection, for every endpoint or one ("PUT
 // /v1/load-balancers/{id}"), for a number of requests or a random fraction
 // of them (seeded, so scenarios repeat). Fail, RateLimit, ResetConnections
-// and SetLatency are shorthands. Options.Faults injects faults from the
-// start, as a scenario file would.
+// and SetLatency are shorthands. Options.Faults and Options.Latency inject
+// them from the start, as a scenario file does.
 //
 // Stats counts every request per endpoint; Writes counts the non-GET
 // requests that were actually served (authorized and not faulted), which

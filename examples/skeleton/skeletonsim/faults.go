@@ -73,7 +73,8 @@ func (s *Server) ResetConnections(ops ...string) (remove func()) {
 	return s.injectAll(Fault{Reset: true}, ops)
 }
 
-// SetLatency delays every API request by d (0 turns it off).
+// SetLatency delays every API request (never /_sim) by d from now on; 0
+// turns it off. InjectedLatency and /_sim/stats report the delay served.
 func (s *Server) SetLatency(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -122,13 +123,10 @@ func (s *Server) pickFault(op string) (Fault, bool) {
 	return Fault{}, false
 }
 
-// apply acts out f on a request. done reports that the request was
-// answered (or dropped) and must not be served; status is what the client
-// saw, 0 for no answer.
+// apply acts out f on a request whose Delay the caller has already served.
+// done reports that the request was answered (or dropped) and must not be
+// served; status is what the client saw, 0 for no answer.
 func (f Fault) apply(w http.ResponseWriter, r *http.Request) (status int, done bool) {
-	if !sleep(r, f.Delay) {
-		return 0, true
-	}
 	switch {
 	case f.Reset:
 		resetConnection(w)
@@ -177,4 +175,40 @@ func sleep(r *http.Request, d time.Duration) bool {
 	case <-r.Context().Done():
 		return false
 	}
+}
+
+// operations are the short names of the API's endpoints, for scenarios;
+// keep them in step with routes (TestScenarioOperationsAreEndpoints).
+var operations = map[string]string{
+	"instances.list":       "GET /v1/instances",
+	"instances.get":        "GET /v1/instances/{id}",
+	"loadBalancers.list":   "GET /v1/load-balancers",
+	"loadBalancers.create": "POST /v1/load-balancers",
+	"loadBalancers.get":    "GET /v1/load-balancers/{id}",
+	"loadBalancers.update": "PUT /v1/load-balancers/{id}",
+	"loadBalancers.delete": "DELETE /v1/load-balancers/{id}",
+	"routes.list":          "GET /v1/routes",
+	"routes.create":        "POST /v1/routes",
+	"routes.delete":        "DELETE /v1/routes/{id}",
+}
+
+// allOperations is a scenario fault's operation for every endpoint.
+const allOperations = "*"
+
+// lookupOperation returns the Fault.Op for a scenario's operation: "" for
+// "*", the endpoint for a short name, op itself for an endpoint. ok is
+// false for anything else.
+func lookupOperation(op string) (endpoint string, ok bool) {
+	if op == allOperations {
+		return "", true
+	}
+	if ep, ok := operations[op]; ok {
+		return ep, true
+	}
+	for _, ep := range operations {
+		if ep == op {
+			return ep, true
+		}
+	}
+	return "", false
 }

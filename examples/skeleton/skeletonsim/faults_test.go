@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,5 +145,29 @@ func TestLatencyOutlastsClientTimeout(t *testing.T) {
 	c.http.Timeout = 0
 	if resp := c.do("GET", "/v1/instances", nil); resp.status != 200 {
 		t.Errorf("after ClearFaults: status %d", resp.status)
+	}
+}
+
+// TestScenarioOperationsAreEndpoints checks that every operation a scenario
+// can name is a served endpoint.
+func TestScenarioOperationsAreEndpoints(t *testing.T) {
+	sim := skeletonsim.NewServer(t, skeletonsim.Options{})
+	c := newClient(t, sim)
+	for _, op := range []string{
+		"instances.list", "instances.get",
+		"loadBalancers.list", "loadBalancers.create", "loadBalancers.get", "loadBalancers.update", "loadBalancers.delete",
+		"routes.list", "routes.create", "routes.delete",
+	} {
+		sc, err := skeletonsim.LoadScenario([]byte("faults: [{operation: " + op + ", status: 418}]"))
+		if err != nil {
+			t.Fatalf("%s: %v", op, err)
+		}
+		f := sc.Options().Faults[0]
+		remove := sim.Inject(f)
+		method, path, _ := strings.Cut(strings.ReplaceAll(f.Op, "{id}", "x"), " ")
+		if resp := c.do(method, path, nil); resp.status != 418 {
+			t.Errorf("%s (%s): status %d, want the injected 418", op, f.Op, resp.status)
+		}
+		remove()
 	}
 }

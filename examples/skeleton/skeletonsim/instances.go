@@ -1,7 +1,9 @@
 package skeletonsim
 
 import (
+	"cmp"
 	"net/http"
+	"net/netip"
 )
 
 // AddInstance stores inst and returns it as stored: an empty ID gets the
@@ -18,6 +20,45 @@ func (s *Server) AddInstance(inst Instance) Instance {
 	}
 	s.st.instances[inst.ID] = &inst
 	return inst
+}
+
+// Defaults LaunchInstance gives an instance.
+const (
+	DefaultInstanceType = "s-2"
+	DefaultRegion       = "sk-1"
+)
+
+// LaunchInstance stores inst as a cloud would boot it and returns it as
+// stored: besides what AddInstance fills in, an empty Type becomes
+// DefaultInstanceType, an empty Region DefaultRegion, an empty Zone the
+// region's zone "a" (e.g. "sk-1a"), and empty addresses the next host's:
+// 10.0.0.2, 203.0.113.2 and 2001:db8::2 for the first instance launched,
+// 10.0.0.3... for the next. Set an address to "none" to leave it empty.
+func (s *Server) LaunchInstance(inst Instance) Instance {
+	s.mu.Lock()
+	s.st.hosts++
+	private, public, public6 := hostAddresses(s.st.hosts)
+	s.mu.Unlock()
+
+	inst.Type = cmp.Or(inst.Type, DefaultInstanceType)
+	inst.Region = cmp.Or(inst.Region, DefaultRegion)
+	inst.Zone = cmp.Or(inst.Zone, inst.Region+"a")
+	inst.PrivateIPv4 = address(inst.PrivateIPv4, private)
+	inst.PublicIPv4 = address(inst.PublicIPv4, public)
+	inst.PublicIPv6 = address(inst.PublicIPv6, public6)
+	return s.AddInstance(inst)
+}
+
+// address is an instance address as LaunchInstance stores it.
+func address(given string, next netip.Addr) string {
+	switch given {
+	case "":
+		return next.String()
+	case "none":
+		return ""
+	default:
+		return given
+	}
 }
 
 // DeleteInstance removes an instance. Load-balancer members and routes that

@@ -34,6 +34,28 @@ func (s *Server) Advance() {
 	}
 }
 
+// AddLoadBalancer stores lb without validating it, for seeding a scenario,
+// and returns it as stored: the spec gets the defaults POST would give it,
+// an empty ID gets the next "lb-NNNNNN", an empty Status becomes "active"
+// and an active load balancer without an IPv4 gets the next address.
+func (s *Server) AddLoadBalancer(lb LoadBalancer) LoadBalancer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lb = lb.clone()
+	setDefaults(&lb.LoadBalancerSpec)
+	if lb.ID == "" {
+		lb.ID = s.st.newID("lb")
+	}
+	if lb.Status == "" {
+		lb.Status = StatusActive
+	}
+	if lb.Status == StatusActive && lb.IPv4 == "" {
+		lb.IPv4 = s.st.nextLBAddress()
+	}
+	s.st.loadBalancers[lb.ID] = &lbRecord{lb: lb}
+	return lb.clone()
+}
+
 // SetLoadBalancerError puts a load balancer in the "error" status with a
 // message, as a cloud does when provisioning fails; it reports whether the
 // load balancer exists.
@@ -129,28 +151,52 @@ func (s *Server) deleteLoadBalancer(r *http.Request) (int, any) {
 // validate fills defaults into spec and returns every problem with it, or
 // "" when it is valid. The caller holds s.mu.
 func (s *Server) validate(spec *LoadBalancerSpec) string {
+	setDefaults(spec)
+	problems := validateSpec(spec)
+	problems = append(problems, s.validateMembers(spec.Members)...)
+	return strings.Join(problems, "; ")
+}
+
+// setDefaults fills in what the API defaults: round_robin, a TCP health
+// check on the first listener's target port every 10 seconds, and empty
+// lists rather than null.
+func setDefaults(spec *LoadBalancerSpec) {
+	if spec.Algorithm == "" {
+		spec.Algorithm = defaultAlgorithm
+	}
+	hc := &spec.HealthCheck
+	if hc.Protocol == "" {
+		hc.Protocol = "tcp"
+	}
+	if hc.Port == 0 && len(spec.Listeners) > 0 {
+		hc.Port = spec.Listeners[0].TargetPort
+	}
+	if hc.IntervalSeconds == 0 {
+		hc.IntervalSeconds = defaultHealthCheckEvery
+	}
+	spec.Listeners, spec.Members, spec.Tags = nonNil(spec.Listeners), nonNil(spec.Members), nonNil(spec.Tags)
+}
+
+// validateSpec returns every problem with a defaulted spec except its
+// members, which need the cloud's state.
+func validateSpec(spec *LoadBalancerSpec) []string {
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 
 	if spec.Name == "" || len(spec.Name) > maxNameLength {
 		bad("name must be 1 to %d characters", maxNameLength)
 	}
-	if spec.Algorithm == "" {
-		spec.Algorithm = defaultAlgorithm
-	}
 	if !slices.Contains(algorithms, spec.Algorithm) {
 		bad("unknown algorithm %q (want one of %s)", spec.Algorithm, strings.Join(algorithms, ", "))
 	}
 	problems = append(problems, validateListeners(spec.Listeners)...)
-	problems = append(problems, validateHealthCheck(&spec.HealthCheck, spec.Listeners)...)
-	problems = append(problems, s.validateMembers(spec.Members)...)
+	problems = append(problems, validateHealthCheck(spec.HealthCheck)...)
 	for _, t := range spec.Tags {
 		if t == "" {
 			bad("tags must not be empty")
 		}
 	}
-	spec.Listeners, spec.Members, spec.Tags = nonNil(spec.Listeners), nonNil(spec.Members), nonNil(spec.Tags)
-	return strings.Join(problems, "; ")
+	return problems
 }
 
 func validateListeners(ls []Listener) []string {
@@ -175,18 +221,7 @@ func validateListeners(ls []Listener) []string {
 	return problems
 }
 
-// validateHealthCheck defaults an empty health check to TCP on the first
-// listener's target port every 10s.
-func validateHealthCheck(hc *HealthCheck, ls []Listener) []string {
-	if hc.Protocol == "" {
-		hc.Protocol = "tcp"
-	}
-	if hc.Port == 0 && len(ls) > 0 {
-		hc.Port = ls[0].TargetPort
-	}
-	if hc.IntervalSeconds == 0 {
-		hc.IntervalSeconds = defaultHealthCheckEvery
-	}
+func validateHealthCheck(hc HealthCheck) []string {
 	var problems []string
 	if !slices.Contains(healthCheckProtocols, hc.Protocol) {
 		problems = append(problems, fmt.Sprintf("unknown health check protocol %q (want tcp or http)", hc.Protocol))

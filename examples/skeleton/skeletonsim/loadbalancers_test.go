@@ -174,3 +174,45 @@ func TestListLoadBalancersByTag(t *testing.T) {
 		}
 	}
 }
+
+func TestAddLoadBalancer(t *testing.T) {
+	sim := skeletonsim.New(skeletonsim.Options{})
+	active := sim.AddLoadBalancer(skeletonsim.LoadBalancer{LoadBalancerSpec: skeletonsim.LoadBalancerSpec{
+		Name:      "web",
+		Listeners: []skeletonsim.Listener{{Protocol: "TCP", Port: 80, TargetPort: 30080}},
+	}})
+	pending := sim.AddLoadBalancer(skeletonsim.LoadBalancer{ID: "lb-x", Status: skeletonsim.StatusProvisioning})
+	want := []skeletonsim.LoadBalancer{
+		{
+			ID: "lb-000001",
+			LoadBalancerSpec: skeletonsim.LoadBalancerSpec{
+				Name:        "web",
+				Algorithm:   "round_robin",
+				Listeners:   []skeletonsim.Listener{{Protocol: "TCP", Port: 80, TargetPort: 30080}},
+				HealthCheck: skeletonsim.HealthCheck{Protocol: "tcp", Port: 30080, IntervalSeconds: 10},
+				Members:     []string{},
+				Tags:        []string{},
+			},
+			Status: "active",
+			IPv4:   "198.18.0.1",
+		},
+		{
+			ID: "lb-x",
+			LoadBalancerSpec: skeletonsim.LoadBalancerSpec{
+				Algorithm:   "round_robin",
+				Listeners:   []skeletonsim.Listener{},
+				HealthCheck: skeletonsim.HealthCheck{Protocol: "tcp", IntervalSeconds: 10},
+				Members:     []string{},
+				Tags:        []string{},
+			},
+			Status: "provisioning",
+		},
+	}
+	if diff := cmp.Diff(want, []skeletonsim.LoadBalancer{active, pending}); diff != "" {
+		t.Errorf("AddLoadBalancer (-want +got):\n%s", diff)
+	}
+	sim.Advance()
+	if got := sim.LoadBalancers()[1].IPv4; got != "198.18.0.2" {
+		t.Errorf("after Advance: ipv4 %q, want 198.18.0.2", got)
+	}
+}

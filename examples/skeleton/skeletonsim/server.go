@@ -38,6 +38,9 @@ type Options struct {
 	ProvisioningReads int
 	// Faults are injected from the start, e.g. a scenario's failure rates.
 	Faults []Fault
+	// Latency delays every API request from the start; SetLatency changes
+	// it later.
+	Latency time.Duration
 	// Seed seeds the random source of Faults with a Rate, so a scenario
 	// fails the same requests on every run.
 	Seed uint64
@@ -56,6 +59,7 @@ type Server struct {
 	st       *state
 	faults   []*activeFault
 	latency  time.Duration
+	injected time.Duration // total delay served, latency and faults
 	rng      *rand.Rand
 	requests []Request
 	stats    map[string]int
@@ -87,12 +91,13 @@ func New(opts Options) *Server {
 		opts.ProvisioningReads = DefaultProvisioningReads
 	}
 	s := &Server{
-		opts:  opts,
-		mux:   http.NewServeMux(),
-		token: opts.Token,
-		st:    newState(),
-		rng:   rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x5eed)),
-		stats: map[string]int{},
+		opts:    opts,
+		mux:     http.NewServeMux(),
+		token:   opts.Token,
+		latency: opts.Latency,
+		st:      newState(),
+		rng:     rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x5eed)),
+		stats:   map[string]int{},
 	}
 	for _, f := range opts.Faults {
 		s.Inject(f)
@@ -140,6 +145,15 @@ func (s *Server) URL() string {
 // Handler serves the API, for mounting in another server.
 func (s *Server) Handler() http.Handler { return s.mux }
 
+// Env returns the environment variables that point the skeleton provider
+// at this cloud when it is served at baseURL (URL() once started).
+func (s *Server) Env(baseURL string) map[string]string {
+	return map[string]string{
+		"SKELETON_API_URL": baseURL,
+		"SKELETON_TOKEN":   s.Token(),
+	}
+}
+
 // Token returns the bearer token the API accepts.
 func (s *Server) Token() string {
 	s.mu.Lock()
@@ -175,6 +189,15 @@ func (s *Server) Writes() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.writes
+}
+
+// InjectedLatency returns the total delay the server has added to requests
+// so far, from SetLatency and from faults with a Delay. A request whose
+// client went away mid-delay does not count.
+func (s *Server) InjectedLatency() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.injected
 }
 
 // Requests returns the request log, oldest first. It holds at least the
@@ -230,11 +253,19 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op string, h hand
 	s.mu.Lock()
 	s.stats[op]++
 	f, faulted := s.pickFault(op)
-	latency := s.latency
+	delay := s.latency
+	if faulted {
+		delay += f.Delay
+	}
 	s.mu.Unlock()
 
-	if !sleep(r, latency) {
+	if !sleep(r, delay) {
 		return 0 // the client went away
+	}
+	if delay > 0 {
+		s.mu.Lock()
+		s.injected += delay
+		s.mu.Unlock()
 	}
 	if faulted {
 		if status, done := f.apply(w, r); done {
@@ -275,7 +306,17 @@ func (s *Server) serveStats(w http.ResponseWriter, _ *http.Request) {
 	for _, n := range s.stats {
 		total += n
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"requests": total, "writes": s.writes, "operations": s.stats})
+	writeJSON(w, http.StatusOK, map[string]any{
+		"requests":            total,
+		"writes":              s.writes,
+		"operations":          s.stats,
+		"latency_ms":          milliseconds(s.latency),
+		"injected_latency_ms": milliseconds(s.injected),
+	})
+}
+
+func milliseconds(d time.Duration) float64 {
+	return float64(d) / float64(time.Millisecond)
 }
 
 func (s *Server) serveState(w http.ResponseWriter, _ *http.Request) {

@@ -89,6 +89,7 @@ type Snapshot struct {
 type state struct {
 	seq           map[string]int // ID prefix -> last number handed out
 	nextIP        netip.Addr     // next load-balancer address
+	hosts         int            // instances given addresses by LaunchInstance
 	instances     map[string]*Instance
 	loadBalancers map[string]*lbRecord
 	routes        map[string]*Route
@@ -124,9 +125,15 @@ func (st *state) activate(rec *lbRecord) {
 	}
 	rec.lb.Status = StatusActive
 	if rec.lb.IPv4 == "" {
-		rec.lb.IPv4 = st.nextIP.String()
-		st.nextIP = st.nextIP.Next()
+		rec.lb.IPv4 = st.nextLBAddress()
 	}
+}
+
+// nextLBAddress hands out the next load-balancer address.
+func (st *state) nextLBAddress() string {
+	addr := st.nextIP
+	st.nextIP = st.nextIP.Next()
+	return addr.String()
 }
 
 func (st *state) snapshot() Snapshot {

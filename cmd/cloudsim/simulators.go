@@ -1,0 +1,45 @@
+package main
+
+import (
+	"maps"
+	"net/http"
+	"slices"
+
+	"github.com/ccmkit/ccmkit/examples/skeleton/skeletonsim"
+)
+
+// A simulator is one cloud's simulated API, seeded from a scenario.
+type simulator interface {
+	// Handler serves the cloud's API and /_sim/*.
+	Handler() http.Handler
+	// Env returns the environment variables that point the provider's
+	// cloud-controller-manager at the simulator served at url.
+	Env(url string) map[string]string
+}
+
+// simulators builds each provider's simulator from a scenario file's
+// content. A provider plugs in with one line: its <cloud>sim package has a
+// NewFromScenario(data []byte) (*Server, error) whose Server has Handler
+// and Env.
+var simulators = map[string]func(scenario []byte) (simulator, error){
+	"skeleton": fromScenario(skeletonsim.NewFromScenario),
+}
+
+// defaultProvider serves scenarios that name no provider.
+const defaultProvider = "skeleton"
+
+// fromScenario adapts a simulator package's NewFromScenario to the
+// simulators table.
+func fromScenario[S simulator](newFromScenario func([]byte) (S, error)) func([]byte) (simulator, error) {
+	return func(scenario []byte) (simulator, error) {
+		sim, err := newFromScenario(scenario)
+		if err != nil {
+			return nil, err
+		}
+		return sim, nil
+	}
+}
+
+func providerNames() []string {
+	return slices.Sorted(maps.Keys(simulators))
+}

@@ -1,0 +1,276 @@
+package skeletonsim
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"sigs.k8s.io/yaml"
+)
+
+// providerName is the scenario's provider field for this simulator.
+const providerName = "skeleton"
+
+// Scenario describes a simulated Skeleton Cloud in YAML: what it holds when
+// it starts and how it misbehaves. Every field is optional:
+//
+//	provider: skeleton           # "" or "skeleton"; cmd/cloudsim picks the simulator by it
+//	description: three nodes behind a slow API
+//	token: my-token              # the bearer token; default skeleton-test-token
+//	seed: 42                     # seeds fault rates, so runs repeat
+//	latency: 30ms                # added to every API request (not /_sim)
+//	pageSize: 50                 # per_page when a list has none, 1-200
+//	provisioningReads: 2         # GETs until a new LB is active; -1: created active
+//	instances:
+//	- name: node-1               # required; names may repeat, as in a real cloud
+//	  type: s-4                  # default s-2
+//	  region: sk-1               # default sk-1
+//	  zone: sk-1b                # default <region>a
+//	  state: stopped             # running (default) or stopped
+//	  privateIPv4: 10.1.0.5      # addresses default to the next host's;
+//	  publicIPv4: none           # "none" leaves one empty
+//	  publicIPv6: 2001:db8::5
+//	loadBalancers:
+//	- name: web
+//	  algorithm: round_robin
+//	  listeners: [{protocol: TCP, port: 80, targetPort: 30080}]
+//	  healthCheck: {protocol: http, port: 30080, path: /healthz, intervalSeconds: 5}
+//	  members: [node-1]          # instance names from this scenario
+//	  tags: [cluster:demo]
+//	  status: active             # active (default), provisioning or error
+//	faults:
+//	- operation: instances.list  # see below
+//	  status: 503                # an HTTP error status, 400-599
+//	  rate: 0.1                  # the fraction of requests that fail; default all
+//	  retryAfter: 2s             # Retry-After header, with a status
+//	- operation: "*"
+//	  delay: 100ms               # latency for the matching requests only
+//	  count: 3                   # only the next 3 matching requests
+//
+// A fault's operation is "*" for every endpoint, an endpoint as /_sim/stats
+// and Fault.Op write it ("GET /v1/instances"), or its short name:
+// instances.list, instances.get, loadBalancers.list, loadBalancers.create,
+// loadBalancers.get, loadBalancers.update, loadBalancers.delete,
+// routes.list, routes.create or routes.delete. A fault has a status, a
+// delay, or reset: true (close the connection without answering); message
+// replaces the error body's message. Durations are Go durations ("1.5s").
+//
+// LoadScenario reads and validates a scenario; Options and Apply turn it
+// into a cloud, and NewFromScenario does all three:
+//
+//	sc, err := skeletonsim.LoadScenario(data)
+//	...
+//	sim := skeletonsim.NewServer(t, sc.Options())
+//	sc.Apply(sim)
+type Scenario struct {
+	Provider          string                 `json:"provider,omitempty"`
+	Description       string                 `json:"description,omitempty"`
+	Token             string                 `json:"token,omitempty"`
+	Seed              uint64                 `json:"seed,omitempty"`
+	Latency           string                 `json:"latency,omitempty"`
+	PageSize          int                    `json:"pageSize,omitempty"`
+	ProvisioningReads int                    `json:"provisioningReads,omitempty"`
+	Instances         []ScenarioInstance     `json:"instances,omitempty"`
+	LoadBalancers     []ScenarioLoadBalancer `json:"loadBalancers,omitempty"`
+	Faults            []ScenarioFault        `json:"faults,omitempty"`
+}
+
+// ScenarioInstance is an instance of a Scenario; LaunchInstance fills in
+// what it leaves empty.
+type ScenarioInstance struct {
+	Name        string `json:"name"`
+	Type        string `json:"type,omitempty"`
+	Region      string `json:"region,omitempty"`
+	Zone        string `json:"zone,omitempty"`
+	State       string `json:"state,omitempty"`
+	PrivateIPv4 string `json:"privateIPv4,omitempty"`
+	PublicIPv4  string `json:"publicIPv4,omitempty"`
+	PublicIPv6  string `json:"publicIPv6,omitempty"`
+}
+
+// ScenarioLoadBalancer is a load balancer that exists when a Scenario
+// starts. It follows LoadBalancerSpec, with members named by instance name.
+type ScenarioLoadBalancer struct {
+	Name          string              `json:"name"`
+	Algorithm     string              `json:"algorithm,omitempty"`
+	Listeners     []ScenarioListener  `json:"listeners,omitempty"`
+	HealthCheck   ScenarioHealthCheck `json:"healthCheck,omitzero"`
+	ProxyProtocol bool                `json:"proxyProtocol,omitempty"`
+	Members       []string            `json:"members,omitempty"`
+	Tags          []string            `json:"tags,omitempty"`
+	Status        string              `json:"status,omitempty"`
+	ErrorMessage  string              `json:"errorMessage,omitempty"`
+	IPv4          string              `json:"ipv4,omitempty"`
+}
+
+// ScenarioListener is a Listener of a ScenarioLoadBalancer.
+type ScenarioListener struct {
+	Protocol   string `json:"protocol"`
+	Port       int    `json:"port"`
+	TargetPort int    `json:"targetPort"`
+}
+
+// ScenarioHealthCheck is the HealthCheck of a ScenarioLoadBalancer.
+type ScenarioHealthCheck struct {
+	Protocol        string `json:"protocol,omitempty"`
+	Port            int    `json:"port,omitempty"`
+	Path            string `json:"path,omitempty"`
+	IntervalSeconds int    `json:"intervalSeconds,omitempty"`
+}
+
+// ScenarioFault is a Fault injected from the start of a Scenario.
+type ScenarioFault struct {
+	Operation  string   `json:"operation"`
+	Status     int      `json:"status,omitempty"`
+	Message    string   `json:"message,omitempty"`
+	RetryAfter string   `json:"retryAfter,omitempty"`
+	Delay      string   `json:"delay,omitempty"`
+	Reset      bool     `json:"reset,omitempty"`
+	Rate       *float64 `json:"rate,omitempty"`
+	Count      int      `json:"count,omitempty"`
+}
+
+// LoadScenario parses a YAML (or JSON) scenario and validates it. It
+// reports every problem at once, each naming its field, unknown keys
+// included.
+func LoadScenario(data []byte) (*Scenario, error) {
+	var sc Scenario
+	var errs []error
+	if strictErr := yaml.UnmarshalStrict(data, &sc); strictErr != nil {
+		// An unknown or repeated key. Decode leniently to report it along
+		// with everything else; if even that fails, the YAML is broken.
+		sc = Scenario{}
+		if err := yaml.Unmarshal(data, &sc); err != nil {
+			return nil, fmt.Errorf("parsing scenario: %w", err)
+		}
+		errs = append(errs, strictError(strictErr))
+	}
+	for _, err := range sc.validate() {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("invalid scenario: %w", utilerrors.NewAggregate(errs))
+	}
+	return &sc, nil
+}
+
+// NewFromScenario returns a Server, not listening yet, seeded from a YAML
+// scenario.
+func NewFromScenario(data []byte) (*Server, error) {
+	sc, err := LoadScenario(data)
+	if err != nil {
+		return nil, err
+	}
+	s := New(sc.Options())
+	sc.Apply(s)
+	return s, nil
+}
+
+// strictError strips the decoder's layers from an unknown-key error:
+// `json: unknown field "zon"` reads better as `unknown field "zon"`.
+func strictError(err error) error {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, "json: unknown field "); i >= 0 {
+		return errors.New(strings.TrimPrefix(msg[i:], "json: "))
+	}
+	return err
+}
+
+// Validate reports every problem with sc, as LoadScenario does.
+func (sc *Scenario) Validate() error {
+	return sc.validate().ToAggregate()
+}
+
+// Options returns the server options sc asks for. sc must be valid.
+func (sc *Scenario) Options() Options {
+	opts := Options{
+		Token:             sc.Token,
+		PerPage:           sc.PageSize,
+		ProvisioningReads: sc.ProvisioningReads,
+		Seed:              sc.Seed,
+		Latency:           duration(sc.Latency),
+	}
+	for _, f := range sc.Faults {
+		opts.Faults = append(opts.Faults, f.fault())
+	}
+	return opts
+}
+
+// Apply adds sc's instances, then its load balancers, to s. sc must be
+// valid.
+func (sc *Scenario) Apply(s *Server) {
+	ids := make(map[string]string, len(sc.Instances)) // name -> ID
+	for _, si := range sc.Instances {
+		ids[si.Name] = s.LaunchInstance(si.instance()).ID
+	}
+	for _, sl := range sc.LoadBalancers {
+		s.AddLoadBalancer(LoadBalancer{
+			LoadBalancerSpec: sl.spec(ids),
+			Status:           sl.Status,
+			ErrorMessage:     sl.ErrorMessage,
+			IPv4:             sl.IPv4,
+		})
+	}
+}
+
+func (si ScenarioInstance) instance() Instance {
+	return Instance{
+		Name:        si.Name,
+		Type:        si.Type,
+		Region:      si.Region,
+		Zone:        si.Zone,
+		Status:      si.State,
+		PrivateIPv4: si.PrivateIPv4,
+		PublicIPv4:  si.PublicIPv4,
+		PublicIPv6:  si.PublicIPv6,
+	}
+}
+
+// spec is the load balancer's spec with members resolved by ids, a map
+// from instance name to ID.
+func (sl ScenarioLoadBalancer) spec(ids map[string]string) LoadBalancerSpec {
+	spec := LoadBalancerSpec{
+		Name:      sl.Name,
+		Algorithm: sl.Algorithm,
+		HealthCheck: HealthCheck{
+			Protocol:        sl.HealthCheck.Protocol,
+			Port:            sl.HealthCheck.Port,
+			Path:            sl.HealthCheck.Path,
+			IntervalSeconds: sl.HealthCheck.IntervalSeconds,
+		},
+		ProxyProtocol: sl.ProxyProtocol,
+		Tags:          sl.Tags,
+	}
+	for _, l := range sl.Listeners {
+		spec.Listeners = append(spec.Listeners, Listener(l))
+	}
+	for _, name := range sl.Members {
+		spec.Members = append(spec.Members, ids[name])
+	}
+	return spec
+}
+
+func (f ScenarioFault) fault() Fault {
+	op, _ := lookupOperation(f.Operation)
+	out := Fault{
+		Op:         op,
+		Status:     f.Status,
+		Message:    f.Message,
+		RetryAfter: duration(f.RetryAfter),
+		Delay:      duration(f.Delay),
+		Reset:      f.Reset,
+		Count:      f.Count,
+	}
+	if f.Rate != nil {
+		out.Rate = *f.Rate
+	}
+	return out
+}
+
+// duration parses a validated duration; "" is 0.
+func duration(s string) time.Duration {
+	d, _ := time.ParseDuration(s)
+	return d
+}

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+func printTable(w io.Writer, s settings, res *results) {
+	fmt.Fprintf(w, "\n### %s CCM benchmark (%s per cloud API call, address refresh every %s)\n\n", s.Cloud, s.Latency, s.AddressRefresh)
+	fmt.Fprintln(w, "| scenario | seconds | cloud calls | writes | calls/hour | calls by operation |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---|")
+	for _, sc := range res.Scenarios {
+		perHour := ""
+		if sc.PerHour != nil {
+			perHour = fmt.Sprintf("%.0f", *sc.PerHour)
+		}
+		fmt.Fprintf(w, "| %s | %.1f | %d | %d | %s | %s |\n", sc.Name, sc.Seconds, sc.Total, sc.Writes, perHour, byOperation(sc.Calls))
+	}
+	fmt.Fprintf(w, "\nPeak RSS of the CCM process: %.1f MiB\n", float64(res.PeakRSSBytes)/(1<<20))
+}
+
+func byOperation(calls map[string]int) string {
+	ops := make([]string, 0, len(calls))
+	for op := range calls {
+		ops = append(ops, op)
+	}
+	sort.Strings(ops)
+	parts := make([]string, 0, len(ops))
+	for _, op := range ops {
+		parts = append(parts, fmt.Sprintf("%s %d", op, calls[op]))
+	}
+	return strings.Join(parts, ", ")
+}

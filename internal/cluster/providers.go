@@ -1,0 +1,101 @@
+package cluster
+
+import (
+	"time"
+
+	"github.com/ccmkit/ccmkit/examples/skeleton"
+	"github.com/ccmkit/ccmkit/examples/skeleton/skeletonsim"
+	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
+)
+
+// Provider is one cloud as the end-to-end suite, the demo and the benchmark
+// run it.
+type Provider struct {
+	// Name is the --cloud-provider value.
+	Name string
+	// Command is the package of the CCM binary, relative to the module root.
+	Command string
+	// RBAC are the shipped manifests the CCM runs with, relative to the
+	// module root: nothing more is granted.
+	RBAC []string
+	// Routes: the cloud programs pod-network routes.
+	Routes bool
+	// New returns the provider value (for its providerID codec).
+	New func() framework.Provider
+	// StartSim starts the provider's simulated cloud on loopback.
+	StartSim func(SimOptions) (Sim, error)
+}
+
+// SimOptions configure a simulated cloud.
+type SimOptions struct {
+	// Latency is added to every API call.
+	Latency time.Duration
+}
+
+// Sim is a running simulated cloud.
+type Sim interface {
+	frameworktest.Cloud
+	// URL is the simulator's base URL (its /_sim/state and /_sim/stats
+	// show what it holds).
+	URL() string
+	// Env is what the CCM needs to reach the simulator (endpoint,
+	// credentials).
+	Env() map[string]string
+	// Stats counts the API requests served, by operation.
+	Stats() map[string]int
+	// SetLatency changes the latency added to every API call.
+	SetLatency(time.Duration)
+	// Routes are the cloud's pod-network routes: destination CIDR to the
+	// target instance's cloud ID.
+	Routes() map[string]string
+	Close()
+}
+
+// Providers lists every cloud in the end-to-end suite; each provider issue
+// adds its line.
+var Providers = []Provider{
+	{
+		Name:     "skeleton",
+		Command:  "./cmd/skeleton-cloud-controller-manager",
+		RBAC:     []string{"examples/manifests/skeleton/rbac.yaml"},
+		Routes:   true,
+		New:      func() framework.Provider { return skeleton.New() },
+		StartSim: startSkeletonSim,
+	},
+}
+
+// Lookup returns the provider called name.
+func Lookup(name string) (Provider, bool) {
+	for _, p := range Providers {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Provider{}, false
+}
+
+type skeletonSim struct {
+	frameworktest.Cloud
+	srv *skeletonsim.Server
+}
+
+func startSkeletonSim(o SimOptions) (Sim, error) {
+	srv := skeletonsim.New(skeletonsim.Options{Latency: o.Latency})
+	srv.Start()
+	return &skeletonSim{Cloud: srv.Cloud(), srv: srv}, nil
+}
+
+func (s *skeletonSim) Env() map[string]string     { return s.srv.Env(s.srv.URL()) }
+func (s *skeletonSim) URL() string                { return s.srv.URL() }
+func (s *skeletonSim) Stats() map[string]int      { return s.srv.Stats() }
+func (s *skeletonSim) SetLatency(d time.Duration) { s.srv.SetLatency(d) }
+func (s *skeletonSim) Close()                     { s.srv.Close() }
+
+func (s *skeletonSim) Routes() map[string]string {
+	out := map[string]string{}
+	for _, r := range s.srv.Routes() {
+		out[r.DestinationCIDR] = r.TargetInstanceID
+	}
+	return out
+}

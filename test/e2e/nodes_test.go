@@ -1,0 +1,144 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	cloudproviderapi "k8s.io/cloud-provider/api"
+
+	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
+	"github.com/ccmkit/ccmkit/internal/cluster"
+)
+
+const heartbeat = 2 * time.Second
+
+// addNodes adds n VMs and their Nodes, and waits for the CCM to
+// initialize them all. It returns the VMs' cloud IDs by node name.
+func addNodes(t *testing.T, c *cluster.Cluster, prefix string, n int) map[string]string {
+	t.Helper()
+	ids := map[string]string{}
+	for i := range n {
+		name := fmt.Sprintf("%s-%d", prefix, i)
+		id, err := c.AddNode(t.Context(), name, heartbeat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[name] = id
+	}
+	codec := framework.Codec(c.Provider.New())
+	for name, id := range ids {
+		eventually(t, 60*time.Second, "node "+name+" initialized", func(ctx context.Context) (bool, error) {
+			node, err := c.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			return node.Spec.ProviderID == codec.Format(id) && !hasTaint(node, cloudproviderapi.TaintExternalCloudProvider), nil
+		})
+	}
+	return ids
+}
+
+func hasTaint(node *corev1.Node, key string) bool {
+	for _, t := range node.Spec.Taints {
+		if t.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+func testNodeInitialization(t *testing.T, p cluster.Provider) {
+	c := startCluster(t, p, cluster.SimOptions{})
+	if _, err := c.StartCCM("ccm"); err != nil {
+		t.Fatal(err)
+	}
+	ids := addNodes(t, c, "node", 3)
+
+	for name := range ids {
+		node, err := c.Kube.CoreV1().Nodes().Get(t.Context(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, label := range []string{corev1.LabelTopologyZone, corev1.LabelTopologyRegion, corev1.LabelInstanceTypeStable} {
+			if node.Labels[label] == "" {
+				t.Errorf("node %s: label %s missing; labels %v", name, label, node.Labels)
+			}
+		}
+		var internal bool
+		for _, a := range node.Status.Addresses {
+			internal = internal || a.Type == corev1.NodeInternalIP
+		}
+		if !internal {
+			t.Errorf("node %s: no InternalIP in %v", name, node.Status.Addresses)
+		}
+	}
+	if w := c.Sim.Writes(); w != 0 {
+		t.Errorf("initializing nodes made %d cloud writes, want 0", w)
+	}
+}
+
+func testNodeLifecycle(t *testing.T, p cluster.Provider) {
+	c := startCluster(t, p, cluster.SimOptions{})
+	if _, err := c.StartCCM("ccm"); err != nil {
+		t.Fatal(err)
+	}
+	ids := addNodes(t, c, "node", 2)
+
+	// The VM behind node-0 is deleted: its kubelet stops reporting, and
+	// the CCM deletes the Node.
+	c.Sim.DeleteInstance(ids["node-0"])
+	if err := c.Kubelet("node-0").NotReady(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "node-0 deleted", func(ctx context.Context) (bool, error) {
+		_, err := c.Kube.CoreV1().Nodes().Get(ctx, "node-0", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+
+	// The VM behind node-1 is shut down: the Node stays, tainted.
+	c.Sim.ShutdownInstance(ids["node-1"])
+	if err := c.Kubelet("node-1").NotReady(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "node-1 tainted as shut down", func(ctx context.Context) (bool, error) {
+		node, err := c.Kube.CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return hasTaint(node, cloudproviderapi.TaintNodeShutdown), nil
+	})
+}
+
+// testAPIErrorsDoNotDeleteNodes: while the cloud API fails (500s, then
+// 401s) for a sustained window — dozens of lifecycle sweeps at
+// --node-monitor-period=1s — a NotReady Node must stay. Then the VM really
+// goes away and the Node is deleted, which shows the scenario can fail.
+func testAPIErrorsDoNotDeleteNodes(t *testing.T, p cluster.Provider) {
+	c := startCluster(t, p, cluster.SimOptions{})
+	if _, err := c.StartCCM("ccm"); err != nil {
+		t.Fatal(err)
+	}
+	ids := addNodes(t, c, "node", 1)
+	if err := c.Kubelet("node-0").NotReady(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	nodeExists := func(ctx context.Context) error {
+		_, err := c.Kube.CoreV1().Nodes().Get(ctx, "node-0", metav1.GetOptions{})
+		return err
+	}
+	for _, f := range []frameworktest.Fault{frameworktest.FaultServerError, frameworktest.FaultUnauthorized} {
+		restore := c.Sim.Fail(f)
+		consistently(t, 15*time.Second, fmt.Sprintf("node-0 exists while the cloud API answers %d", f.Status), nodeExists)
+		restore()
+	}
+	c.Sim.DeleteInstance(ids["node-0"])
+	eventually(t, 60*time.Second, "node-0 deleted once its VM is really gone", func(ctx context.Context) (bool, error) {
+		return apierrors.IsNotFound(nodeExists(ctx)), nil
+	})
+}

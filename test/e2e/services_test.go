@@ -1,0 +1,159 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
+	"github.com/ccmkit/ccmkit/internal/cluster"
+)
+
+const lbFinalizer = "service.kubernetes.io/load-balancer-cleanup"
+
+func createLBService(t *testing.T, c *cluster.Cluster, name string, port int32) *corev1.Service {
+	t.Helper()
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeLoadBalancer,
+			Selector: map[string]string{"app": name},
+			Ports:    []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: port, TargetPort: intstr.FromInt32(8080)}},
+		},
+	}
+	svc, err := c.Kube.CoreV1().Services("default").Create(t.Context(), svc, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+func getService(ctx context.Context, c *cluster.Cluster, name string) (*corev1.Service, error) {
+	return c.Kube.CoreV1().Services("default").Get(ctx, name, metav1.GetOptions{})
+}
+
+// waitForIngress waits until the Service has its finalizer and an ingress.
+func waitForIngress(t *testing.T, c *cluster.Cluster, name string) *corev1.Service {
+	t.Helper()
+	var svc *corev1.Service
+	eventually(t, 90*time.Second, "service "+name+" with finalizer and ingress", func(ctx context.Context) (bool, error) {
+		var err error
+		svc, err = getService(ctx, c, name)
+		if err != nil {
+			return false, err
+		}
+		return slices.Contains(svc.Finalizers, lbFinalizer) && len(svc.Status.LoadBalancer.Ingress) > 0, nil
+	})
+	return svc
+}
+
+// cloudLB waits until the cloud holds exactly one LB that satisfies ok.
+func cloudLB(t *testing.T, c *cluster.Cluster, what string, ok func(frameworktest.LoadBalancer) bool) frameworktest.LoadBalancer {
+	t.Helper()
+	var lb frameworktest.LoadBalancer
+	eventually(t, 90*time.Second, what, func(context.Context) (bool, error) {
+		lbs := c.Sim.LoadBalancers()
+		if len(lbs) != 1 {
+			return false, fmt.Errorf("cloud holds %d load balancers: %+v", len(lbs), lbs)
+		}
+		lb = lbs[0]
+		return ok(lb), nil
+	})
+	return lb
+}
+
+func sortedValues(m map[string]string) []string {
+	var out []string
+	for _, v := range m {
+		out = append(out, v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func hasListener(lb frameworktest.LoadBalancer, port int32, nodePort int32) bool {
+	return slices.ContainsFunc(lb.Listeners, func(l string) bool {
+		return strings.Contains(l, fmt.Sprintf(":%d->", port)) && strings.HasSuffix(l, fmt.Sprintf(":%d", nodePort))
+	})
+}
+
+func testLoadBalancer(t *testing.T, p cluster.Provider) {
+	c := startCluster(t, p, cluster.SimOptions{})
+	if _, err := c.StartCCM("ccm"); err != nil {
+		t.Fatal(err)
+	}
+	ids := addNodes(t, c, "node", 2)
+
+	// Create: finalizer, LB with both nodes, ingress.
+	createLBService(t, c, "web", 80)
+	svc := waitForIngress(t, c, "web")
+	nodePort := svc.Spec.Ports[0].NodePort
+	cloudLB(t, c, "an LB for port 80 with both nodes", func(lb frameworktest.LoadBalancer) bool {
+		return hasListener(lb, 80, nodePort) && slices.Equal(lb.Members, sortedValues(ids))
+	})
+
+	// Port change: the LB follows.
+	svc.Spec.Ports[0].Port = 8080
+	if _, err := c.Kube.CoreV1().Services("default").Update(t.Context(), svc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cloudLB(t, c, "the LB listening on 8080", func(lb frameworktest.LoadBalancer) bool {
+		return hasListener(lb, 8080, nodePort) && len(lb.Listeners) == 1
+	})
+
+	// A node joins, then leaves: only the members change.
+	joined := addNodes(t, c, "late", 1)
+	all := map[string]string{}
+	for k, v := range ids {
+		all[k] = v
+	}
+	for k, v := range joined {
+		all[k] = v
+	}
+	cloudLB(t, c, "the new node among the members", func(lb frameworktest.LoadBalancer) bool {
+		return slices.Equal(lb.Members, sortedValues(all))
+	})
+	c.Kubelet("late-0").Stop()
+	if err := c.Kube.CoreV1().Nodes().Delete(t.Context(), "late-0", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cloudLB(t, c, "the departed node out of the members", func(lb frameworktest.LoadBalancer) bool {
+		return slices.Equal(lb.Members, sortedValues(ids))
+	})
+
+	// Deleted: LB gone from the cloud, finalizer released, Service gone.
+	if err := c.Kube.CoreV1().Services("default").Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 90*time.Second, "service deleted and nothing left in the cloud", func(ctx context.Context) (bool, error) {
+		_, err := getService(ctx, c, "web")
+		return apierrors.IsNotFound(err) && len(c.Sim.LoadBalancers()) == 0, nil
+	})
+
+	// Changed to ClusterIP: LB gone, finalizer and status cleared, Service kept.
+	createLBService(t, c, "api", 443)
+	svc = waitForIngress(t, c, "api")
+	svc.Spec.Type = corev1.ServiceTypeClusterIP
+	for i := range svc.Spec.Ports {
+		svc.Spec.Ports[i].NodePort = 0
+	}
+	if _, err := c.Kube.CoreV1().Services("default").Update(t.Context(), svc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 90*time.Second, "LB removed after the change to ClusterIP", func(ctx context.Context) (bool, error) {
+		svc, err := getService(ctx, c, "api")
+		if err != nil {
+			return false, err
+		}
+		return len(c.Sim.LoadBalancers()) == 0 && !slices.Contains(svc.Finalizers, lbFinalizer) && len(svc.Status.LoadBalancer.Ingress) == 0, nil
+	})
+}
