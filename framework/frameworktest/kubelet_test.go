@@ -11,7 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -282,12 +281,4 @@ func waitFor(t *testing.T, what string, cond wait.ConditionWithContextFunc) {
 	if err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, waitTimeout, true, cond); err != nil {
 		t.Fatalf("waiting until %s: %v", what, err)
 	}
-}
-
-// gone reports whether err says the object does not exist.
-func gone(err error) (bool, error) {
-	if apierrors.IsNotFound(err) {
-		return true, nil
-	}
-	return false, err
 }
