@@ -33,7 +33,7 @@ build: ## Build every cmd/* binary into bin/ (version from git, or VERSION=...).
 CLOUD ?= skeleton
 
 .PHONY: test
-test: verify vet lint unit e2e ## Run every check and test the project has (what CI runs).
+test: controlplane verify vet lint unit e2e ## Run every check and test the project has (what CI runs; builds bin/ first).
 
 .PHONY: unit
 unit: ## Unit, simulator and conformance tests (everything but the e2e suite).
