@@ -32,7 +32,9 @@ type LoadBalancerDriver[C, LB any] interface {
 	Create(ctx context.Context, req *LoadBalancerRequest[C]) (*LB, error)
 	// Update makes lb match req, writing only what differs (reconcile.Diff
 	// helps), and reports whether it wrote anything. A second Update with
-	// nothing changed must make zero cloud writes.
+	// nothing changed must make zero cloud writes. When it wrote, Update
+	// leaves *lb as the cloud now reports it (most APIs answer a write with
+	// the object), so the pipeline needs no extra read.
 	Update(ctx context.Context, lb *LB, req *LoadBalancerRequest[C]) (changed bool, err error)
 	// Delete removes lb and everything the driver created for it.
 	Delete(ctx context.Context, lb *LB, req *LoadBalancerRequest[C]) error
@@ -228,9 +230,6 @@ func (l *loadBalancer[C, LB]) ensure(ctx context.Context, clusterName string, sv
 	if changed {
 		logger.Info("Updated load balancer", "loadBalancerID", state.ID)
 		l.event(svc, corev1.EventTypeNormal, EventUpdatedLoadBalancer, "Updated load balancer %s", state.ID)
-		if lb, err = l.driver.Get(ctx, state.ID); err != nil {
-			return nil, l.retryable(fmt.Errorf("reading load balancer %s after update: %w", state.ID, err))
-		}
 		state = l.driver.Inspect(lb)
 	}
 	switch {

@@ -100,9 +100,11 @@ func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest)
 		return false, nil
 	}
 	klog.FromContext(ctx).V(2).Info("Updating load balancer", "service", klog.KObj(req.Service), "loadBalancerID", lb.ID, "changes", changes)
-	if _, err := d.client.updateLoadBalancer(ctx, lb.ID, want); err != nil {
+	updated, err := d.client.updateLoadBalancer(ctx, lb.ID, want)
+	if err != nil {
 		return false, err
 	}
+	*lb = *updated // the PUT answers with the load balancer as it now is
 	return true, nil
 }
 

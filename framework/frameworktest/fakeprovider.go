@@ -188,6 +188,7 @@ func (d fakeLBDriver) Update(ctx context.Context, lb *fakeLB, req *fakeLBRequest
 		want.Listeners = append(want.Listeners, fmt.Sprintf("TCP:%d->:%d", 10000+len(want.Members), 30000+len(want.Members)))
 	}
 	cur.Listeners, cur.Members, cur.HealthInterval, cur.ProxyProtocol = want.Listeners, want.Members, want.HealthInterval, want.ProxyProtocol
+	*lb = *cur
 	return true, nil
 }
 
