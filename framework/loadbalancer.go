@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -127,6 +128,7 @@ type loadBalancer[C, LB any] struct {
 	env    *Env
 	driver LoadBalancerDriver[C, LB]
 	opts   LoadBalancerOptions[C]
+	locks  sync.Map // Service UID -> *sync.Mutex
 }
 
 var _ cloudprovider.LoadBalancer = (*loadBalancer[struct{}, struct{}])(nil)
@@ -152,18 +154,34 @@ func (l *loadBalancer[C, LB]) GetLoadBalancerName(_ context.Context, clusterName
 
 // EnsureLoadBalancer creates or updates svc's LB and returns its status.
 func (l *loadBalancer[C, LB]) EnsureLoadBalancer(ctx context.Context, clusterName string, svc *corev1.Service, nodes []*corev1.Node) (*corev1.LoadBalancerStatus, error) {
-	return l.ensure(ctx, clusterName, svc, nodes)
+	defer l.lock(svc)()
+	return l.ensure(ctx, clusterName, svc, nodes, true)
 }
 
-// UpdateLoadBalancer brings the LB's members up to date with nodes.
+// UpdateLoadBalancer brings an existing LB up to date with nodes. It never
+// creates one: the service controller calls it from its node sync, which
+// runs beside the Service's own sync, and a create from both would make two
+// LBs. A missing LB is the Service sync's to create.
 func (l *loadBalancer[C, LB]) UpdateLoadBalancer(ctx context.Context, clusterName string, svc *corev1.Service, nodes []*corev1.Node) error {
-	_, err := l.ensure(ctx, clusterName, svc, nodes)
+	defer l.lock(svc)()
+	_, err := l.ensure(ctx, clusterName, svc, nodes, false)
 	return err
+}
+
+// lock serializes the pipeline per Service within this process: the service
+// controller's node sync and its Service workers can act on one Service at
+// the same time. It returns the unlock function.
+func (l *loadBalancer[C, LB]) lock(svc *corev1.Service) func() {
+	mu, _ := l.locks.LoadOrStore(svc.UID, &sync.Mutex{})
+	m := mu.(*sync.Mutex)
+	m.Lock()
+	return m.Unlock
 }
 
 // EnsureLoadBalancerDeleted deletes svc's LB; an LB that is already gone is
 // success. Invalid annotations never block a delete.
 func (l *loadBalancer[C, LB]) EnsureLoadBalancerDeleted(ctx context.Context, clusterName string, svc *corev1.Service) error {
+	defer l.lock(svc)()
 	req, _ := l.request(clusterName, svc, nil)
 	lb, err := l.lookup(ctx, req)
 	if IsNotFound(err) {
@@ -179,12 +197,13 @@ func (l *loadBalancer[C, LB]) EnsureLoadBalancerDeleted(ctx context.Context, clu
 		}
 		return l.retryable(fmt.Errorf("deleting load balancer %s: %w", state.ID, err))
 	}
+	l.locks.Delete(svc.UID)
 	klog.FromContext(ctx).Info("Deleted load balancer", "service", klog.KObj(svc), "loadBalancerID", state.ID)
 	l.event(svc, corev1.EventTypeNormal, EventDeletedLoadBalancer, "Deleted load balancer %s", state.ID)
 	return nil
 }
 
-func (l *loadBalancer[C, LB]) ensure(ctx context.Context, clusterName string, svc *corev1.Service, nodes []*corev1.Node) (*corev1.LoadBalancerStatus, error) {
+func (l *loadBalancer[C, LB]) ensure(ctx context.Context, clusterName string, svc *corev1.Service, nodes []*corev1.Node, create bool) (*corev1.LoadBalancerStatus, error) {
 	logger := klog.FromContext(ctx).WithValues("service", klog.KObj(svc))
 	req, err := l.request(clusterName, svc, nodes)
 	if err != nil {
@@ -201,6 +220,8 @@ func (l *loadBalancer[C, LB]) ensure(ctx context.Context, clusterName string, sv
 
 	lb, err := l.lookup(ctx, req)
 	switch {
+	case IsNotFound(err) && !create:
+		return nil, fmt.Errorf("no load balancer for the Service yet; its own sync creates it: %w", err)
 	case IsNotFound(err):
 		if lb, err = l.driver.Create(ctx, req); err != nil {
 			return nil, l.retryable(fmt.Errorf("creating load balancer %q: %w", req.Name, err))

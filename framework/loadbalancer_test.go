@@ -3,12 +3,15 @@ package framework_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
@@ -202,5 +205,40 @@ func TestDeleteIsIdempotentAndFollowsStaleID(t *testing.T) {
 	}
 	if ev := f.events(); ev != "" {
 		t.Errorf("deleting nothing emitted events %q", ev)
+	}
+}
+
+func TestUpdateNeverCreates(t *testing.T) {
+	f := newLBFixture(t)
+	svc := f.service(t, nil)
+	if err := f.lb.UpdateLoadBalancer(f.ctx, "c", svc, f.nodes); err == nil {
+		t.Fatal("UpdateLoadBalancer without an LB succeeded; want an error")
+	}
+	if lbs, w := f.cloud.LoadBalancers(), f.cloud.Writes(); len(lbs) != 0 || w != 0 {
+		t.Fatalf("UpdateLoadBalancer without an LB left %d LBs after %d writes; want none", len(lbs), w)
+	}
+}
+
+// The service controller's node sync calls UpdateLoadBalancer while the
+// Service's own worker may be in EnsureLoadBalancer: one LB must result.
+func TestConcurrentEnsureAndUpdateMakeOneLoadBalancer(t *testing.T) {
+	f := newLBFixture(t)
+	for i := range 20 {
+		svc := &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("web-%d", i), Namespace: "default", UID: types.UID(fmt.Sprintf("uid-%d", i))},
+			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer,
+				Ports: []corev1.ServicePort{{Protocol: corev1.ProtocolTCP, Port: 80, NodePort: 30080}}},
+		}
+		if _, err := f.kube.CoreV1().Services("default").Create(f.ctx, svc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		wg.Go(func() { _, _ = f.lb.EnsureLoadBalancer(f.ctx, "c", svc, f.nodes) })
+		wg.Go(func() { _ = f.lb.UpdateLoadBalancer(f.ctx, "c", svc, f.nodes) })
+		wg.Go(func() { _, _ = f.lb.EnsureLoadBalancer(f.ctx, "c", svc, f.nodes) })
+		wg.Wait()
+	}
+	if n := len(f.cloud.LoadBalancers()); n != 20 {
+		t.Fatalf("20 Services synced concurrently made %d LBs, want 20", n)
 	}
 }

@@ -103,6 +103,7 @@ func TestE2E(t *testing.T) {
 			t.Run("NodeLifecycle", func(t *testing.T) { testNodeLifecycle(t, p) })
 			t.Run("APIErrorsDoNotDeleteNodes", func(t *testing.T) { testAPIErrorsDoNotDeleteNodes(t, p) })
 			t.Run("LoadBalancer", func(t *testing.T) { testLoadBalancer(t, p) })
+			t.Run("ServiceWhileNodesJoin", func(t *testing.T) { testServiceWhileNodesJoin(t, p) })
 			t.Run("LeaderFailover", func(t *testing.T) { testLeaderFailover(t, p) })
 			t.Run("Routes", func(t *testing.T) {
 				if !p.Routes {

@@ -157,3 +157,26 @@ func testLoadBalancer(t *testing.T, p cluster.Provider) {
 		return len(c.Sim.LoadBalancers()) == 0 && !slices.Contains(svc.Finalizers, lbFinalizer) && len(svc.Status.LoadBalancer.Ingress) == 0, nil
 	})
 }
+
+// testServiceWhileNodesJoin: a Service created while its nodes are still
+// being initialized gets exactly one LB. The service controller's node sync
+// (UpdateLoadBalancer) then runs beside the Service's own sync
+// (EnsureLoadBalancer); a pipeline that created from both made two LBs.
+func testServiceWhileNodesJoin(t *testing.T, p cluster.Provider) {
+	c := startCluster(t, p, cluster.SimOptions{Latency: 20 * time.Millisecond})
+	if _, err := c.StartCCM("ccm"); err != nil {
+		t.Fatal(err)
+	}
+	createLBService(t, c, "web", 80)
+	ids := addNodes(t, c, "node", 3)
+	waitForIngress(t, c, "web")
+	cloudLB(t, c, "one LB with all three nodes", func(lb frameworktest.LoadBalancer) bool {
+		return slices.Equal(lb.Members, sortedValues(ids))
+	})
+	consistently(t, 5*time.Second, "exactly one LB", func(context.Context) error {
+		if n := len(c.Sim.LoadBalancers()); n != 1 {
+			return fmt.Errorf("cloud holds %d load balancers, want 1", n)
+		}
+		return nil
+	})
+}
