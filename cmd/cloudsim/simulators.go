@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/ccmkit/ccmkit/examples/skeleton/skeletonsim"
+	"github.com/ccmkit/ccmkit/providers/digitalocean/dosim"
 )
 
 // A simulator is one cloud's simulated API, seeded from a scenario.
@@ -22,7 +23,8 @@ type simulator interface {
 // NewFromScenario(data []byte) (*Server, error) whose Server has Handler
 // and Env.
 var simulators = map[string]func(scenario []byte) (simulator, error){
-	"skeleton": fromScenario(skeletonsim.NewFromScenario),
+	"skeleton":     fromScenario(skeletonsim.NewFromScenario),
+	"digitalocean": fromScenario(dosim.NewFromScenario),
 }
 
 // defaultProvider serves scenarios that name no provider.

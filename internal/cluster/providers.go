@@ -7,6 +7,8 @@ import (
 	"github.com/ccmkit/ccmkit/examples/skeleton/skeletonsim"
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/frameworktest"
+	"github.com/ccmkit/ccmkit/providers/digitalocean"
+	"github.com/ccmkit/ccmkit/providers/digitalocean/dosim"
 )
 
 // Provider is one cloud as the end-to-end suite, the demo and the benchmark
@@ -21,6 +23,11 @@ type Provider struct {
 	RBAC []string
 	// Routes: the cloud programs pod-network routes.
 	Routes bool
+	// LoadBalancers: the provider provisions load balancers (the suite's
+	// Service scenarios run only then).
+	LoadBalancers bool
+	// NoZone: the cloud reports no zone (topology.kubernetes.io/zone).
+	NoZone bool
 	// New returns the provider value (for its providerID codec).
 	New func() framework.Provider
 	// StartSim starts the provider's simulated cloud on loopback.
@@ -56,12 +63,23 @@ type Sim interface {
 // adds its line.
 var Providers = []Provider{
 	{
-		Name:     "skeleton",
-		Command:  "./cmd/skeleton-cloud-controller-manager",
-		RBAC:     []string{"examples/manifests/skeleton/rbac.yaml"},
-		Routes:   true,
-		New:      func() framework.Provider { return skeleton.New() },
-		StartSim: startSkeletonSim,
+		Name:          "skeleton",
+		Command:       "./cmd/skeleton-cloud-controller-manager",
+		RBAC:          []string{"examples/manifests/skeleton/rbac.yaml"},
+		Routes:        true,
+		LoadBalancers: true,
+		New:           func() framework.Provider { return skeleton.New() },
+		StartSim:      startSkeletonSim,
+	},
+	{
+		// Instances so far; load balancers and the firewall controller
+		// land next (issue 4).
+		Name:     "digitalocean",
+		Command:  "./cmd/digitalocean-cloud-controller-manager",
+		RBAC:     []string{"examples/manifests/digitalocean/rbac.yaml"},
+		NoZone:   true, // as the existing DigitalOcean CCM: regions only
+		New:      func() framework.Provider { return digitalocean.New() },
+		StartSim: startDigitalOceanSim,
 	},
 }
 
@@ -99,3 +117,21 @@ func (s *skeletonSim) Routes() map[string]string {
 	}
 	return out
 }
+
+type digitalOceanSim struct {
+	frameworktest.Cloud
+	srv *dosim.Server
+}
+
+func startDigitalOceanSim(o SimOptions) (Sim, error) {
+	srv := dosim.New(dosim.Options{Latency: o.Latency})
+	srv.Start()
+	return &digitalOceanSim{Cloud: srv.Cloud(), srv: srv}, nil
+}
+
+func (s *digitalOceanSim) URL() string                { return s.srv.URL() }
+func (s *digitalOceanSim) Env() map[string]string     { return s.srv.Env(s.srv.URL()) }
+func (s *digitalOceanSim) Stats() map[string]int      { return s.srv.Stats() }
+func (s *digitalOceanSim) SetLatency(d time.Duration) { s.srv.SetLatency(d) }
+func (s *digitalOceanSim) Close()                     { s.srv.Close() }
+func (s *digitalOceanSim) Routes() map[string]string  { return nil } // DigitalOcean has no route API

@@ -4,6 +4,7 @@ import (
 	"github.com/ccmkit/ccmkit/examples/skeleton"
 	"github.com/ccmkit/ccmkit/framework/annotations"
 	"github.com/ccmkit/ccmkit/framework/config"
+	"github.com/ccmkit/ccmkit/providers/digitalocean"
 )
 
 // page is one generated file under docs/.
@@ -19,5 +20,8 @@ var pages = []page{
 	}},
 	{"skeleton/config.md", func() ([]byte, error) {
 		return config.Markdown("Skeleton configuration", skeleton.Config{})
+	}},
+	{"digitalocean/config.md", func() ([]byte, error) {
+		return config.Markdown("DigitalOcean configuration", digitalocean.Config{})
 	}},
 }

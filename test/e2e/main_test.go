@@ -102,9 +102,17 @@ func TestE2E(t *testing.T) {
 			t.Run("NodeInitialization", func(t *testing.T) { testNodeInitialization(t, p) })
 			t.Run("NodeLifecycle", func(t *testing.T) { testNodeLifecycle(t, p) })
 			t.Run("APIErrorsDoNotDeleteNodes", func(t *testing.T) { testAPIErrorsDoNotDeleteNodes(t, p) })
-			t.Run("LoadBalancer", func(t *testing.T) { testLoadBalancer(t, p) })
-			t.Run("ServiceWhileNodesJoin", func(t *testing.T) { testServiceWhileNodesJoin(t, p) })
-			t.Run("LeaderFailover", func(t *testing.T) { testLeaderFailover(t, p) })
+			lb := func(name string, test func(*testing.T, cluster.Provider)) {
+				t.Run(name, func(t *testing.T) {
+					if !p.LoadBalancers {
+						t.Skip("provider has no load balancers yet")
+					}
+					test(t, p)
+				})
+			}
+			lb("LoadBalancer", testLoadBalancer)
+			lb("ServiceWhileNodesJoin", testServiceWhileNodesJoin)
+			lb("LeaderFailover", testLeaderFailover)
 			t.Run("Routes", func(t *testing.T) {
 				if !p.Routes {
 					t.Skip("provider has no routes")

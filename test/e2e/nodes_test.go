@@ -65,7 +65,11 @@ func testNodeInitialization(t *testing.T, p cluster.Provider) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, label := range []string{corev1.LabelTopologyZone, corev1.LabelTopologyRegion, corev1.LabelInstanceTypeStable} {
+		labels := []string{corev1.LabelTopologyRegion, corev1.LabelInstanceTypeStable}
+		if !p.NoZone {
+			labels = append(labels, corev1.LabelTopologyZone)
+		}
+		for _, label := range labels {
 			if node.Labels[label] == "" {
 				t.Errorf("node %s: label %s missing; labels %v", name, label, node.Labels)
 			}

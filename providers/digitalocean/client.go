@@ -1,0 +1,135 @@
+package digitalocean
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+
+	"github.com/digitalocean/godo"
+
+	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/framework/config"
+)
+
+// This file builds the godo client and holds the rules every call follows:
+//
+//   - requests go through the framework's *http.Client (User-Agent, rate
+//     limit, retries honouring Retry-After, metrics, redacted logs); godo's
+//     own retry and rate limiter stay off so nothing is done twice;
+//   - the token is added per request, so a rotated DO_ACCESS_TOKEN_FILE
+//     applies at once, and only for the API's own host;
+//   - only the API's own 404 for the one droplet a request named is an
+//     authoritative not-found (isAPINotFound); a 401, a 5xx, a timeout or a
+//     proxy's HTML 404 is an error, so no Node is deleted on it.
+
+const (
+	defaultAPIURL = "https://api.digitalocean.com/"
+	listPageSize  = 200  // the API's maximum
+	maxListPages  = 1000 // 200,000 droplets; a list that never ends is broken
+)
+
+// newGodoClient returns a godo client for cfg over hc.
+func newGodoClient(cfg *Config, hc *http.Client) (*godo.Client, error) {
+	base := cfg.OverrideURL
+	if base == "" {
+		base = defaultAPIURL
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return nil, errors.New("DO_OVERRIDE_URL: not a valid URL")
+	}
+	authed := *hc
+	authed.Transport = &bearerAuth{host: u.Host, token: cfg.Token, next: hc.Transport}
+	c, err := godo.New(&authed, godo.SetBaseURL(u.String()))
+	if err != nil {
+		return nil, fmt.Errorf("building the DigitalOcean client: %w", err)
+	}
+	return c, nil
+}
+
+// bearerAuth sets the Authorization header on every request, revealing the
+// token each time so that a rotated DO_ACCESS_TOKEN_FILE applies at once. It
+// sends the token only to the API's own host, never to a redirect target.
+type bearerAuth struct {
+	host  string
+	token config.Secret
+	next  http.RoundTripper
+}
+
+func (b *bearerAuth) RoundTrip(req *http.Request) (*http.Response, error) {
+	next := b.next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	if req.URL.Host != b.host {
+		return next.RoundTrip(req)
+	}
+	token, err := b.token.Reveal()
+	if err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, fmt.Errorf("reading DO_ACCESS_TOKEN: %w", err)
+	}
+	r := req.Clone(req.Context()) // a RoundTripper must not modify its request
+	r.Header.Set("Authorization", "Bearer "+token)
+	return next.RoundTrip(r)
+}
+
+// statusOf returns the HTTP status of an API error answer, 0 for any other
+// error (a timeout, a refused connection).
+func statusOf(err error) int {
+	var e *godo.ErrorResponse
+	if errors.As(err, &e) && e.Response != nil {
+		return e.Response.StatusCode
+	}
+	return 0
+}
+
+// isAPINotFound reports whether err is the API's own 404: a JSON error
+// body, as DigitalOcean sends ({"id":"not_found",...}). A 404 page from a
+// proxy or a wrong DO_OVERRIDE_URL path is text or HTML and does not count.
+// Callers use it only for requests that named one resource.
+func isAPINotFound(err error) bool {
+	var e *godo.ErrorResponse
+	if !errors.As(err, &e) || e.Response == nil || e.Response.StatusCode != http.StatusNotFound {
+		return false
+	}
+	mt, _, _ := mime.ParseMediaType(e.Response.Header.Get("Content-Type"))
+	return mt == "application/json"
+}
+
+// checkAccess makes the cheapest authenticated call there is.
+func checkAccess(ctx context.Context, c *godo.Client) error {
+	_, _, err := c.Account.Get(cloudapi.WithOperation(ctx, "account.get"))
+	return err
+}
+
+// listDroplets reads every page of GET /v2/droplets, 200 at a time,
+// following links.pages.next. Any failure fails the whole list: a partial
+// list must never let a droplet look deleted.
+func listDroplets(ctx context.Context, c *godo.Client) ([]godo.Droplet, error) {
+	ctx = cloudapi.WithOperation(ctx, "droplets.list")
+	opt := &godo.ListOptions{Page: 1, PerPage: listPageSize}
+	var all []godo.Droplet
+	for {
+		if opt.Page > maxListPages {
+			return nil, fmt.Errorf("listing droplets: more than %d pages", maxListPages)
+		}
+		page, resp, err := c.Droplets.List(ctx, opt)
+		if err != nil {
+			return nil, fmt.Errorf("listing droplets (page %d): %w", opt.Page, err)
+		}
+		all = append(all, page...)
+		if resp == nil || resp.Links == nil || resp.Links.IsLastPage() {
+			return all, nil
+		}
+		if len(page) == 0 {
+			return nil, fmt.Errorf("listing droplets: page %d is empty but links to a next page", opt.Page)
+		}
+		opt.Page++
+	}
+}

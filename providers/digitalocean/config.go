@@ -1,0 +1,67 @@
+package digitalocean
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/framework/config"
+)
+
+// Load balancer types DEFAULT_LB_TYPE accepts, as the API spells them.
+const (
+	LoadBalancerTypeRegional        = "REGIONAL"
+	LoadBalancerTypeRegionalNetwork = "REGIONAL_NETWORK"
+)
+
+// Config is the provider's configuration: exactly the environment variables
+// of the existing DigitalOcean CCM, so its manifests work unchanged. The
+// framework fills it before Init (see package framework/config): tag
+// defaults, then the --cloud-config file (keys from the json tags), then the
+// environment, which wins. Every bad setting is reported at once, named by
+// its variable.
+//
+// This struct is the only place the provider reads its environment.
+type Config struct {
+	// Token is a config.Secret: it never prints, and DO_ACCESS_TOKEN_FILE
+	// (set instead of DO_ACCESS_TOKEN) names a file that is re-read when it
+	// changes, so a rotated Kubernetes Secret applies without a restart.
+	Token        config.Secret `json:"accessToken" env:"DO_ACCESS_TOKEN" required:"true" doc:"DigitalOcean API token (read and write). DO_ACCESS_TOKEN_FILE names a file holding it instead."`
+	OverrideURL  string        `json:"overrideURL" env:"DO_OVERRIDE_URL" doc:"Base URL of the DigitalOcean API, instead of https://api.digitalocean.com/."`
+	ClusterID    string        `json:"clusterID" env:"DO_CLUSTER_ID" doc:"Cluster ID; load balancers the CCM creates are tagged k8s:<ID>."`
+	ClusterVPCID string        `json:"clusterVPCID" env:"DO_CLUSTER_VPC_ID" doc:"VPC UUID new load balancers are placed in."`
+	Region       string        `json:"region" env:"REGION" doc:"Region slug (e.g. nyc3). When unset, it is read from the droplet metadata service."`
+	APIQPS       float64       `json:"apiRateLimitQPS" env:"DO_API_RATE_LIMIT_QPS" default:"0" doc:"Requests per second to the API, 0 for unlimited, unless --cloud-api-qps is set."`
+	// DefaultLBType is normalised to upper case by Validate.
+	DefaultLBType            string   `json:"defaultLBType" env:"DEFAULT_LB_TYPE" default:"REGIONAL_NETWORK" doc:"Load balancer type when a Service does not set one: REGIONAL or REGIONAL_NETWORK."`
+	PublicAccessFirewallName string   `json:"publicAccessFirewallName" env:"PUBLIC_ACCESS_FIREWALL_NAME" doc:"Name of the firewall that opens the NodePorts of NodePort and LoadBalancer Services to the workers."`
+	PublicAccessFirewallTags []string `json:"publicAccessFirewallTags" env:"PUBLIC_ACCESS_FIREWALL_TAGS" doc:"Droplet tags the public-access firewall applies to (comma-separated)."`
+}
+
+// Validate checks what tags cannot express. config.Load calls it after
+// everything else passed.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.OverrideURL != "" {
+		switch u, err := url.Parse(c.OverrideURL); {
+		case err != nil:
+			// Not err itself: it quotes the URL, which may hold user:password.
+			errs = append(errs, errors.New("DO_OVERRIDE_URL: not a valid URL"))
+		case u.Scheme != "http" && u.Scheme != "https", u.Host == "":
+			errs = append(errs, fmt.Errorf("DO_OVERRIDE_URL: %s is not an http(s) URL", cloudapi.RedactURL(u)))
+		}
+	}
+	if c.APIQPS < 0 {
+		errs = append(errs, fmt.Errorf("DO_API_RATE_LIMIT_QPS: must not be negative, got %g", c.APIQPS))
+	}
+	switch t := strings.ToUpper(strings.TrimSpace(c.DefaultLBType)); t {
+	case LoadBalancerTypeRegional, LoadBalancerTypeRegionalNetwork:
+		c.DefaultLBType = t
+	default:
+		errs = append(errs, fmt.Errorf("DEFAULT_LB_TYPE: %q is not %s or %s",
+			c.DefaultLBType, LoadBalancerTypeRegional, LoadBalancerTypeRegionalNetwork))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,33 @@
+package digitalocean_test
+
+import (
+	"testing"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
+	"github.com/ccmkit/ccmkit/providers/digitalocean"
+	"github.com/ccmkit/ccmkit/providers/digitalocean/dosim"
+)
+
+// TestConformance runs the framework's behavioural contract (providerID
+// round trip, not-found semantics, shutdown, listing) against the provider
+// and the simulator. Without a LoadBalancerProvider yet, the suite skips
+// its load-balancer subtests.
+func TestConformance(t *testing.T) {
+	frameworktest.RunConformance(t, harness{})
+}
+
+// harness connects the conformance suite to a fresh simulated cloud.
+type harness struct{}
+
+func (harness) Setup(t *testing.T) *frameworktest.Target {
+	sim := dosim.NewServer(t, dosim.Options{})
+	return &frameworktest.Target{
+		Provider: digitalocean.New(),
+		Env:      sim.Env(sim.URL()),
+		Cloud:    sim.Cloud(),
+		NoZone:   true, // DigitalOcean has regions, no zones
+		InvalidAnnotations: map[string]string{
+			"service.beta.kubernetes.io/do-loadbalancer-healthcheck-check-interval-seconds": "abc",
+		},
+	}
+}

@@ -1,0 +1,89 @@
+package dosim
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
+)
+
+// Cloud is the simulator behind the provider-neutral frameworktest.Cloud
+// interface.
+type Cloud struct {
+	s *Server
+}
+
+var _ frameworktest.Cloud = (*Cloud)(nil)
+
+// Cloud returns the server as a frameworktest.Cloud.
+func (s *Server) Cloud() *Cloud { return &Cloud{s: s} }
+
+// AddInstance creates an active droplet called name (size s-2vcpu-4gb,
+// the Options region, private and public IPv4, public IPv6) and returns
+// its ID in decimal.
+func (c *Cloud) AddInstance(name string) string {
+	return strconv.Itoa(c.s.AddDroplet(Droplet{Name: name}).ID)
+}
+
+// DeleteInstance removes a droplet.
+func (c *Cloud) DeleteInstance(id string) {
+	if n, err := strconv.Atoi(id); err == nil {
+		c.s.DeleteDroplet(n)
+	}
+}
+
+// ShutdownInstance powers a droplet off (status "off").
+func (c *Cloud) ShutdownInstance(id string) {
+	if n, err := strconv.Atoi(id); err == nil {
+		c.s.SetDropletStatus(n, StatusOff)
+	}
+}
+
+// Fail makes every API request fail with f's status, after f's delay,
+// until restore is called.
+func (c *Cloud) Fail(f frameworktest.Fault) (restore func()) {
+	return c.s.Inject(Fault{Status: f.Status, Delay: f.Delay})
+}
+
+// Writes counts the mutating requests served.
+func (c *Cloud) Writes() int { return c.s.Writes() }
+
+// Advance makes "new" load balancers active.
+func (c *Cloud) Advance() { c.s.Advance() }
+
+// LoadBalancers lists the load balancers, oldest first, with listeners as
+// "TCP:80->:30080" and members as droplet IDs (droplet_ids, or the droplets
+// carrying the LB's tag), each sorted.
+func (c *Cloud) LoadBalancers() []frameworktest.LoadBalancer {
+	var out []frameworktest.LoadBalancer
+	for _, lb := range c.s.LoadBalancers() {
+		n := frameworktest.LoadBalancer{ID: lb.ID, Name: lb.Name}
+		for _, fr := range lb.ForwardingRules {
+			n.Listeners = append(n.Listeners, fmt.Sprintf("%s:%d->:%d", strings.ToUpper(fr.EntryProtocol), fr.EntryPort, fr.TargetPort))
+		}
+		slices.Sort(n.Listeners)
+		for _, id := range c.s.members(lb) {
+			n.Members = append(n.Members, strconv.Itoa(id))
+		}
+		slices.Sort(n.Members)
+		out = append(out, n)
+	}
+	return out
+}
+
+// members are the droplets behind lb: its droplet_ids, or the droplets
+// tagged with its tag.
+func (s *Server) members(lb LoadBalancer) []int {
+	if lb.Tag == "" {
+		return lb.DropletIDs
+	}
+	var ids []int
+	for _, d := range s.Droplets() {
+		if slices.Contains(d.Tags, lb.Tag) {
+			ids = append(ids, d.ID)
+		}
+	}
+	return ids
+}

@@ -1,0 +1,86 @@
+package dosim
+
+import (
+	"net/http"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/digitalocean/godo"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
+)
+
+func TestCloud(t *testing.T) {
+	s, c := setup(t, Options{})
+	cl := s.Cloud()
+	id := cl.AddInstance("node-a")
+	id2 := cl.AddInstance("node-b")
+	n, err := strconv.Atoi(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _, err := c.Droplets.Get(ctx(), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv, _ := d.PrivateIPv4()
+	pub, _ := d.PublicIPv4()
+	pub6, _ := d.PublicIPv6()
+	if d.Name != "node-a" || d.Status != "active" || d.SizeSlug != "s-2vcpu-4gb" || d.Region.Slug != "nyc3" || priv == "" || pub == "" || pub6 == "" {
+		t.Errorf("droplet = %+v", d)
+	}
+	cl.ShutdownInstance(id)
+	if d, _, _ = c.Droplets.Get(ctx(), n); d.Status != "off" {
+		t.Errorf("status after shutdown = %q", d.Status)
+	}
+
+	n2, _ := strconv.Atoi(id2)
+	req := lbReq(n2, n)
+	req.ForwardingRules = append(req.ForwardingRules, godo.ForwardingRule{EntryProtocol: "udp", EntryPort: 53, TargetProtocol: "udp", TargetPort: 30053})
+	lb, _, err := c.LoadBalancers.Create(ctx(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cl.Writes() != 1 {
+		t.Errorf("writes = %d", cl.Writes())
+	}
+	want := []frameworktest.LoadBalancer{{
+		ID: lb.ID, Name: "a1b2c3",
+		Listeners: []string{"TCP:80->:30080", "UDP:53->:30053"},
+		Members:   slices.Sorted(slices.Values([]string{id, id2})),
+	}}
+	if got := cl.LoadBalancers(); !equalLBs(got, want) {
+		t.Errorf("LoadBalancers() = %+v, want %+v", got, want)
+	}
+	cl.Advance()
+	if got, _, _ := c.LoadBalancers.Get(ctx(), lb.ID); got.Status != "active" {
+		t.Errorf("status after Advance = %q", got.Status)
+	}
+
+	restore := cl.Fail(frameworktest.FaultServerError)
+	_, _, err = c.Droplets.Get(ctx(), n)
+	wantStatus(t, err, 500)
+	restore()
+	restore = cl.Fail(frameworktest.FaultUnauthorized)
+	_, _, err = c.Droplets.Get(ctx(), n)
+	wantStatus(t, err, 401)
+	restore()
+	restore = cl.Fail(frameworktest.Fault{Delay: 20 * time.Millisecond})
+	start := time.Now()
+	if _, _, err := c.Droplets.Get(ctx(), n); err != nil || time.Since(start) < 20*time.Millisecond {
+		t.Errorf("delay fault: %v after %v", err, time.Since(start))
+	}
+	restore()
+
+	cl.DeleteInstance(id)
+	_, _, err = c.Droplets.Get(ctx(), n)
+	wantStatus(t, err, http.StatusNotFound)
+}
+
+func equalLBs(a, b []frameworktest.LoadBalancer) bool {
+	return slices.EqualFunc(a, b, func(x, y frameworktest.LoadBalancer) bool {
+		return x.ID == y.ID && x.Name == y.Name && slices.Equal(x.Listeners, y.Listeners) && slices.Equal(x.Members, y.Members)
+	})
+}

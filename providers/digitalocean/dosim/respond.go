@@ -1,0 +1,199 @@
+package dosim
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+)
+
+// apiError is the body of every error response.
+type apiError struct {
+	ID        string `json:"id"`
+	Message   string `json:"message"`
+	RequestID string `json:"request_id,omitempty"`
+}
+
+// Error IDs and messages as the real API sends them.
+const (
+	msgNotFound     = "The resource you were accessing could not be found."
+	msgRateLimited  = "API Rate limit exceeded."
+	msgUnauthorized = "Unable to authenticate you."
+)
+
+// errorIDs are the error IDs for the statuses the simulator answers with.
+var errorIDs = map[int]string{
+	http.StatusBadRequest:          "bad_request",
+	http.StatusUnauthorized:        "unauthorized",
+	http.StatusForbidden:           "forbidden",
+	http.StatusNotFound:            "not_found",
+	http.StatusConflict:            "conflict",
+	http.StatusUnprocessableEntity: "unprocessable_entity",
+	http.StatusTooManyRequests:     "too_many_requests",
+	http.StatusInternalServerError: "server_error",
+	http.StatusServiceUnavailable:  "service_unavailable",
+}
+
+// fail returns an error response for a handlerFunc; serve adds the request
+// ID.
+func fail(status int, format string, args ...any) (int, any) {
+	id := errorIDs[status]
+	if id == "" {
+		id = "error"
+	}
+	return status, apiError{ID: id, Message: fmt.Sprintf(format, args...)}
+}
+
+func notFound() (int, any) { return fail(http.StatusNotFound, msgNotFound) }
+
+func unprocessable(format string, args ...any) (int, any) {
+	return fail(http.StatusUnprocessableEntity, format, args...)
+}
+
+func writeJSON(w http.ResponseWriter, status int, body any) {
+	if body == nil {
+		w.WriteHeader(status)
+		return
+	}
+	data, err := json.Marshal(body)
+	if err != nil {
+		status, data = http.StatusInternalServerError, []byte(`{"id":"server_error","message":"encoding response"}`)
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(data, '\n'))
+}
+
+// bufferBody replaces r.Body, of at most maxBodyBytes, by an in-memory copy.
+func bufferBody(r *http.Request) error {
+	data, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	if err != nil {
+		return fmt.Errorf("reading request body: %w", err)
+	}
+	if len(data) > maxBodyBytes {
+		return fmt.Errorf("request body larger than %d bytes", maxBodyBytes)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(data))
+	return nil
+}
+
+// decode reads a JSON request body into v. Like the real API it ignores
+// unknown fields.
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("invalid JSON body: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("invalid JSON body: trailing data after the object")
+	}
+	return nil
+}
+
+// badJSON answers a body decode fails on.
+func badJSON(err error) (int, any) { return fail(http.StatusBadRequest, "%s", err.Error()) }
+
+// Links is the "links" object of a list response.
+type Links struct {
+	Pages *Pages `json:"pages,omitempty"`
+}
+
+// Pages are absolute URLs of the other pages of a list.
+type Pages struct {
+	First string `json:"first,omitempty"`
+	Prev  string `json:"prev,omitempty"`
+	Next  string `json:"next,omitempty"`
+	Last  string `json:"last,omitempty"`
+}
+
+// Meta is the "meta" object of a list response.
+type Meta struct {
+	Total int `json:"total"`
+}
+
+// page is one page of a list: the items plus links and meta.
+type page[T any] struct {
+	items []T
+	links Links
+	meta  Meta
+}
+
+// paginate returns the page of items that r asks for with ?page= (from 1)
+// and ?per_page= (at most MaxPerPage), with links built from r's own URL so
+// that other query parameters (filters) carry over.
+func paginate[T any](r *http.Request, items []T, defPerPage int) (page[T], error) {
+	q := r.URL.Query()
+	pg, err := positiveParam(q.Get("page"), 1)
+	if err != nil {
+		return page[T]{}, fmt.Errorf("page: %w", err)
+	}
+	perPage, err := positiveParam(q.Get("per_page"), defPerPage)
+	if err != nil {
+		return page[T]{}, fmt.Errorf("per_page: %w", err)
+	}
+	perPage = min(perPage, MaxPerPage)
+	n := len(items)
+	last := max((n+perPage-1)/perPage, 1)
+	start := n
+	if pg <= last {
+		start = (pg - 1) * perPage
+	}
+	end := min(start+perPage, n)
+	out := page[T]{items: items[start:end], meta: Meta{Total: n}}
+	if out.items == nil {
+		out.items = []T{}
+	}
+	link := func(p int) string {
+		u := url.URL{Scheme: "http", Host: r.Host, Path: r.URL.Path}
+		if r.TLS != nil {
+			u.Scheme = "https"
+		}
+		lq := r.URL.Query()
+		lq.Set("page", strconv.Itoa(p))
+		lq.Set("per_page", strconv.Itoa(perPage))
+		u.RawQuery = lq.Encode()
+		return u.String()
+	}
+	var p Pages
+	if pg > 1 {
+		p.First = link(1)
+		p.Prev = link(min(pg-1, last))
+	}
+	if pg < last {
+		p.Next = link(pg + 1)
+		p.Last = link(last)
+	}
+	if p != (Pages{}) {
+		out.links.Pages = &p
+	}
+	return out, nil
+}
+
+// listBody is the response of a list endpoint: items under key.
+func listBody[T any](key string, p page[T]) map[string]any {
+	return map[string]any{key: p.items, "links": p.links, "meta": p.meta}
+}
+
+// list paginates items and answers with them under key.
+func list[T any](r *http.Request, key string, items []T, defPerPage int) (int, any) {
+	p, err := paginate(r, items, defPerPage)
+	if err != nil {
+		return fail(http.StatusBadRequest, "%s", err.Error())
+	}
+	return http.StatusOK, listBody(key, p)
+}
+
+func positiveParam(v string, def int) (int, error) {
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("want a positive integer, got %q", v)
+	}
+	return n, nil
+}

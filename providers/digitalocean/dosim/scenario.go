@@ -1,0 +1,372 @@
+package dosim
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// providerName is the scenario's provider field for this simulator.
+const providerName = "digitalocean"
+
+// Scenario describes a simulated DigitalOcean in YAML (or JSON): what it
+// holds when it starts and how it misbehaves. Every field is optional:
+//
+//	provider: digitalocean       # "" or "digitalocean"; cmd/cloudsim picks the simulator by it
+//	description: three nodes behind a slow API
+//	token: my-token              # default do-test-token
+//	region: nyc3                 # default region of droplets, LBs and Env's REGION
+//	seed: 42                     # seeds fault rates, so runs repeat
+//	latency: 30ms                # added to every API request (not /_sim)
+//	pageSize: 50                 # per_page when a list has none, 1-200 (default 20)
+//	provisioningReads: 2         # reads until a new LB is active; -1: created active
+//	droplets:
+//	- name: node-1               # required
+//	  id: 1001                   # default: the next ID from 100000001
+//	  size: s-4vcpu-8gb          # default s-2vcpu-4gb
+//	  region: sfo3
+//	  status: off                # new, active (default), off or archive
+//	  tags: [k8s-worker]
+//	  vpc: 5a4981aa-…            # vpc_uuid
+//	  privateIPv4: 10.1.0.5      # addresses default to ones derived from the ID;
+//	  publicIPv4: none           # "none" leaves one out
+//	  publicIPv6: 2604:a880::5
+//	certificates:
+//	- id: cert-1                 # default: generated
+//	  name: web
+//	  type: lets_encrypt         # custom (default) or lets_encrypt
+//	  dnsNames: [example.com]
+//	loadBalancers:               # as if created earlier, e.g. by another CCM
+//	- id: 4de7ac8b-…             # default: generated
+//	  name: a1b2c3
+//	  status: active             # new, active (default) or errored
+//	  forwardingRules:           # the API's objects
+//	  - {entry_protocol: tcp, entry_port: 80, target_protocol: tcp, target_port: 30080}
+//	  healthCheck: {protocol: http, port: 10256, path: /healthz}
+//	  droplets: [node-1]         # droplet names from this scenario
+//	  tag: ""                    # or target droplets by tag
+//	  tags: [k8s:cluster-id]
+//	  type: REGIONAL_NETWORK
+//	  network: EXTERNAL
+//	  networkStack: DUALSTACK
+//	faults:
+//	- operation: droplets.list   # "*", an endpoint ("GET /v2/droplets") or a short name
+//	  status: 503                # an HTTP error status, 400-599
+//	  rate: 0.1                  # the fraction of requests that fail; default all
+//	  retryAfter: 2s             # Retry-After header
+//	  message: maintenance       # the error body's message
+//	- operation: "*"
+//	  delay: 100ms               # latency for the matching requests only
+//	  count: 3                   # only the next 3 matching requests
+//	- operation: loadBalancers.get
+//	  reset: true                # close the connection without answering
+//
+// Short operation names: see Operations.
+type Scenario struct {
+	Provider          string                 `json:"provider,omitempty"`
+	Description       string                 `json:"description,omitempty"`
+	Token             string                 `json:"token,omitempty"`
+	Region            string                 `json:"region,omitempty"`
+	Seed              uint64                 `json:"seed,omitempty"`
+	Latency           string                 `json:"latency,omitempty"`
+	PageSize          int                    `json:"pageSize,omitempty"`
+	ProvisioningReads int                    `json:"provisioningReads,omitempty"`
+	Droplets          []ScenarioDroplet      `json:"droplets,omitempty"`
+	Certificates      []ScenarioCertificate  `json:"certificates,omitempty"`
+	LoadBalancers     []ScenarioLoadBalancer `json:"loadBalancers,omitempty"`
+	Faults            []ScenarioFault        `json:"faults,omitempty"`
+}
+
+// ScenarioDroplet is a droplet of a Scenario.
+type ScenarioDroplet struct {
+	Name        string   `json:"name"`
+	ID          int      `json:"id,omitempty"`
+	Size        string   `json:"size,omitempty"`
+	Region      string   `json:"region,omitempty"`
+	Status      string   `json:"status,omitempty"`
+	Tags        []string `json:"tags,omitempty"`
+	VPC         string   `json:"vpc,omitempty"`
+	PrivateIPv4 string   `json:"privateIPv4,omitempty"`
+	PublicIPv4  string   `json:"publicIPv4,omitempty"`
+	PublicIPv6  string   `json:"publicIPv6,omitempty"`
+}
+
+// ScenarioCertificate is a certificate of a Scenario.
+type ScenarioCertificate struct {
+	ID       string   `json:"id,omitempty"`
+	Name     string   `json:"name,omitempty"`
+	Type     string   `json:"type,omitempty"`
+	DNSNames []string `json:"dnsNames,omitempty"`
+}
+
+// ScenarioLoadBalancer is a load balancer of a Scenario.
+type ScenarioLoadBalancer struct {
+	ID              string           `json:"id,omitempty"`
+	Name            string           `json:"name,omitempty"`
+	Status          string           `json:"status,omitempty"`
+	ForwardingRules []ForwardingRule `json:"forwardingRules,omitempty"`
+	HealthCheck     *HealthCheck     `json:"healthCheck,omitempty"`
+	Droplets        []string         `json:"droplets,omitempty"`
+	Tag             string           `json:"tag,omitempty"`
+	Tags            []string         `json:"tags,omitempty"`
+	Type            string           `json:"type,omitempty"`
+	Network         string           `json:"network,omitempty"`
+	NetworkStack    string           `json:"networkStack,omitempty"`
+}
+
+// ScenarioFault is a fault of a Scenario.
+type ScenarioFault struct {
+	Operation  string  `json:"operation"`
+	Status     int     `json:"status,omitempty"`
+	Message    string  `json:"message,omitempty"`
+	Rate       float64 `json:"rate,omitempty"`
+	RetryAfter string  `json:"retryAfter,omitempty"`
+	Delay      string  `json:"delay,omitempty"`
+	Count      int     `json:"count,omitempty"`
+	Reset      bool    `json:"reset,omitempty"`
+}
+
+// Operations are the short names of the endpoints, for scenario faults.
+var Operations = map[string]string{
+	"account.get":          "GET /v2/account",
+	"regions.list":         "GET /v2/regions",
+	"droplets.list":        "GET /v2/droplets",
+	"droplets.get":         "GET /v2/droplets/{id}",
+	"loadBalancers.list":   "GET /v2/load_balancers",
+	"loadBalancers.create": "POST /v2/load_balancers",
+	"loadBalancers.get":    "GET /v2/load_balancers/{id}",
+	"loadBalancers.update": "PUT /v2/load_balancers/{id}",
+	"loadBalancers.delete": "DELETE /v2/load_balancers/{id}",
+	"certificates.list":    "GET /v2/certificates",
+	"certificates.get":     "GET /v2/certificates/{id}",
+	"tags.create":          "POST /v2/tags",
+	"tags.tagResources":    "POST /v2/tags/{name}/resources",
+	"firewalls.list":       "GET /v2/firewalls",
+	"firewalls.create":     "POST /v2/firewalls",
+	"firewalls.get":        "GET /v2/firewalls/{id}",
+	"firewalls.update":     "PUT /v2/firewalls/{id}",
+	"firewalls.delete":     "DELETE /v2/firewalls/{id}",
+}
+
+// LoadScenario parses a YAML (or JSON) scenario and validates it, reporting
+// every problem at once, unknown keys included.
+func LoadScenario(data []byte) (*Scenario, error) {
+	var sc Scenario
+	var errs []error
+	if strictErr := yaml.UnmarshalStrict(data, &sc); strictErr != nil {
+		sc = Scenario{}
+		if err := yaml.Unmarshal(data, &sc); err != nil {
+			return nil, fmt.Errorf("parsing scenario: %w", err)
+		}
+		errs = append(errs, strictErr)
+	}
+	errs = append(errs, sc.validate()...)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("invalid scenario: %w", errors.Join(errs...))
+	}
+	return &sc, nil
+}
+
+// NewFromScenario returns a Server, not listening yet, seeded from a
+// scenario.
+func NewFromScenario(data []byte) (*Server, error) {
+	sc, err := LoadScenario(data)
+	if err != nil {
+		return nil, err
+	}
+	s := New(sc.Options())
+	sc.Apply(s)
+	return s, nil
+}
+
+// Validate reports every problem with sc, as LoadScenario does.
+func (sc *Scenario) Validate() error { return errors.Join(sc.validate()...) }
+
+func (sc *Scenario) validate() []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if sc.Provider != "" && sc.Provider != providerName {
+		bad("provider: %q is not %q", sc.Provider, providerName)
+	}
+	if sc.Region != "" && regionNames[sc.Region] == "" {
+		bad("region: unknown region %q", sc.Region)
+	}
+	if _, err := parseDuration(sc.Latency); err != nil {
+		bad("latency: %v", err)
+	}
+	if sc.PageSize < 0 || sc.PageSize > MaxPerPage {
+		bad("pageSize: %d is not between 1 and %d", sc.PageSize, MaxPerPage)
+	}
+	names := map[string]bool{}
+	for i, d := range sc.Droplets {
+		f := fmt.Sprintf("droplets[%d]", i)
+		if d.Name == "" {
+			bad("%s.name: required", f)
+		}
+		names[d.Name] = true
+		if !oneOf(d.Status, "", StatusNew, StatusActive, StatusOff, StatusArchive) {
+			bad("%s.status: %q is not one of new, active, off, archive", f, d.Status)
+		}
+		if d.Region != "" && regionNames[d.Region] == "" {
+			bad("%s.region: unknown region %q", f, d.Region)
+		}
+		for field, ip := range map[string]string{"privateIPv4": d.PrivateIPv4, "publicIPv4": d.PublicIPv4, "publicIPv6": d.PublicIPv6} {
+			if ip != "" && ip != "none" && net.ParseIP(ip) == nil {
+				bad("%s.%s: %q is not an IP address", f, field, ip)
+			}
+		}
+	}
+	for i, c := range sc.Certificates {
+		if !oneOf(c.Type, "", "custom", "lets_encrypt") {
+			bad("certificates[%d].type: %q is not custom or lets_encrypt", i, c.Type)
+		}
+	}
+	for i, lb := range sc.LoadBalancers {
+		f := fmt.Sprintf("loadBalancers[%d]", i)
+		if !oneOf(lb.Status, "", LBStatusNew, LBStatusActive, LBStatusErrored) {
+			bad("%s.status: %q is not one of new, active, errored", f, lb.Status)
+		}
+		if len(lb.ForwardingRules) == 0 {
+			bad("%s.forwardingRules: at least one is required", f)
+		}
+		for _, n := range lb.Droplets {
+			if !names[n] {
+				bad("%s.droplets: no droplet %q in the scenario", f, n)
+			}
+		}
+	}
+	for i, fl := range sc.Faults {
+		f := fmt.Sprintf("faults[%d]", i)
+		if _, ok := lookupOperation(fl.Operation); !ok {
+			bad("%s.operation: %q is not \"*\", an endpoint or one of %s", f, fl.Operation, strings.Join(sortedKeys(Operations), ", "))
+		}
+		if fl.Status != 0 && (fl.Status < 400 || fl.Status > 599) {
+			bad("%s.status: %d is not an HTTP error status", f, fl.Status)
+		}
+		if fl.Status == 0 && fl.Delay == "" && !fl.Reset {
+			bad("%s: needs a status, a delay or reset", f)
+		}
+		if fl.Rate < 0 || fl.Rate > 1 {
+			bad("%s.rate: %v is not between 0 and 1", f, fl.Rate)
+		}
+		for field, v := range map[string]string{"retryAfter": fl.RetryAfter, "delay": fl.Delay} {
+			if _, err := parseDuration(v); err != nil {
+				bad("%s.%s: %v", f, field, err)
+			}
+		}
+	}
+	return errs
+}
+
+// Options returns the server options sc asks for. sc must be valid.
+func (sc *Scenario) Options() Options {
+	latency, _ := parseDuration(sc.Latency)
+	opts := Options{
+		Token: sc.Token, Region: sc.Region, PerPage: sc.PageSize,
+		ProvisioningReads: sc.ProvisioningReads, Seed: sc.Seed, Latency: latency,
+	}
+	for _, f := range sc.Faults {
+		op, _ := lookupOperation(f.Operation)
+		retryAfter, _ := parseDuration(f.RetryAfter)
+		delay, _ := parseDuration(f.Delay)
+		opts.Faults = append(opts.Faults, Fault{
+			Op: op, Status: f.Status, Message: f.Message, RetryAfter: retryAfter,
+			Delay: delay, Reset: f.Reset, Rate: f.Rate, Count: f.Count,
+		})
+	}
+	return opts
+}
+
+// Apply adds sc's droplets, certificates and load balancers to s.
+func (sc *Scenario) Apply(s *Server) {
+	ids := map[string]int{}
+	for _, sd := range sc.Droplets {
+		d := Droplet{ID: sd.ID, Name: sd.Name, SizeSlug: sd.Size, Status: sd.Status, Tags: sd.Tags, VPCUUID: sd.VPC}
+		if sd.Region != "" {
+			d.Region = region(sd.Region)
+		}
+		d = s.AddDroplet(d)
+		if sd.PrivateIPv4 != "" || sd.PublicIPv4 != "" || sd.PublicIPv6 != "" {
+			s.setAddresses(d.ID, sd)
+		}
+		ids[sd.Name] = d.ID
+	}
+	for _, c := range sc.Certificates {
+		s.AddCertificate(Certificate{ID: c.ID, Name: c.Name, Type: c.Type, DNSNames: c.DNSNames})
+	}
+	for _, sl := range sc.LoadBalancers {
+		lb := LoadBalancer{
+			ID: sl.ID, Name: sl.Name, Status: sl.Status, ForwardingRules: sl.ForwardingRules,
+			HealthCheck: sl.HealthCheck, Tag: sl.Tag, Tags: sl.Tags, Type: sl.Type,
+			Network: sl.Network, NetworkStack: sl.NetworkStack,
+		}
+		for _, n := range sl.Droplets {
+			lb.DropletIDs = append(lb.DropletIDs, ids[n])
+		}
+		s.AddLoadBalancer(lb)
+	}
+}
+
+// setAddresses overrides a droplet's addresses as a scenario asks.
+func (s *Server) setAddresses(id int, sd ScenarioDroplet) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.st.droplets[id]
+	set4 := func(typ, ip string) {
+		if ip == "" {
+			return
+		}
+		d.Networks.V4 = slices.DeleteFunc(d.Networks.V4, func(n NetworkV4) bool { return n.Type == typ })
+		if ip != "none" {
+			d.Networks.V4 = append(d.Networks.V4, NetworkV4{IPAddress: ip, Netmask: "255.255.0.0", Type: typ})
+		}
+	}
+	set4("private", sd.PrivateIPv4)
+	set4("public", sd.PublicIPv4)
+	if sd.PublicIPv6 != "" {
+		d.Networks.V6 = []NetworkV6{}
+		if sd.PublicIPv6 != "none" {
+			d.Networks.V6 = append(d.Networks.V6, NetworkV6{IPAddress: sd.PublicIPv6, Netmask: 64, Type: "public"})
+		}
+	}
+}
+
+// lookupOperation returns the Fault.Op for a scenario's operation: "" for
+// "*", the endpoint for a short name, op itself for an endpoint.
+func lookupOperation(op string) (endpoint string, ok bool) {
+	if op == "*" {
+		return "", true
+	}
+	if ep, ok := Operations[op]; ok {
+		return ep, true
+	}
+	if slices.Contains(New(Options{}).ops, op) {
+		return op, true
+	}
+	return "", false
+}
+
+func parseDuration(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err == nil && d < 0 {
+		err = fmt.Errorf("%q is negative", s)
+	}
+	return d, err
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

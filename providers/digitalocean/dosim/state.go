@@ -1,0 +1,90 @@
+package dosim
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// created is the creation time of every resource: fixed, so responses are
+// deterministic.
+const created = "2024-01-01T00:00:00Z"
+
+// state is everything the cloud holds. The Server's mutex guards it.
+type state struct {
+	droplets     map[int]*Droplet
+	nextDroplet  int
+	lbs          map[string]*lbRecord
+	lbOrder      []string // creation order
+	lbSeq        int
+	certs        map[string]*Certificate
+	certOrder    []string
+	tags         map[string]bool
+	firewalls    map[string]*Firewall
+	fwOrder      []string
+	fwSeq        int
+	now          func() time.Time
+	dropletOrder []int
+}
+
+func newState() *state {
+	return &state{
+		droplets:    map[int]*Droplet{},
+		nextDroplet: 100000001,
+		lbs:         map[string]*lbRecord{},
+		certs:       map[string]*Certificate{},
+		tags:        map[string]bool{},
+		firewalls:   map[string]*Firewall{},
+		now:         time.Now,
+	}
+}
+
+// uuid is a deterministic UUID for the n-th resource of kind k (0-15).
+func uuid(k, n int) string {
+	return fmt.Sprintf("%08x-%04x-4000-8000-%012x", n, k, n)
+}
+
+// Snapshot is a copy of the cloud's state, as /_sim/state serves it.
+type Snapshot struct {
+	Droplets      []Droplet      `json:"droplets"`
+	LoadBalancers []LoadBalancer `json:"load_balancers"`
+	Certificates  []Certificate  `json:"certificates"`
+	Firewalls     []Firewall     `json:"firewalls"`
+	Tags          []string       `json:"tags"`
+}
+
+// State returns a copy of everything the cloud holds.
+func (s *Server) State() Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	snap := Snapshot{
+		Droplets:      s.st.dropletList(),
+		LoadBalancers: s.st.lbList(),
+		Certificates:  []Certificate{},
+		Firewalls:     []Firewall{},
+		Tags:          s.st.tagList(),
+	}
+	for _, id := range s.st.certOrder {
+		snap.Certificates = append(snap.Certificates, *s.st.certs[id])
+	}
+	for _, id := range s.st.fwOrder {
+		snap.Firewalls = append(snap.Firewalls, s.st.firewalls[id].clone())
+	}
+	return snap
+}
+
+func (st *state) tagList() []string {
+	out := make([]string, 0, len(st.tags))
+	for t := range st.tags {
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// addTags makes tags exist.
+func (st *state) addTags(tags []string) {
+	for _, t := range tags {
+		st.tags[t] = true
+	}
+}

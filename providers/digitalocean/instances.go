@@ -1,0 +1,176 @@
+package digitalocean
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strconv"
+
+	"github.com/digitalocean/godo"
+	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/framework/nodeaddr"
+)
+
+// dropletOff is the status of a powered-off droplet.
+const dropletOff = "off"
+
+// instances implements framework.Instances over droplets. The framework
+// builds cloudprovider.InstancesV2 on it: providerID parsing, the lookup by
+// name when a Node has no providerID yet, a shared cache served from
+// ListInstances, and the rule that only ErrNotFound means "gone".
+type instances struct {
+	client        *godo.Client
+	defaultRegion string
+}
+
+var _ framework.Instances = (*instances)(nil)
+
+// InstanceByID returns the droplet with the ID id. Only the API's own 404
+// for it wraps framework.ErrNotFound; every other failure stays an error, so
+// the Node is kept.
+func (i *instances) InstanceByID(ctx context.Context, id string) (*framework.Instance, error) {
+	n, err := strconv.Atoi(id)
+	if err != nil || n < 1 {
+		return nil, fmt.Errorf("droplet ID %q is not a positive integer", id)
+	}
+	d, _, err := i.client.Droplets.Get(cloudapi.WithOperation(ctx, "droplets.get"), n)
+	switch {
+	case isAPINotFound(err):
+		return nil, fmt.Errorf("droplet %d: %w (%w)", n, framework.ErrNotFound, err)
+	case err != nil:
+		return nil, fmt.Errorf("getting droplet %d: %w", n, err)
+	case d == nil:
+		return nil, fmt.Errorf("getting droplet %d: malformed response: no droplet", n)
+	}
+	inst, err := i.convert(ctx, d)
+	if err != nil {
+		return nil, fmt.Errorf("getting droplet %d: %w", n, err)
+	}
+	return inst, nil
+}
+
+// InstanceByName returns the droplet backing the Node called name: the one
+// with exactly that name or, as the existing CCM does, the one whose private
+// IPv4, public IPv4 or public IPv6 is name. It lists every droplet; only a
+// complete list of well-formed droplets without a match is a not-found. Two
+// droplets that match are an error, not a guess.
+func (i *instances) InstanceByName(ctx context.Context, name string) (*framework.Instance, error) {
+	all, err := listDroplets(ctx, i.client)
+	if err != nil {
+		return nil, err
+	}
+	ip, _ := netip.ParseAddr(name)
+	var byName, byIP []*godo.Droplet
+	malformed := 0
+	for k := range all {
+		d := &all[k]
+		switch {
+		case d.ID < 1:
+			malformed++
+		case d.Name == name:
+			byName = append(byName, d)
+		case ip.IsValid() && hasIP(d, ip):
+			byIP = append(byIP, d)
+		}
+	}
+	found := byName
+	if len(found) == 0 {
+		found = byIP
+	}
+	switch {
+	case len(found) > 1:
+		return nil, fmt.Errorf("droplets %d and %d both match node %q", found[0].ID, found[1].ID, name)
+	case len(found) == 1:
+		return i.convert(ctx, found[0])
+	case malformed > 0:
+		return nil, fmt.Errorf("no droplet matches node %q, but the list held %d malformed droplet(s)", name, malformed)
+	}
+	return nil, framework.NotFound("no droplet named %q or with that IP", name)
+}
+
+// ListInstances returns every droplet, all pages. A malformed droplet (no
+// ID) is logged and left out: it cannot back a Node, and the other droplets
+// still can.
+func (i *instances) ListInstances(ctx context.Context) ([]*framework.Instance, error) {
+	all, err := listDroplets(ctx, i.client)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*framework.Instance, 0, len(all))
+	for k := range all {
+		inst, err := i.convert(ctx, &all[k])
+		if err != nil {
+			klog.FromContext(ctx).Error(err, "Ignoring malformed droplet", "name", all[k].Name)
+			continue
+		}
+		out = append(out, inst)
+	}
+	return out, nil
+}
+
+// convert maps a droplet to what a Node needs. A droplet without an ID is
+// malformed; an address the API garbles is logged and left out rather than
+// failing the lookup, so the Node keeps its other addresses.
+func (i *instances) convert(ctx context.Context, d *godo.Droplet) (*framework.Instance, error) {
+	if d.ID < 1 {
+		return nil, errors.New("malformed response: droplet without an ID")
+	}
+	id := strconv.Itoa(d.ID)
+	log := klog.FromContext(ctx)
+	private, public4, public6 := dropletIPs(d)
+	if d.Networks == nil {
+		log.Info("Droplet reports no networks", "dropletID", id)
+	}
+	addrs, err := nodeaddr.NewBuilder(nodeaddr.DualStack).
+		AddInternal(private).
+		AddExternal(public4, public6).
+		AddHostname(d.Name).
+		Build()
+	if err != nil {
+		log.Error(err, "Ignoring malformed droplet addresses", "dropletID", id)
+	}
+	inst := &framework.Instance{
+		ID:        id,
+		Name:      d.Name,
+		Type:      d.SizeSlug,
+		Region:    i.defaultRegion,
+		Shutdown:  d.Status == dropletOff,
+		Addresses: addrs,
+	}
+	if inst.Type == "" && d.Size != nil {
+		inst.Type = d.Size.Slug
+	}
+	if d.Region != nil && d.Region.Slug != "" {
+		inst.Region = d.Region.Slug
+	}
+	return inst, nil
+}
+
+// dropletIPs returns the first private IPv4, public IPv4 and public IPv6,
+// as the existing CCM (through godo's helpers) does. A droplet without
+// networks has none.
+func dropletIPs(d *godo.Droplet) (private, public4, public6 string) {
+	if d.Networks == nil {
+		return "", "", ""
+	}
+	private, _ = d.PrivateIPv4()
+	public4, _ = d.PublicIPv4()
+	public6, _ = d.PublicIPv6()
+	return private, public4, public6
+}
+
+// hasIP reports whether ip is one of the droplet's addresses a Node could
+// be named after.
+func hasIP(d *godo.Droplet, ip netip.Addr) bool {
+	private, public4, public6 := dropletIPs(d)
+	for _, s := range []string{private, public4, public6} {
+		if a, err := netip.ParseAddr(s); err == nil && a.Unmap() == ip.Unmap() {
+			return true
+		}
+	}
+	return false
+}
