@@ -107,38 +107,9 @@ func newClient(apiURL string, hc *http.Client, token config.Secret) (*client, er
 	if err != nil {
 		return nil, errors.New("SKELETON_API_URL: not a valid URL")
 	}
-	authed := *hc
-	authed.Transport = &bearerAuth{host: base.Host, token: token, next: hc.Transport}
-	return &client{base: base, http: &authed}, nil
-}
-
-// bearerAuth sets the Authorization header on every request, revealing the
-// token each time so that a rotated SKELETON_TOKEN_FILE applies at once. It
-// sends the token only to the API's own host, never to a redirect target.
-type bearerAuth struct {
-	host  string
-	token config.Secret
-	next  http.RoundTripper
-}
-
-func (b *bearerAuth) RoundTrip(req *http.Request) (*http.Response, error) {
-	next := b.next
-	if next == nil {
-		next = http.DefaultTransport
-	}
-	if req.URL.Host != b.host {
-		return next.RoundTrip(req)
-	}
-	token, err := b.token.Reveal()
-	if err != nil {
-		if req.Body != nil {
-			req.Body.Close()
-		}
-		return nil, fmt.Errorf("reading the API token: %w", err)
-	}
-	r := req.Clone(req.Context()) // a RoundTripper must not modify its request
-	r.Header.Set("Authorization", "Bearer "+token)
-	return next.RoundTrip(r)
+	// The token is revealed per request, so a rotated SKELETON_TOKEN_FILE
+	// applies at once, and is sent only to the API's own host.
+	return &client{base: base, http: cloudapi.WithBearerToken(hc, base.Host, token.Reveal)}, nil
 }
 
 // apiError is an error answer from the API.

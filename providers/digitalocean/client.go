@@ -11,7 +11,6 @@ import (
 	"github.com/digitalocean/godo"
 
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
-	"github.com/ccmkit/ccmkit/framework/config"
 )
 
 // This file builds the godo client and holds the rules every call follows:
@@ -41,42 +40,13 @@ func newGodoClient(cfg *Config, hc *http.Client) (*godo.Client, error) {
 	if err != nil {
 		return nil, errors.New("DO_OVERRIDE_URL: not a valid URL")
 	}
-	authed := *hc
-	authed.Transport = &bearerAuth{host: u.Host, token: cfg.Token, next: hc.Transport}
-	c, err := godo.New(&authed, godo.SetBaseURL(u.String()))
+	// The token is revealed per request, so a rotated DO_ACCESS_TOKEN_FILE
+	// applies at once, and is sent only to the API's own host.
+	c, err := godo.New(cloudapi.WithBearerToken(hc, u.Host, cfg.Token.Reveal), godo.SetBaseURL(u.String()))
 	if err != nil {
 		return nil, fmt.Errorf("building the DigitalOcean client: %w", err)
 	}
 	return c, nil
-}
-
-// bearerAuth sets the Authorization header on every request, revealing the
-// token each time so that a rotated DO_ACCESS_TOKEN_FILE applies at once. It
-// sends the token only to the API's own host, never to a redirect target.
-type bearerAuth struct {
-	host  string
-	token config.Secret
-	next  http.RoundTripper
-}
-
-func (b *bearerAuth) RoundTrip(req *http.Request) (*http.Response, error) {
-	next := b.next
-	if next == nil {
-		next = http.DefaultTransport
-	}
-	if req.URL.Host != b.host {
-		return next.RoundTrip(req)
-	}
-	token, err := b.token.Reveal()
-	if err != nil {
-		if req.Body != nil {
-			req.Body.Close()
-		}
-		return nil, fmt.Errorf("reading DO_ACCESS_TOKEN: %w", err)
-	}
-	r := req.Clone(req.Context()) // a RoundTripper must not modify its request
-	r.Header.Set("Authorization", "Bearer "+token)
-	return next.RoundTrip(r)
 }
 
 // statusOf returns the HTTP status of an API error answer, 0 for any other
