@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+	cloudprovider "k8s.io/cloud-provider"
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/frameworktest"
@@ -74,5 +75,21 @@ func TestRegistryLookup(t *testing.T) {
 	}
 	if got := reg.NewCommand().Name(); got != "cloud-controller-manager" {
 		t.Errorf("registry command name = %q", got)
+	}
+}
+
+// RegisterUpstream lets code that initializes clouds by name through the
+// upstream registry (k8s.io/cloud-provider/app/testing, for one) get ours.
+func TestRegistryRegisterUpstream(t *testing.T) {
+	framework.Registry{frameworktest.NewFakeProvider(frameworktest.NewFakeCloud())}.RegisterUpstream()
+	cloud, err := cloudprovider.InitCloudProvider("fake", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cloud == nil || cloud.ProviderName() != "fake" {
+		t.Fatalf("InitCloudProvider(fake) = %v", cloud)
+	}
+	if _, ok := cloud.InstancesV2(); !ok {
+		t.Error("the upstream-initialized cloud has no InstancesV2")
 	}
 }
