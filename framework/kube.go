@@ -22,3 +22,14 @@ func patchAnnotation(ctx context.Context, client kubernetes.Interface, svc *core
 	_, err = client.CoreV1().Services(svc.Namespace).Patch(ctx, svc.Name, types.MergePatchType, patch, metav1.PatchOptions{})
 	return err
 }
+
+// PatchServiceAnnotation sets one annotation on a Service with a merge
+// patch, for drivers that record what the cloud changed (a renewed
+// certificate's ID, say). A nil client (unit tests without a cluster) is a
+// no-op.
+func PatchServiceAnnotation(ctx context.Context, client kubernetes.Interface, svc *corev1.Service, key, value string) error {
+	if client == nil {
+		return nil
+	}
+	return patchAnnotation(ctx, client, svc, key, value)
+}

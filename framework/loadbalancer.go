@@ -35,12 +35,35 @@ type LoadBalancerDriver[C, LB any] interface {
 	// helps), and reports whether it wrote anything. A second Update with
 	// nothing changed must make zero cloud writes. When it wrote, Update
 	// leaves *lb as the cloud now reports it (most APIs answer a write with
-	// the object), so the pipeline needs no extra read.
+	// the object), so the pipeline needs no extra read: with a
+	// LoadBalancerLister that value also replaces the LB in the shared list.
+	// lb may be a shallow copy of a listed LB, so Update assigns new slices
+	// and maps to it (*lb = *updated) and never modifies the ones it has.
 	Update(ctx context.Context, lb *LB, req *LoadBalancerRequest[C]) (changed bool, err error)
 	// Delete removes lb and everything the driver created for it.
 	Delete(ctx context.Context, lb *LB, req *LoadBalancerRequest[C]) error
 	// Inspect reports what the pipeline needs to know about lb.
 	Inspect(lb *LB) LoadBalancerState
+}
+
+// LoadBalancerLister is implemented by drivers whose cloud lists all its load
+// balancers in a few calls. The pipeline then serves Get and Find from one
+// shared list, refreshed when it is older than Env.LoadBalancerCacheTTL, and
+// writes its own creates, updates and deletes through to it: a burst of new
+// Services costs one list and a create each, LBs waiting to become active
+// share one list per poll instead of a GET each, and a node change costs
+// one update per LB with no reads. Get, Find and Create are still called
+// when the list cannot answer (an LB newer than the list, a failing list).
+//
+// The pipeline hands out shallow copies of listed LBs: drivers must not
+// modify the slices and maps of an LB they are given, only replace them.
+type LoadBalancerLister[C, LB any] interface {
+	// List returns every load balancer the driver may own (all pages).
+	List(ctx context.Context) ([]*LB, error)
+	// Owns reports whether lb is the one Find would return for req. It runs
+	// for each listed LB on every lookup, so it must be cheap and make no
+	// calls.
+	Owns(lb *LB, req *LoadBalancerRequest[C]) bool
 }
 
 // LoadBalancerValidator is implemented by drivers that reject Services their
@@ -100,6 +123,10 @@ type LoadBalancerOptions[C any] struct {
 	// RetryDelay is the requeue delay while the cloud is provisioning;
 	// default 5s.
 	RetryDelay time.Duration
+	// Hostname, when set and not "", is published as the Service's ingress
+	// instead of the LB's addresses (e.g. a hostname annotation), so that
+	// in-cluster clients resolve it and go through the LB.
+	Hostname func(cfg *C) string
 }
 
 // Event reasons the pipeline emits on Services.
@@ -117,11 +144,18 @@ const (
 
 // NewLoadBalancer builds the cloudprovider.LoadBalancer for a driver. env
 // supplies the event recorder and the client used to write the ID annotation.
+//
+// When driver implements LoadBalancerLister and env.LoadBalancerCacheTTL is
+// not negative, lookups are served from a shared list of the cloud's LBs.
 func NewLoadBalancer[C, LB any](env *Env, driver LoadBalancerDriver[C, LB], opts LoadBalancerOptions[C]) cloudprovider.LoadBalancer {
 	if opts.RetryDelay <= 0 {
 		opts.RetryDelay = defaultLoadBalancerRetryIn
 	}
-	return &loadBalancer[C, LB]{env: env, driver: driver, opts: opts}
+	l := &loadBalancer[C, LB]{env: env, driver: driver, opts: opts}
+	if lister, ok := any(driver).(LoadBalancerLister[C, LB]); ok && env.LoadBalancerCacheTTL >= 0 {
+		l.cache = newLBCache(driver, lister, env.LoadBalancerCacheTTL)
+	}
+	return l
 }
 
 type loadBalancer[C, LB any] struct {
@@ -129,11 +163,14 @@ type loadBalancer[C, LB any] struct {
 	driver LoadBalancerDriver[C, LB]
 	opts   LoadBalancerOptions[C]
 	locks  sync.Map // Service UID -> *sync.Mutex
+	// cache serves lookups from a shared list; nil: direct driver calls.
+	cache *lbCache[C, LB]
 }
 
 var _ cloudprovider.LoadBalancer = (*loadBalancer[struct{}, struct{}])(nil)
 
-// GetLoadBalancer reports the Service's LB, if it exists.
+// GetLoadBalancer reports the Service's LB, if it exists (from the shared
+// list when the driver is a LoadBalancerLister).
 func (l *loadBalancer[C, LB]) GetLoadBalancer(ctx context.Context, clusterName string, svc *corev1.Service) (*corev1.LoadBalancerStatus, bool, error) {
 	req, _ := l.request(clusterName, svc, nil)
 	lb, err := l.lookup(ctx, req)
@@ -143,7 +180,7 @@ func (l *loadBalancer[C, LB]) GetLoadBalancer(ctx context.Context, clusterName s
 	if err != nil {
 		return nil, false, err
 	}
-	return ingressStatus(l.driver.Inspect(lb)), true, nil
+	return l.ingressStatus(req, l.driver.Inspect(lb)), true, nil
 }
 
 // GetLoadBalancerName returns the LB name the pipeline uses for svc.
@@ -193,10 +230,13 @@ func (l *loadBalancer[C, LB]) EnsureLoadBalancerDeleted(ctx context.Context, clu
 	state := l.driver.Inspect(lb)
 	if err := l.driver.Delete(ctx, lb, req); err != nil {
 		if IsNotFound(err) {
+			l.cacheRemoved(state.ID)
 			return nil
 		}
+		l.cacheWriteFailed(state.ID)
 		return l.retryable(fmt.Errorf("deleting load balancer %s: %w", state.ID, err))
 	}
+	l.cacheRemoved(state.ID)
 	l.locks.Delete(svc.UID)
 	klog.FromContext(ctx).Info("Deleted load balancer", "service", klog.KObj(svc), "loadBalancerID", state.ID)
 	l.event(svc, corev1.EventTypeNormal, EventDeletedLoadBalancer, "Deleted load balancer %s", state.ID)
@@ -224,7 +264,13 @@ func (l *loadBalancer[C, LB]) ensure(ctx context.Context, clusterName string, sv
 		return nil, fmt.Errorf("no load balancer for the Service yet; its own sync creates it: %w", err)
 	case IsNotFound(err):
 		if lb, err = l.driver.Create(ctx, req); err != nil {
+			if l.cache != nil {
+				l.cache.createFailed()
+			}
 			return nil, l.retryable(fmt.Errorf("creating load balancer %q: %w", req.Name, err))
+		}
+		if l.cache != nil {
+			l.cache.stored(lb)
 		}
 		id := l.driver.Inspect(lb).ID
 		logger.Info("Created load balancer", "loadBalancerID", id)
@@ -246,9 +292,13 @@ func (l *loadBalancer[C, LB]) ensure(ctx context.Context, clusterName string, sv
 
 	changed, err := l.driver.Update(ctx, lb, req)
 	if err != nil {
+		l.cacheWriteFailed(state.ID)
 		return nil, l.retryable(fmt.Errorf("updating load balancer %s: %w", state.ID, err))
 	}
 	if changed {
+		if l.cache != nil {
+			l.cache.stored(lb)
+		}
 		logger.Info("Updated load balancer", "loadBalancerID", state.ID)
 		l.event(svc, corev1.EventTypeNormal, EventUpdatedLoadBalancer, "Updated load balancer %s", state.ID)
 		state = l.driver.Inspect(lb)
@@ -261,7 +311,7 @@ func (l *loadBalancer[C, LB]) ensure(ctx context.Context, clusterName string, sv
 	case len(state.IPs) == 0 && state.Hostname == "":
 		return nil, api.NewRetryError(fmt.Sprintf("load balancer %s has no address yet", state.ID), l.opts.RetryDelay)
 	}
-	return ingressStatus(state), nil
+	return l.ingressStatus(req, state), nil
 }
 
 // request decodes svc's annotations into a LoadBalancerRequest. The request
@@ -296,16 +346,38 @@ func (l *loadBalancer[C, LB]) request(clusterName string, svc *corev1.Service, n
 }
 
 // lookup finds the Service's LB: by the ID annotation first (adopting LBs
-// made by an earlier CCM), then by the driver's ownership rules.
+// made by an earlier CCM), then by the driver's ownership rules; from the
+// shared list when there is one.
 func (l *loadBalancer[C, LB]) lookup(ctx context.Context, req *LoadBalancerRequest[C]) (*LB, error) {
 	if req.ID != "" {
-		lb, err := l.driver.Get(ctx, req.ID)
+		var lb *LB
+		var err error
+		if l.cache != nil {
+			lb, err = l.cache.get(ctx, req.ID)
+		} else {
+			lb, err = l.driver.Get(ctx, req.ID)
+		}
 		if err == nil || !IsNotFound(err) {
 			return lb, err
 		}
 		klog.FromContext(ctx).Info("Load balancer in the ID annotation is gone; looking it up by owner", "service", klog.KObj(req.Service), "loadBalancerID", req.ID)
 	}
+	if l.cache != nil {
+		return l.cache.find(ctx, req)
+	}
 	return l.driver.Find(ctx, req)
+}
+
+func (l *loadBalancer[C, LB]) cacheRemoved(id string) {
+	if l.cache != nil {
+		l.cache.removed(id)
+	}
+}
+
+func (l *loadBalancer[C, LB]) cacheWriteFailed(id string) {
+	if l.cache != nil {
+		l.cache.writeFailed(id)
+	}
 }
 
 // recordID writes the LB ID annotation back to the Service, so the next
@@ -335,6 +407,17 @@ func (l *loadBalancer[C, LB]) event(svc *corev1.Service, eventType, reason, form
 	if l.env.Recorder != nil {
 		l.env.Recorder.Eventf(svc, eventType, reason, format, args...)
 	}
+}
+
+// ingressStatus is the Service status for the LB: the driver's state, with
+// the Service's own hostname (LoadBalancerOptions.Hostname) if it has one.
+func (l *loadBalancer[C, LB]) ingressStatus(req *LoadBalancerRequest[C], s LoadBalancerState) *corev1.LoadBalancerStatus {
+	if l.opts.Hostname != nil {
+		if h := l.opts.Hostname(req.Config); h != "" {
+			s.Hostname = h
+		}
+	}
+	return ingressStatus(s)
 }
 
 // ingressStatus renders a driver's state as the Service status. A hostname,

@@ -170,6 +170,28 @@ func TestProxyProtocolSetsIPModeProxy(t *testing.T) {
 	}
 }
 
+func TestHostnameReplacesTheAddresses(t *testing.T) {
+	f := newLBFixture(t)
+	svc := f.service(t, map[string]string{frameworktest.FakeAnnotationPrefix + "hostname": "lb.example.com"})
+	_, _ = f.lb.EnsureLoadBalancer(f.ctx, "c", svc, f.nodes)
+	f.cloud.Advance()
+	status, err := f.lb.EnsureLoadBalancer(f.ctx, "c", f.get(t, svc), f.nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{Hostname: "lb.example.com"}}}
+	if diff := cmp.Diff(want, status); diff != "" {
+		t.Errorf("Ensure status (-want +got):\n%s", diff)
+	}
+	got, exists, err := f.lb.GetLoadBalancer(f.ctx, "c", f.get(t, svc))
+	if err != nil || !exists {
+		t.Fatalf("GetLoadBalancer = %v, %v", exists, err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("GetLoadBalancer status (-want +got):\n%s", diff)
+	}
+}
+
 func TestAdoptsLoadBalancerByIDAnnotation(t *testing.T) {
 	f := newLBFixture(t)
 	// An LB made for this Service by an earlier CCM, known only by ID.

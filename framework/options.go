@@ -35,6 +35,7 @@ type settings struct {
 	cloudAPIBurst      int
 	cloudAPIMaxRetries int
 	instanceCacheTTL   time.Duration
+	lbCacheTTL         time.Duration
 }
 
 // WithVersion sets the version --version prints, overriding the ldflags one.
@@ -67,7 +68,7 @@ func WithOptions(f func(*options.CloudControllerManagerOptions)) Option {
 func WithStopChannel(ch <-chan struct{}) Option { return func(s *settings) { s.stopCh = ch } }
 
 func newSettings(opts []Option) *settings {
-	s := &settings{version: Version(), instanceCacheTTL: DefaultInstanceCacheTTL}
+	s := &settings{version: Version(), instanceCacheTTL: DefaultInstanceCacheTTL, lbCacheTTL: DefaultLoadBalancerCacheTTL}
 	for _, o := range opts {
 		o(s)
 	}
@@ -76,6 +77,7 @@ func newSettings(opts []Option) *settings {
 	fs.IntVar(&s.cloudAPIBurst, "cloud-api-burst", s.cloudAPIBurst, "Burst of requests to the cloud API above --cloud-api-qps.")
 	fs.IntVar(&s.cloudAPIMaxRetries, "cloud-api-max-retries", s.cloudAPIMaxRetries, "Retries of a cloud API request that failed with 429 or 5xx; 0 means the default (5), -1 disables retries.")
 	fs.DurationVar(&s.instanceCacheTTL, "instance-cache-ttl", s.instanceCacheTTL, "How long one list of the cloud's instances serves node lookups; negative disables the cache.")
+	fs.DurationVar(&s.lbCacheTTL, "load-balancer-cache-ttl", s.lbCacheTTL, "How long one list of the cloud's load balancers serves load-balancer lookups (for providers that list them); the CCM's own changes are seen at once, changes made elsewhere within this time. Negative disables the cache.")
 	return s
 }
 

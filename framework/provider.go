@@ -111,6 +111,11 @@ type Env struct {
 	// InstanceCacheTTL is how long one instance list serves lookups;
 	// 0 means DefaultInstanceCacheTTL, negative disables the cache.
 	InstanceCacheTTL time.Duration
+	// LoadBalancerCacheTTL is how long one list of the cloud's load
+	// balancers serves the pipeline's lookups (for drivers that implement
+	// LoadBalancerLister); 0 means DefaultLoadBalancerCacheTTL, negative
+	// disables the cache.
+	LoadBalancerCacheTTL time.Duration
 	// Version is the ccmkit version (from ldflags).
 	Version string
 }

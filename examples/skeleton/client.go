@@ -291,6 +291,11 @@ func (c *client) listLoadBalancers(ctx context.Context, tag string) ([]loadBalan
 	return listAll[loadBalancer](ctx, c, "loadBalancers.list", "/v1/load-balancers", "load_balancers", url.Values{"tag": {tag}})
 }
 
+// listAllLoadBalancers reads every load balancer of the account.
+func (c *client) listAllLoadBalancers(ctx context.Context) ([]loadBalancer, error) {
+	return listAll[loadBalancer](ctx, c, "loadBalancers.list", "/v1/load-balancers", "load_balancers", nil)
+}
+
 func (c *client) getLoadBalancer(ctx context.Context, id string) (*loadBalancer, error) {
 	lb, err := getOne[loadBalancer](ctx, c, "loadBalancers.get", http.MethodGet, lbPath(id), "load_balancer", nil)
 	return lb, aboutResource(err)

@@ -2,6 +2,7 @@ package skeleton
 
 import (
 	"context"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
@@ -44,7 +45,10 @@ type lbDriver struct {
 	codec  providerid.Codec
 }
 
-var _ framework.LoadBalancerDriver[LoadBalancerConfig, loadBalancer] = (*lbDriver)(nil)
+var (
+	_ framework.LoadBalancerDriver[LoadBalancerConfig, loadBalancer] = (*lbDriver)(nil)
+	_ framework.LoadBalancerLister[LoadBalancerConfig, loadBalancer] = (*lbDriver)(nil)
+)
 
 // Get returns the load balancer named by the Service's ID annotation; a 404
 // wraps ErrNotFound and the pipeline falls back to Find.
@@ -70,6 +74,27 @@ func (d *lbDriver) Find(ctx context.Context, req *lbRequest) (*loadBalancer, err
 			"service", klog.KObj(req.Service), "tag", tag, "loadBalancerID", lbs[0].ID, "count", len(lbs))
 	}
 	return &lbs[0], nil
+}
+
+// List implements framework.LoadBalancerLister: the pipeline then answers
+// Get and Find from one shared list (a page per 200 load balancers) and
+// calls them only for what the list cannot answer.
+func (d *lbDriver) List(ctx context.Context) ([]*loadBalancer, error) {
+	lbs, err := d.client.listAllLoadBalancers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*loadBalancer, len(lbs))
+	for i := range lbs {
+		out[i] = &lbs[i]
+	}
+	return out, nil
+}
+
+// Owns tells which listed load balancer Find would return: the one with the
+// Service's ownership tag.
+func (d *lbDriver) Owns(lb *loadBalancer, req *lbRequest) bool {
+	return slices.Contains(lb.Tags, ownerTag(req.ClusterName, req.Service))
 }
 
 // Validate implements framework.LoadBalancerValidator: a Service the

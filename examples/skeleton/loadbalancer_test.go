@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/ccmkit/ccmkit/examples/skeleton"
 	"github.com/ccmkit/ccmkit/examples/skeleton/skeletonsim"
+	"github.com/ccmkit/ccmkit/framework"
 )
 
 // createService stores a LoadBalancer Service with an HTTP and a DNS port in
@@ -246,11 +248,15 @@ func TestLoadBalancerUnservableService(t *testing.T) {
 }
 
 func TestLoadBalancerInErrorState(t *testing.T) {
-	f := newFixture(t, skeletonsim.Options{})
+	// A change made outside the CCM shows at the next list, at most one
+	// load-balancer cache TTL later.
+	const ttl = 50 * time.Millisecond
+	f := newFixture(t, skeletonsim.Options{}, func(env *framework.Env) { env.LoadBalancerCacheTTL = ttl })
 	nodes := f.addNodes("node-1")
 	svc := f.createService(t, "web", map[string]string{})
 	f.ensureReady(t, svc, nodes)
 	f.sim.SetLoadBalancerError("lb-000001", "no capacity in sk-1")
+	time.Sleep(ttl)
 
 	lb, _ := f.cloud.LoadBalancer()
 	_, err := lb.EnsureLoadBalancer(f.ctx, clusterName, f.fresh(t, svc), nodes)

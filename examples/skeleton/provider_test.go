@@ -34,7 +34,9 @@ type fixture struct {
 	ctx    context.Context
 }
 
-func newFixture(t *testing.T, opts skeletonsim.Options) *fixture {
+// newFixture starts a simulator and the provider on it. The load-balancer
+// cache is on, as in production; tune changes the Env.
+func newFixture(t *testing.T, opts skeletonsim.Options, tune ...func(*framework.Env)) *fixture {
 	t.Helper()
 	sim := skeletonsim.NewServer(t, opts)
 	f := &fixture{sim: sim, kube: fake.NewClientset(), events: record.NewFakeRecorder(100)}
@@ -44,7 +46,7 @@ func newFixture(t *testing.T, opts skeletonsim.Options) *fixture {
 		"SKELETON_TOKEN":   sim.Token(),
 		"SKELETON_REGION":  "sk-default",
 		"SKELETON_API_QPS": "0", // unlimited: tests should not wait for tokens
-	})
+	}, tune...)
 	if err != nil {
 		t.Fatalf("NewCloud: %v", err)
 	}
@@ -53,9 +55,9 @@ func newFixture(t *testing.T, opts skeletonsim.Options) *fixture {
 
 // newCloud runs what framework.Main runs at start-up: load the config from
 // vars, Init, build the cloud.
-func newCloud(t *testing.T, kube kubernetes.Interface, events record.EventRecorder, vars map[string]string) (*framework.Cloud, context.Context, error) {
+func newCloud(t *testing.T, kube kubernetes.Interface, events record.EventRecorder, vars map[string]string, tune ...func(*framework.Env)) (*framework.Cloud, context.Context, error) {
 	_, ctx := ktesting.NewTestContext(t)
-	cloud, err := framework.NewCloud(ctx, skeleton.New(), &framework.Env{
+	env := &framework.Env{
 		Client:      kube,
 		Recorder:    events,
 		ClusterName: clusterName,
@@ -66,7 +68,11 @@ func newCloud(t *testing.T, kube kubernetes.Interface, events record.EventRecord
 		// One attempt each, so a fault is seen as is.
 		CloudAPI:         cloudapi.Options{MaxRetries: -1, Timeout: 5 * time.Second},
 		InstanceCacheTTL: -1,
-	})
+	}
+	for _, f := range tune {
+		f(env)
+	}
+	cloud, err := framework.NewCloud(ctx, skeleton.New(), env)
 	return cloud, ctx, err
 }
 

@@ -89,6 +89,9 @@ func newSuite(t *testing.T, h Harness) *suite {
 		// One attempt, a short timeout: fault tests must see the raw answer.
 		CloudAPI:         cloudapi.Options{MaxRetries: -1, Timeout: time.Second},
 		InstanceCacheTTL: -1,
+		// The load-balancer cache stays on, as in production: the contract
+		// (zero writes on a no-op, idempotent deletes) must hold with it.
+		LoadBalancerCacheTTL: framework.DefaultLoadBalancerCacheTTL,
 	}
 	if target.CloudConfig != "" {
 		env.CloudConfigFile = filepath.Join(t.TempDir(), "cloud.conf")

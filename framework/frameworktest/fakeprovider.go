@@ -20,6 +20,7 @@ const FakeAnnotationPrefix = "fake.ccmkit.io/"
 type FakeLoadBalancerConfig struct {
 	HealthCheckInterval time.Duration `annotation:"health-check-interval" default:"10s" unit:"s" min:"1s" max:"300s" doc:"Seconds between health checks."`
 	ProxyProtocol       bool          `annotation:"proxy-protocol" doc:"Send PROXY protocol v1 to the nodes."`
+	Hostname            string        `annotation:"hostname" doc:"Publish this hostname instead of the IP."`
 }
 
 // FakeProvider is a complete provider (instances, load balancers, routes)
@@ -46,6 +47,7 @@ func (p *FakeProvider) Init(_ context.Context, env *framework.Env) error {
 	p.lb = framework.NewLoadBalancer(env, fakeLBDriver{p.cloud}, framework.LoadBalancerOptions[FakeLoadBalancerConfig]{
 		AnnotationPrefix: FakeAnnotationPrefix,
 		IDAnnotation:     FakeAnnotationPrefix + "load-balancer-id",
+		Hostname:         func(c *FakeLoadBalancerConfig) string { return c.Hostname },
 	})
 	return nil
 }

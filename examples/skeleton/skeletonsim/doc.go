@@ -67,13 +67,14 @@
 //	    "status": "provisioning"|"active"|"error", "error_message": "...",
 //	    "ipv4": "198.18.0.1"}
 //
-// A new load balancer is "provisioning". Its ProvisioningReads-th GET (2 by
-// default) finds it "active" with an ipv4 address, as does Advance. While it
-// is provisioning, PUT answers 409 conflict. Validation (422) requires a
-// name, a known algorithm, at least one listener, ports in 1-65535, no two
-// listeners on the same protocol and port, a health-check path (starting
-// with /) exactly when the protocol is http, an interval of 1-300 seconds
-// and members that are existing instances. An empty algorithm means
+// A new load balancer is "provisioning". Its ProvisioningReads-th read (2 by
+// default; a GET or a list page that holds it) finds it "active" with an
+// ipv4 address, as does Advance. While it is provisioning, PUT answers 409
+// conflict. Validation (422) requires a name, a known algorithm, at least
+// one listener, ports in 1-65535, no two listeners on the same protocol and
+// port, a health-check path (starting with /) exactly when the protocol is
+// http, an interval of 1-300 seconds and members that are existing
+// instances. An empty algorithm means
 // round_robin; an empty health check means tcp on the first listener's
 // target port every 10 seconds.
 //

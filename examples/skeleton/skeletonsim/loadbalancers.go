@@ -69,19 +69,26 @@ func (s *Server) SetLoadBalancerError(id, message string) bool {
 	return ok
 }
 
+// listLoadBalancers counts a read of each load balancer on the page, as
+// getLoadBalancer does: a CCM that polls by listing sees provisioning end.
 func (s *Server) listLoadBalancers(r *http.Request) (int, any) {
 	tag := r.URL.Query().Get("tag")
-	var all []LoadBalancer
+	var all []*lbRecord
 	for _, rec := range sortedValues(s.st.loadBalancers) {
 		if tag == "" || slices.Contains(rec.lb.Tags, tag) {
-			all = append(all, rec.lb.clone())
+			all = append(all, rec)
 		}
 	}
 	page, meta, err := paginate(r, all, s.opts.PerPage)
 	if err != nil {
 		return fail(http.StatusBadRequest, "%v", err)
 	}
-	return http.StatusOK, map[string]any{"load_balancers": nonNil(page), "meta": meta}
+	out := make([]LoadBalancer, 0, len(page))
+	for _, rec := range page {
+		s.read(rec)
+		out = append(out, rec.lb.clone())
+	}
+	return http.StatusOK, map[string]any{"load_balancers": out, "meta": meta}
 }
 
 func (s *Server) createLoadBalancer(r *http.Request) (int, any) {
@@ -100,21 +107,27 @@ func (s *Server) createLoadBalancer(r *http.Request) (int, any) {
 	return http.StatusCreated, map[string]any{"load_balancer": rec.lb.clone()}
 }
 
-// getLoadBalancer counts the read: the ProvisioningReads-th GET of a
-// provisioning load balancer finds it active.
+// getLoadBalancer counts the read: the ProvisioningReads-th read (GET or
+// list) of a provisioning load balancer finds it active.
 func (s *Server) getLoadBalancer(r *http.Request) (int, any) {
 	id := r.PathValue("id")
 	rec, ok := s.st.loadBalancers[id]
 	if !ok {
 		return fail(http.StatusNotFound, "load balancer %q not found", id)
 	}
+	s.read(rec)
+	return http.StatusOK, map[string]any{"load_balancer": rec.lb.clone()}
+}
+
+// read counts a read of a provisioning load balancer and activates it on the
+// ProvisioningReads-th. The caller holds s.mu.
+func (s *Server) read(rec *lbRecord) {
 	if rec.lb.Status == StatusProvisioning {
 		rec.reads++
 		if rec.reads >= s.opts.ProvisioningReads {
 			s.st.activate(rec)
 		}
 	}
-	return http.StatusOK, map[string]any{"load_balancer": rec.lb.clone()}
 }
 
 // updateLoadBalancer replaces the whole spec; a provisioning load balancer

@@ -31,8 +31,9 @@ type Options struct {
 	// PerPage is the page size when a list request has no per_page;
 	// 0 means DefaultPerPage.
 	PerPage int
-	// ProvisioningReads is how many GETs of a provisioning load balancer
-	// it takes to become active (the N-th GET returns it active); 0 means
+	// ProvisioningReads is how many reads (GETs or list pages) of a
+	// provisioning load balancer it takes to become active (the N-th
+	// returns it active); 0 means
 	// DefaultProvisioningReads and a negative value creates load balancers
 	// active.
 	ProvisioningReads int
