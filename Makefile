@@ -30,7 +30,7 @@ build: ## Build every cmd/* binary into bin/ (version from git, or VERSION=...).
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 
 # The cloud `make demo` and `make bench` run.
-CLOUD ?= skeleton
+CLOUD ?= digitalocean
 
 .PHONY: test
 test: controlplane verify vet lint unit e2e ## Run every check and test the project has (what CI runs; builds bin/ first).
@@ -44,7 +44,7 @@ e2e: controlplane ## End-to-end suite: the real CCM binaries vs a real kube-apis
 	CCMKIT_E2E=required $(GO) test -count=1 -timeout=30m $(GOTESTFLAGS) ./test/e2e/...
 
 .PHONY: demo
-demo: controlplane ## Run a CCM (CLOUD=skeleton) against a local control plane and a simulated cloud; KEEP=1 leaves it running.
+demo: controlplane ## Run a CCM (CLOUD=digitalocean) against a local control plane and a simulated cloud; KEEP=1 leaves it running.
 	$(GO) run ./internal/demo -cloud=$(CLOUD) $(if $(KEEP),-keep)
 
 .PHONY: vet

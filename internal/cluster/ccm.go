@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -113,4 +114,24 @@ func (c *CCM) Wait(ctx context.Context) error {
 func (c *CCM) Log() string {
 	b, _ := os.ReadFile(c.LogPath)
 	return string(b)
+}
+
+// StartCCMWithEnv is Cluster.StartCCM with env added to what the simulator
+// gives the CCM (winning over it), e.g. a provider's optional settings.
+func (c *Cluster) StartCCMWithEnv(name string, env map[string]string, extraArgs ...string) (*CCM, error) {
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	all := maps.Clone(c.Sim.Env())
+	maps.Copy(all, env)
+	args := append(c.CCMArgs(port), extraArgs...)
+	ccm, err := StartCCM(c.ccmBinary, filepath.Join(c.WorkDir, name+".log"), all, args...)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.ccms = append(c.ccms, ccm)
+	c.mu.Unlock()
+	return ccm, nil
 }

@@ -116,19 +116,7 @@ func (c *Cluster) CCMArgs(port int) []string {
 // StartCCM runs the provider's CCM binary against the cluster. name labels
 // its log file.
 func (c *Cluster) StartCCM(name string, extraArgs ...string) (*CCM, error) {
-	port, err := FreePort()
-	if err != nil {
-		return nil, err
-	}
-	args := append(c.CCMArgs(port), extraArgs...)
-	ccm, err := StartCCM(c.ccmBinary, filepath.Join(c.WorkDir, name+".log"), c.Sim.Env(), args...)
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	c.ccms = append(c.ccms, ccm)
-	c.mu.Unlock()
-	return ccm, nil
+	return c.StartCCMWithEnv(name, nil, extraArgs...)
 }
 
 // AddNode creates a VM called name in the simulated cloud and registers its

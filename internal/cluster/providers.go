@@ -72,14 +72,13 @@ var Providers = []Provider{
 		StartSim:      startSkeletonSim,
 	},
 	{
-		// Instances so far; load balancers and the firewall controller
-		// land next (issue 4).
-		Name:     "digitalocean",
-		Command:  "./cmd/digitalocean-cloud-controller-manager",
-		RBAC:     []string{"examples/manifests/digitalocean/rbac.yaml"},
-		NoZone:   true, // as the existing DigitalOcean CCM: regions only
-		New:      func() framework.Provider { return digitalocean.New() },
-		StartSim: startDigitalOceanSim,
+		Name:          "digitalocean",
+		Command:       "./cmd/digitalocean-cloud-controller-manager",
+		RBAC:          []string{"examples/manifests/digitalocean/rbac.yaml"},
+		LoadBalancers: true,
+		NoZone:        true, // as the existing DigitalOcean CCM: regions only
+		New:           func() framework.Provider { return digitalocean.New() },
+		StartSim:      startDigitalOceanSim,
 	},
 }
 

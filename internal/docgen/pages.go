@@ -21,6 +21,9 @@ var pages = []page{
 	{"skeleton/config.md", func() ([]byte, error) {
 		return config.Markdown("Skeleton configuration", skeleton.Config{})
 	}},
+	{"digitalocean/annotations.md", func() ([]byte, error) {
+		return annotations.Markdown("DigitalOcean Service annotations", digitalocean.AnnotationPrefix, digitalocean.LoadBalancerConfig{})
+	}},
 	{"digitalocean/config.md", func() ([]byte, error) {
 		return config.Markdown("DigitalOcean configuration", digitalocean.Config{})
 	}},

@@ -36,7 +36,7 @@ type Config struct {
 	APIQPS       float64       `json:"apiRateLimitQPS" env:"DO_API_RATE_LIMIT_QPS" default:"0" doc:"Requests per second to the API, 0 for unlimited, unless --cloud-api-qps is set."`
 	// DefaultLBType is normalised to upper case by Validate.
 	DefaultLBType            string   `json:"defaultLBType" env:"DEFAULT_LB_TYPE" default:"REGIONAL_NETWORK" doc:"Load balancer type when a Service does not set one: REGIONAL or REGIONAL_NETWORK."`
-	PublicAccessFirewallName string   `json:"publicAccessFirewallName" env:"PUBLIC_ACCESS_FIREWALL_NAME" doc:"Name of the firewall that opens the NodePorts of NodePort and LoadBalancer Services to the workers."`
+	PublicAccessFirewallName string   `json:"publicAccessFirewallName" env:"PUBLIC_ACCESS_FIREWALL_NAME" doc:"Name of the firewall the public-access-firewall controller keeps: it opens the NodePorts of NodePort Services (and the ports of external REGIONAL_NETWORK load balancers) to the workers. Set together with PUBLIC_ACCESS_FIREWALL_TAGS; unset turns the controller off."`
 	PublicAccessFirewallTags []string `json:"publicAccessFirewallTags" env:"PUBLIC_ACCESS_FIREWALL_TAGS" doc:"Droplet tags the public-access firewall applies to (comma-separated)."`
 }
 
@@ -55,6 +55,9 @@ func (c *Config) Validate() error {
 	}
 	if c.APIQPS < 0 {
 		errs = append(errs, fmt.Errorf("DO_API_RATE_LIMIT_QPS: must not be negative, got %g", c.APIQPS))
+	}
+	if (c.PublicAccessFirewallName == "") != (len(c.PublicAccessFirewallTags) == 0) {
+		errs = append(errs, errors.New("PUBLIC_ACCESS_FIREWALL_NAME and PUBLIC_ACCESS_FIREWALL_TAGS: set both, or neither"))
 	}
 	switch t := strings.ToUpper(strings.TrimSpace(c.DefaultLBType)); t {
 	case LoadBalancerTypeRegional, LoadBalancerTypeRegionalNetwork:

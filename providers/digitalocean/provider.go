@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/digitalocean/godo"
+	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccmkit/framework"
@@ -22,6 +24,9 @@ type Provider struct {
 	cfg       Config
 	region    string
 	instances *instances
+	lb        cloudprovider.LoadBalancer
+	// client is the godo client Init built, for the extra controllers.
+	client *godo.Client
 
 	// metadataURL is the droplet metadata service's region endpoint; tests
 	// point it at a local server.
@@ -29,9 +34,10 @@ type Provider struct {
 }
 
 var (
-	_ framework.Provider          = (*Provider)(nil)
-	_ framework.Configurable      = (*Provider)(nil)
-	_ framework.InstancesProvider = (*Provider)(nil)
+	_ framework.Provider             = (*Provider)(nil)
+	_ framework.Configurable         = (*Provider)(nil)
+	_ framework.InstancesProvider    = (*Provider)(nil)
+	_ framework.LoadBalancerProvider = (*Provider)(nil)
 )
 
 // New returns an unconfigured provider; framework.Main or
@@ -68,7 +74,9 @@ func (p *Provider) Init(ctx context.Context, env *framework.Env) error {
 		}
 	}
 	p.region = region
+	p.client = c
 	p.instances = &instances{client: c, defaultRegion: region}
+	p.lb = newLoadBalancer(env, c, lbSettings{region: region, vpcUUID: p.cfg.ClusterVPCID, clusterID: p.cfg.ClusterID, codec: framework.Codec(p)}, p.cfg.DefaultLBType)
 	klog.FromContext(ctx).Info("DigitalOcean provider initialized",
 		"apiURL", cloudapi.RedactURL(c.BaseURL), "region", region, "clusterID", p.cfg.ClusterID)
 	return nil
@@ -79,6 +87,9 @@ func (p *Provider) Init(ctx context.Context, env *framework.Env) error {
 func (p *Provider) httpClient(env *framework.Env) *http.Client {
 	return env.NewHTTPClient(cloudapi.Options{QPS: p.cfg.APIQPS})
 }
+
+// LoadBalancer implements framework.LoadBalancerProvider.
+func (p *Provider) LoadBalancer() cloudprovider.LoadBalancer { return p.lb }
 
 // Instances implements framework.InstancesProvider.
 func (p *Provider) Instances() framework.Instances { return p.instances }

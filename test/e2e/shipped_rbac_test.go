@@ -313,17 +313,23 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// TestSkeletonManifestsValidate has the API server validate every shipped
-// skeleton manifest (strict field validation, server-side dry run), so a
+// TestManifestsValidate has the API server validate every shipped
+// manifest of every cloud (strict field validation, server-side dry run), so a
 // misspelt field fails here rather than in a user's cluster.
-func TestSkeletonManifestsValidate(t *testing.T) {
-	files, err := filepath.Glob("../../examples/manifests/skeleton/*.yaml")
-	if err != nil || len(files) < 3 {
-		t.Fatalf("manifests: %v %v", files, err)
+func TestManifestsValidate(t *testing.T) {
+	dirs, err := filepath.Glob("../../examples/manifests/*")
+	if err != nil || len(dirs) < 2 {
+		t.Fatalf("manifest directories: %v %v", dirs, err)
 	}
 	objs := map[string][]runtime.Object{}
-	for _, f := range files {
-		objs[filepath.Base(f)] = decodeYAMLFile(t, f)
+	for _, dir := range dirs {
+		files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		if err != nil || len(files) < 3 {
+			t.Fatalf("%s: want rbac, deployment and secret manifests, got %v %v", dir, files, err)
+		}
+		for _, f := range files {
+			objs[filepath.Join(filepath.Base(dir), filepath.Base(f))] = decodeYAMLFile(t, f)
+		}
 	}
 	requireBinaries(t)
 	cp := frameworktest.StartControlPlane(t, frameworktest.ControlPlaneOptions{})

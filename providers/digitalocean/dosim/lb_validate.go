@@ -38,6 +38,8 @@ func (s *Server) validateLB(req *lbRequest) string {
 		return fmt.Sprintf("network_stack %q is not one of IPV4, DUALSTACK", req.NetworkStack)
 	case !oneOf(req.Algorithm, "", "round_robin", "least_connections"):
 		return fmt.Sprintf("algorithm %q is not valid", req.Algorithm)
+	case req.IP != "" && net.ParseIP(req.IP) == nil:
+		return fmt.Sprintf("ip %q is not a valid IP address", req.IP)
 	case req.Tag != "" && len(req.DropletIDs) > 0:
 		return "tag and droplet_ids are mutually exclusive"
 	case req.HTTPIdleTimeoutSeconds != nil && (*req.HTTPIdleTimeoutSeconds < 30 || *req.HTTPIdleTimeoutSeconds > 600):
@@ -95,8 +97,8 @@ func (s *Server) validateRules(req *lbRequest) string {
 			return "udp forwarding rules must use udp for both entry_protocol and target_protocol"
 		case fr.TlsPassthrough && fr.CertificateID != "":
 			return "certificate_id and tls_passthrough are mutually exclusive"
-		case fr.TlsPassthrough && (fr.EntryProtocol != "https" || fr.TargetProtocol != "https"):
-			return "tls_passthrough requires https as entry_protocol and target_protocol"
+		case fr.TlsPassthrough && (!oneOf(fr.EntryProtocol, "https", "http2") || fr.TargetProtocol != fr.EntryProtocol):
+			return "tls_passthrough requires https or http2 as both entry_protocol and target_protocol"
 		case oneOf(fr.EntryProtocol, "https", "http2", "http3") && !fr.TlsPassthrough && fr.CertificateID == "":
 			return fmt.Sprintf("forwarding rule for port %d with entry_protocol %s needs a certificate_id or tls_passthrough", fr.EntryPort, fr.EntryProtocol)
 		}

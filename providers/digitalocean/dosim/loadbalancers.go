@@ -38,6 +38,7 @@ type LoadBalancer struct {
 	EnableBackendKeepalive       bool             `json:"enable_backend_keepalive"`
 	HTTPIdleTimeoutSeconds       *uint64          `json:"http_idle_timeout_seconds,omitempty"`
 	VPCUUID                      string           `json:"vpc_uuid"`
+	VPCSubnetUUID                string           `json:"subnet_uuid,omitempty"`
 	ProjectID                    string           `json:"project_id,omitempty"`
 	DisableLetsEncryptDNSRecords *bool            `json:"disable_lets_encrypt_dns_records,omitempty"`
 	Firewall                     *LBFirewall      `json:"firewall,omitempty"`
@@ -101,6 +102,7 @@ type lbRequest struct {
 	EnableProxyProtocol          bool             `json:"enable_proxy_protocol"`
 	EnableBackendKeepalive       bool             `json:"enable_backend_keepalive"`
 	VPCUUID                      string           `json:"vpc_uuid"`
+	VPCSubnetUUID                string           `json:"subnet_uuid"`
 	ProjectID                    string           `json:"project_id"`
 	DisableLetsEncryptDNSRecords *bool            `json:"disable_lets_encrypt_dns_records"`
 	HTTPIdleTimeoutSeconds       *uint64          `json:"http_idle_timeout_seconds"`
@@ -109,6 +111,8 @@ type lbRequest struct {
 	NetworkStack                 string           `json:"network_stack"`
 	TLSCipherPolicy              string           `json:"tls_cipher_policy"`
 	ValidateOnly                 bool             `json:"validate_only"`
+	// IP is a reserved (BYOIP) address for a new load balancer; create only.
+	IP string `json:"ip"`
 }
 
 type lbRecord struct {
@@ -151,7 +155,7 @@ func (rec *lbRecord) apply(req *lbRequest) {
 		DropletIDs: slices.Clone(req.DropletIDs), Tag: req.Tag, Tags: slices.Clone(req.Tags),
 		RedirectHttpToHttps: req.RedirectHttpToHttps, EnableProxyProtocol: req.EnableProxyProtocol,
 		EnableBackendKeepalive: req.EnableBackendKeepalive, HTTPIdleTimeoutSeconds: req.HTTPIdleTimeoutSeconds,
-		VPCUUID: req.VPCUUID, ProjectID: req.ProjectID, DisableLetsEncryptDNSRecords: req.DisableLetsEncryptDNSRecords,
+		VPCUUID: req.VPCUUID, VPCSubnetUUID: req.VPCSubnetUUID, ProjectID: req.ProjectID, DisableLetsEncryptDNSRecords: req.DisableLetsEncryptDNSRecords,
 		Firewall: req.Firewall, Network: req.Network, NetworkStack: req.NetworkStack, TLSCipherPolicy: req.TLSCipherPolicy,
 	}
 	reg := region(req.Region)
@@ -283,6 +287,7 @@ func (s *Server) createLoadBalancer(r *http.Request) (int, any) {
 	rec.lb.ID = uuid(2, st.lbSeq)
 	rec.lb.Created = created
 	rec.lb.Status = LBStatusNew
+	rec.lb.IP = req.IP
 	if s.opts.ProvisioningReads < 0 {
 		rec.lb.Status = LBStatusActive
 	}
