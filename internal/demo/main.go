@@ -18,7 +18,7 @@ import (
 )
 
 func main() {
-	cloud := flag.String("cloud", "skeleton", "provider to run")
+	cloud := flag.String("cloud", "digitalocean", "provider to run")
 	keep := flag.Bool("keep", false, "leave the cluster running and print how to use it")
 	timeout := flag.Duration("timeout", 3*time.Minute, "how long to wait for convergence")
 	flag.Parse()

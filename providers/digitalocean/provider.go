@@ -72,6 +72,8 @@ func (p *Provider) Init(ctx context.Context, env *framework.Env) error {
 		if err != nil {
 			return fmt.Errorf("REGION is not set and the region is not known from the droplet metadata service (set REGION): %w", err)
 		}
+	} else if err := checkRegion(ctx, c, region); err != nil {
+		return err
 	}
 	p.region = region
 	p.client = c

@@ -196,6 +196,7 @@ func TestRegion(t *testing.T) {
 		wantErr     string
 	}{
 		{name: "REGION wins", region: "sfo3", metadataURL: metadata(200, "ams3\n"), want: "sfo3"},
+		{name: "REGION the API does not know", region: "sfo9", wantErr: `REGION: "sfo9" is not a DigitalOcean region (the API lists nyc3, sfo3)`},
 		{name: "from metadata", metadataURL: metadata(200, "ams3\n"), want: "ams3"},
 		{name: "metadata unreachable", metadataURL: down.URL, wantErr: "REGION is not set"},
 		{name: "metadata 404", metadataURL: metadata(404, "nope"), wantErr: "REGION is not set"},

@@ -9,8 +9,9 @@ import (
 
 // rawAPI answers with canned responses, for what the simulator is too
 // well-behaved to send: malformed bodies, a proxy's HTML 404, droplets
-// missing fields. GET /v2/account always succeeds so Init passes; every
-// other path answers what routes says, else the API's JSON 404.
+// missing fields. GET /v2/account and /v2/regions always succeed so Init
+// passes; every other path answers what routes says, else the API's JSON
+// 404.
 type rawAPI struct {
 	srv    *httptest.Server
 	routes map[string]rawResponse // "GET /v2/droplets" -> answer; read-only
@@ -48,6 +49,8 @@ func (a *rawAPI) serve(w http.ResponseWriter, r *http.Request) {
 		resp = rawResponse{status: http.StatusUnauthorized, body: `{"id":"Unauthorized","message":"Unable to authenticate you"}`}
 	case route == "GET /v2/account":
 		resp = rawResponse{body: `{"account":{"uuid":"u-1","status":"active"}}`}
+	case route == "GET /v2/regions":
+		resp = rawResponse{body: `{"regions":[{"slug":"nyc3","available":true},{"slug":"sfo3","available":true}],"links":{},"meta":{"total":2}}`}
 	case !ok:
 		resp = rawResponse{status: http.StatusNotFound, body: notFoundRaw}
 	}

@@ -8,6 +8,10 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/digitalocean/godo"
+
+	"github.com/ccmkit/ccmkit/framework/cloudapi"
 )
 
 const (
@@ -61,4 +65,29 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
+}
+
+// checkRegion makes sure region is one the API knows, so a typo in REGION
+// stops the CCM at start-up instead of failing every load-balancer create.
+func checkRegion(ctx context.Context, c *godo.Client, region string) error {
+	ctx = cloudapi.WithOperation(ctx, "regions.list")
+	opt := &godo.ListOptions{Page: 1, PerPage: listPageSize}
+	var known []string
+	for opt.Page <= maxListPages {
+		regions, resp, err := c.Regions.List(ctx, opt)
+		if err != nil {
+			return fmt.Errorf("listing regions to check REGION: %w", err)
+		}
+		for _, r := range regions {
+			if r.Slug == region {
+				return nil
+			}
+			known = append(known, r.Slug)
+		}
+		if resp == nil || resp.Links == nil || resp.Links.IsLastPage() || len(regions) == 0 {
+			break
+		}
+		opt.Page++
+	}
+	return fmt.Errorf("REGION: %q is not a DigitalOcean region (the API lists %s)", region, strings.Join(known, ", "))
 }
