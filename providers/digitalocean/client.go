@@ -78,27 +78,34 @@ func checkAccess(ctx context.Context, c *godo.Client) error {
 	return err
 }
 
-// listDroplets reads every page of GET /v2/droplets, 200 at a time,
-// following links.pages.next. Any failure fails the whole list: a partial
-// list must never let a droplet look deleted.
+// listDroplets reads every droplet, 200 at a time.
 func listDroplets(ctx context.Context, c *godo.Client) ([]godo.Droplet, error) {
-	ctx = cloudapi.WithOperation(ctx, "droplets.list")
+	return listAll(ctx, "droplets", c.Droplets.List)
+}
+
+// listAll reads every page of a list endpoint, 200 items at a time,
+// following links.pages.next. Any failure fails the whole list: a partial
+// list must never make a droplet look deleted or a resource look missing
+// (and get created twice). what names the resource, and the operation
+// ("<what>.list") for metrics and logs.
+func listAll[T any](ctx context.Context, what string, list func(context.Context, *godo.ListOptions) ([]T, *godo.Response, error)) ([]T, error) {
+	ctx = cloudapi.WithOperation(ctx, what+".list")
 	opt := &godo.ListOptions{Page: 1, PerPage: listPageSize}
-	var all []godo.Droplet
+	var all []T
 	for {
 		if opt.Page > maxListPages {
-			return nil, fmt.Errorf("listing droplets: more than %d pages", maxListPages)
+			return nil, fmt.Errorf("listing %s: more than %d pages", what, maxListPages)
 		}
-		page, resp, err := c.Droplets.List(ctx, opt)
+		page, resp, err := list(ctx, opt)
 		if err != nil {
-			return nil, fmt.Errorf("listing droplets (page %d): %w", opt.Page, err)
+			return nil, fmt.Errorf("listing %s (page %d): %w", what, opt.Page, err)
 		}
 		all = append(all, page...)
 		if resp == nil || resp.Links == nil || resp.Links.IsLastPage() {
 			return all, nil
 		}
 		if len(page) == 0 {
-			return nil, fmt.Errorf("listing droplets: page %d is empty but links to a next page", opt.Page)
+			return nil, fmt.Errorf("listing %s: page %d is empty but links to a next page", what, opt.Page)
 		}
 		opt.Page++
 	}

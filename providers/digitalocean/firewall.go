@@ -12,8 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/cloud-provider/service/helpers"
 	"k8s.io/klog/v2"
-
-	"github.com/ccmkit/ccmkit/framework/cloudapi"
 )
 
 // This file is the public-access firewall's desired state, computed from
@@ -278,29 +276,15 @@ func firewallEntries(name string, tags []string, dropletIDs []int, in, out []str
 // whole lookup: a partial list must never make the firewall look missing,
 // or a second one would be created.
 func findFirewall(ctx context.Context, c *godo.Client, name string) (*godo.Firewall, error) {
-	ctx = cloudapi.WithOperation(ctx, "firewalls.list")
-	opt := &godo.ListOptions{Page: 1, PerPage: listPageSize}
+	all, err := listAll(ctx, "firewalls", c.Firewalls.List)
+	if err != nil {
+		return nil, err
+	}
 	var found []godo.Firewall
-	for {
-		if opt.Page > maxListPages {
-			return nil, fmt.Errorf("listing firewalls: more than %d pages", maxListPages)
+	for _, fw := range all {
+		if fw.Name == name {
+			found = append(found, fw)
 		}
-		page, resp, err := c.Firewalls.List(ctx, opt)
-		if err != nil {
-			return nil, fmt.Errorf("listing firewalls (page %d): %w", opt.Page, err)
-		}
-		for _, fw := range page {
-			if fw.Name == name {
-				found = append(found, fw)
-			}
-		}
-		if resp == nil || resp.Links == nil || resp.Links.IsLastPage() {
-			break
-		}
-		if len(page) == 0 {
-			return nil, fmt.Errorf("listing firewalls: page %d is empty but links to a next page", opt.Page)
-		}
-		opt.Page++
 	}
 	if len(found) == 0 {
 		return nil, nil

@@ -81,31 +81,18 @@ func (d *lbDriver) Get(ctx context.Context, id string) (*loadBalancer, error) {
 // List implements framework.LoadBalancerLister: every load balancer of the
 // account, 200 per page. The pipeline serves Get and Find from it.
 func (d *lbDriver) List(ctx context.Context) ([]*loadBalancer, error) {
-	ctx = cloudapi.WithOperation(ctx, "load_balancers.list")
-	opt := &godo.ListOptions{Page: 1, PerPage: listPageSize}
-	var all []*loadBalancer
-	for {
-		if opt.Page > maxListPages {
-			return nil, fmt.Errorf("listing load balancers: more than %d pages", maxListPages)
-		}
-		page, resp, err := d.client.LoadBalancers.List(ctx, opt)
-		if err != nil {
-			return nil, fmt.Errorf("listing load balancers (page %d): %w", opt.Page, err)
-		}
-		for _, lb := range page {
-			if lb.ID == "" {
-				return nil, fmt.Errorf("listing load balancers (page %d): malformed response: a load balancer without ID", opt.Page)
-			}
-			all = append(all, &lb)
-		}
-		if resp == nil || resp.Links == nil || resp.Links.IsLastPage() {
-			return all, nil
-		}
-		if len(page) == 0 {
-			return nil, fmt.Errorf("listing load balancers: page %d is empty but links to a next page", opt.Page)
-		}
-		opt.Page++
+	lbs, err := listAll(ctx, "load_balancers", d.client.LoadBalancers.List)
+	if err != nil {
+		return nil, err
 	}
+	out := make([]*loadBalancer, len(lbs))
+	for i := range lbs {
+		if lbs[i].ID == "" {
+			return nil, fmt.Errorf("listing load balancers: malformed response: a load balancer without ID")
+		}
+		out[i] = &lbs[i]
+	}
+	return out, nil
 }
 
 // Owns implements framework.LoadBalancerLister: as the existing CCM, a

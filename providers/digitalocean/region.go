@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/digitalocean/godo"
-
-	"github.com/ccmkit/ccmkit/framework/cloudapi"
 )
 
 const (
@@ -70,24 +68,16 @@ func truncate(s string, n int) string {
 // checkRegion makes sure region is one the API knows, so a typo in REGION
 // stops the CCM at start-up instead of failing every load-balancer create.
 func checkRegion(ctx context.Context, c *godo.Client, region string) error {
-	ctx = cloudapi.WithOperation(ctx, "regions.list")
-	opt := &godo.ListOptions{Page: 1, PerPage: listPageSize}
-	var known []string
-	for opt.Page <= maxListPages {
-		regions, resp, err := c.Regions.List(ctx, opt)
-		if err != nil {
-			return fmt.Errorf("listing regions to check REGION: %w", err)
+	regions, err := listAll(ctx, "regions", c.Regions.List)
+	if err != nil {
+		return fmt.Errorf("checking REGION: %w", err)
+	}
+	known := make([]string, 0, len(regions))
+	for _, r := range regions {
+		if r.Slug == region {
+			return nil
 		}
-		for _, r := range regions {
-			if r.Slug == region {
-				return nil
-			}
-			known = append(known, r.Slug)
-		}
-		if resp == nil || resp.Links == nil || resp.Links.IsLastPage() || len(regions) == 0 {
-			break
-		}
-		opt.Page++
+		known = append(known, r.Slug)
 	}
 	return fmt.Errorf("REGION: %q is not a DigitalOcean region (the API lists %s)", region, strings.Join(known, ", "))
 }
