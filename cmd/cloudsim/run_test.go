@@ -127,7 +127,7 @@ func TestRunErrors(t *testing.T) {
 		{"host name", []string{"--scenario=" + valid, "--listen=example.com:80"}, "not a loopback address"},
 		{"no port", []string{"--scenario=" + valid, "--listen=127.0.0.1"}, "missing port"},
 		{"missing scenario file", []string{"--scenario=/nonexistent.yaml"}, "reading scenario: open /nonexistent.yaml"},
-		{"unknown provider", []string{"--scenario=" + valid, "--provider=nimbus"}, `unknown provider "nimbus", want one of digitalocean, skeleton`},
+		{"unknown provider", []string{"--scenario=" + valid, "--provider=nimbus"}, `unknown provider "nimbus", want one of ` + strings.Join(providerNames(), ", ")},
 		{
 			"scenario for another provider",
 			[]string{"--scenario=" + writeScenario(t, "provider: nimbus\n"), "--provider=skeleton"},

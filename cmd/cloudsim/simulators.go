@@ -7,6 +7,7 @@ import (
 
 	"github.com/ccmkit/ccmkit/examples/skeleton/skeletonsim"
 	"github.com/ccmkit/ccmkit/providers/digitalocean/dosim"
+	"github.com/ccmkit/ccmkit/providers/openstack/openstacksim"
 )
 
 // A simulator is one cloud's simulated API, seeded from a scenario.
@@ -25,6 +26,7 @@ type simulator interface {
 var simulators = map[string]func(scenario []byte) (simulator, error){
 	"skeleton":     fromScenario(skeletonsim.NewFromScenario),
 	"digitalocean": fromScenario(dosim.NewFromScenario),
+	"openstack":    fromScenario(openstacksim.NewFromScenario),
 }
 
 // defaultProvider serves scenarios that name no provider.

@@ -5,6 +5,7 @@ import (
 	"github.com/ccmkit/ccmkit/framework/annotations"
 	"github.com/ccmkit/ccmkit/framework/config"
 	"github.com/ccmkit/ccmkit/providers/digitalocean"
+	"github.com/ccmkit/ccmkit/providers/openstack"
 )
 
 // page is one generated file under docs/.
@@ -26,5 +27,8 @@ var pages = []page{
 	}},
 	{"digitalocean/config.md", func() ([]byte, error) {
 		return config.Markdown("DigitalOcean configuration", digitalocean.Config{})
+	}},
+	{"openstack/config.md", func() ([]byte, error) {
+		return config.Markdown("OpenStack configuration (cloud.conf)", openstack.Config{})
 	}},
 }

@@ -1,0 +1,263 @@
+package openstack
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack"
+
+	"github.com/ccmkit/ccmkit/framework/cloudapi"
+)
+
+// This file builds the gophercloud clients and holds the rules every call
+// follows:
+//
+//   - requests go through the framework's *http.Client (User-Agent, rate
+//     limit, retries honouring Retry-After, metrics, logs with X-Auth-Token,
+//     X-Subject-Token and the auth body redacted); gophercloud's own
+//     RetryBackoffFunc stays off so nothing is retried twice;
+//   - the token is re-requested once when an API answers 401 (AllowReauth),
+//     so an expired or revoked token heals without a restart;
+//   - only an API's own 404 (a JSON body) for a request that named one
+//     resource is an authoritative not-found (isAPINotFound); a 401, a 5xx,
+//     a timeout or a proxy's HTML 404 is an error, so no Node is deleted on
+//     it.
+
+// tlsTransport returns the base transport [Global] ca-file, cert-file,
+// key-file and tls-insecure ask for, or nil for the default one. Errors
+// name the setting.
+func tlsTransport(g *GlobalSection) (http.RoundTripper, error) {
+	if g.CAFile == "" && g.CertFile == "" && !g.TLSInsecure {
+		return nil, nil
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: g.TLSInsecure} //nolint:gosec // operator's explicit choice
+	if g.CAFile != "" {
+		pem, err := os.ReadFile(g.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("[Global] ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("[Global] ca-file: %s holds no PEM certificate", g.CAFile)
+		}
+		tc.RootCAs = pool
+	}
+	if g.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(g.CertFile, g.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("[Global] cert-file and key-file: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = tc
+	return t, nil
+}
+
+// endpointAvailability maps [Global] os-endpoint-type to a catalog
+// interface; "" is public.
+func endpointAvailability(s string) (gophercloud.Availability, error) {
+	switch strings.TrimSuffix(strings.ToLower(strings.TrimSpace(s)), "url") {
+	case "", "public":
+		return gophercloud.AvailabilityPublic, nil
+	case "internal":
+		return gophercloud.AvailabilityInternal, nil
+	case "admin":
+		return gophercloud.AvailabilityAdmin, nil
+	}
+	return "", fmt.Errorf("[Global] os-endpoint-type: %q is not public, internal or admin", s)
+}
+
+// authOptions returns the Keystone v3 request for g, which Validate has
+// checked. AllowReauth makes gophercloud request a new token once when an
+// API answers 401.
+func authOptions(g *GlobalSection) (gophercloud.AuthOptions, error) {
+	reveal := func(key string, s interface{ Reveal() (string, error) }) (string, error) {
+		v, err := s.Reveal()
+		if err != nil {
+			return "", fmt.Errorf("[Global] %s: %w", key, err)
+		}
+		return v, nil
+	}
+	ao := gophercloud.AuthOptions{
+		IdentityEndpoint: g.AuthURL,
+		AllowReauth:      true,
+		UserID:           g.UserID,
+		Username:         g.Username,
+		DomainID:         firstOf(g.UserDomainID, g.DomainID),
+	}
+	if ao.DomainID == "" {
+		ao.DomainName = firstOf(g.UserDomainName, g.DomainName)
+	}
+	var err error
+	switch g.authMethod() {
+	case authApplicationCredential:
+		ao.ApplicationCredentialID = g.ApplicationCredentialID
+		ao.ApplicationCredentialName = g.ApplicationCredentialName
+		if ao.ApplicationCredentialSecret, err = reveal("application-credential-secret", &g.ApplicationCredentialSecret); err != nil {
+			return ao, err
+		}
+		if ao.ApplicationCredentialID != "" { // the ID alone identifies it
+			ao.UserID, ao.Username, ao.DomainID, ao.DomainName = "", "", "", ""
+		}
+		return ao, nil // an application credential is scoped already
+	case authTrust:
+		ao.UserID, ao.Username, ao.DomainID, ao.DomainName = firstOf(g.TrusteeID, g.UserID), "", "", ""
+		secret, key := &g.TrusteePassword, "trustee-password"
+		if secret.IsZero() {
+			secret, key = &g.Password, "password"
+		}
+		if ao.Password, err = reveal(key, secret); err != nil {
+			return ao, err
+		}
+		ao.Scope = &gophercloud.AuthScope{TrustID: g.TrustID}
+		return ao, nil
+	}
+	if ao.UserID != "" {
+		ao.Username, ao.DomainID, ao.DomainName = "", "", ""
+	}
+	if ao.Password, err = reveal("password", &g.Password); err != nil {
+		return ao, err
+	}
+	switch {
+	case g.TenantID != "":
+		ao.Scope = &gophercloud.AuthScope{ProjectID: g.TenantID}
+	case g.TenantName != "":
+		ao.Scope = &gophercloud.AuthScope{ProjectName: g.TenantName, DomainID: firstOf(g.TenantDomainID, g.DomainID)}
+		if ao.Scope.DomainID == "" {
+			ao.Scope.DomainName = firstOf(g.TenantDomainName, g.DomainName)
+		}
+	}
+	// Without a project Keystone scopes the token to the user's default
+	// project, as OCCM relies on too.
+	return ao, nil
+}
+
+func firstOf(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// authenticate builds a provider client over hc and requests a token. A
+// rejected credential yields an error naming the settings to check and no
+// response body; nothing returned contains a secret.
+func authenticate(ctx context.Context, g *GlobalSection, hc *http.Client) (*gophercloud.ProviderClient, error) {
+	ao, err := authOptions(g)
+	if err != nil {
+		return nil, err
+	}
+	pc, err := openstack.NewClient(g.AuthURL)
+	if err != nil {
+		return nil, fmt.Errorf("[Global] auth-url: %w", err)
+	}
+	pc.HTTPClient = *hc // before Authenticate: the re-authentication closure copies it
+	err = openstack.Authenticate(cloudapi.WithOperation(ctx, "keystone.tokens.create"), pc, ao)
+	var code gophercloud.ErrUnexpectedResponseCode
+	switch {
+	case err == nil:
+		return pc, nil
+	case errors.As(err, &code) && (code.Actual == http.StatusUnauthorized || code.Actual == http.StatusForbidden):
+		return nil, fmt.Errorf("authentication failed: Keystone at %s answered %d %s; check %s",
+			redactedURL(g.AuthURL), code.Actual, http.StatusText(code.Actual), g.credentialKeys())
+	case errors.As(err, &code):
+		return nil, fmt.Errorf("cannot authenticate with Keystone at %s ([Global] auth-url): %s %s answered %d %s",
+			redactedURL(g.AuthURL), code.Method, redactedURL(code.URL), code.Actual, http.StatusText(code.Actual))
+	}
+	return nil, fmt.Errorf("cannot authenticate with Keystone at %s ([Global] auth-url): %w", redactedURL(g.AuthURL), err)
+}
+
+func redactedURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return cloudapi.Redacted
+	}
+	return cloudapi.RedactURL(u)
+}
+
+// serviceError describes a failed API call: the status and the API's
+// message, without the rest of the body.
+func serviceError(err error) error {
+	var code gophercloud.ErrUnexpectedResponseCode
+	if !errors.As(err, &code) {
+		return err
+	}
+	msg := apiMessage(code.Body)
+	if msg == "" {
+		msg = http.StatusText(code.Actual)
+	}
+	return &apiError{Status: code.Actual, Method: code.Method, URL: redactedURL(code.URL), Message: msg, notFound: isAPINotFound(err)}
+}
+
+// apiError is a non-success answer of an OpenStack API.
+type apiError struct {
+	Status      int
+	Method, URL string
+	Message     string
+	notFound    bool
+}
+
+func (e *apiError) Error() string {
+	return fmt.Sprintf("%s %s: %d %s", e.Method, e.URL, e.Status, e.Message)
+}
+
+// isAPINotFound reports whether err is an API's own 404: one with a JSON
+// object body, as Nova ({"itemNotFound": ...}) and Neutron
+// ({"NeutronError": ...}) send. A 404 page from a proxy or a wrong path is
+// HTML or text and does not count. Callers use it only for requests that
+// named one resource.
+func isAPINotFound(err error) bool {
+	var a *apiError
+	if errors.As(err, &a) {
+		return a.notFound
+	}
+	var code gophercloud.ErrUnexpectedResponseCode
+	if !errors.As(err, &code) || code.Actual != http.StatusNotFound {
+		return false
+	}
+	if ct := code.ResponseHeader.Get("Content-Type"); ct != "" {
+		if mt, _, _ := mime.ParseMediaType(ct); mt != "application/json" {
+			return false
+		}
+	}
+	var body map[string]json.RawMessage
+	return json.Unmarshal(code.Body, &body) == nil && len(body) > 0
+}
+
+// apiMessage extracts the message of an OpenStack error body, such as
+// {"itemNotFound": {"message": "..."}} or {"NeutronError": {"message": "..."}}.
+func apiMessage(body []byte) string {
+	var outer map[string]json.RawMessage
+	if json.Unmarshal(body, &outer) != nil {
+		return ""
+	}
+	for _, v := range outer {
+		var inner struct {
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(v, &inner) == nil && inner.Message != "" {
+			return inner.Message
+		}
+	}
+	var flat struct {
+		Message     string `json:"message"`
+		FaultString string `json:"faultstring"`
+	}
+	if json.Unmarshal(body, &flat) == nil {
+		return firstOf(flat.Message, flat.FaultString)
+	}
+	return ""
+}

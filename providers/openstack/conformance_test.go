@@ -1,0 +1,32 @@
+package openstack_test
+
+import (
+	"testing"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
+	"github.com/ccmkit/ccmkit/providers/openstack"
+	"github.com/ccmkit/ccmkit/providers/openstack/openstacksim"
+)
+
+// TestConformance runs the framework's behavioural contract (providerID
+// round trip, not-found semantics, shutdown, listing) against the provider
+// and the simulator. Without a LoadBalancerProvider or RoutesProvider yet,
+// the suite skips those subtests.
+func TestConformance(t *testing.T) {
+	frameworktest.RunConformance(t, harness{})
+}
+
+// harness connects the conformance suite to a fresh simulated cloud.
+type harness struct{}
+
+func (harness) Setup(t *testing.T) *frameworktest.Target {
+	sim := openstacksim.NewServer(t, openstacksim.Options{})
+	return &frameworktest.Target{
+		Provider:    openstack.New(),
+		CloudConfig: sim.CloudConfig(),
+		Cloud:       sim.Cloud(),
+		InvalidAnnotations: map[string]string{
+			"loadbalancer.openstack.org/health-monitor-delay": "abc",
+		},
+	}
+}

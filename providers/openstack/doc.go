@@ -1,0 +1,55 @@
+// Package openstack is the ccmkit provider for OpenStack: a drop-in
+// replacement for the OpenStack cloud-controller-manager (OCCM,
+// kubernetes/cloud-provider-openstack) that reads the same cloud.conf and
+// writes the same providerIDs, on gophercloud/v2.
+//
+// A binary is one line:
+//
+//	func main() { framework.Main(openstack.New()) }
+//
+// # Files
+//
+//	doc.go         this overview
+//	provider.go    New, Name, Init and the capability methods
+//	config.go      settings: OCCM's cloud.conf sections, checked
+//	ini.go         the INI format of cloud.conf (gcfg's scanner)
+//	clouds.go      [Global] use-clouds: merging a clouds.yaml
+//	client.go      Keystone authentication over the framework's HTTP
+//	               client, TLS settings, error classification
+//	instances.go   framework.Instances: Nova servers as Nodes see them
+//	addresses.go   a server's Node addresses, by [Networking]
+//
+// # Configuration
+//
+// The file named by --cloud-config, in OCCM's format (see Config):
+//
+//	[Global]
+//	auth-url = https://keystone.example.com:5000/v3
+//	region = RegionOne
+//	application-credential-id = 4f3c...
+//	application-credential-secret = ...
+//
+// Password credentials (username or user-id, password, the user's domain,
+// tenant-id or tenant-name with its domain), application credentials (ID,
+// or name with the user) and trusts work as in OCCM, as do
+// os-endpoint-type, ca-file, cert-file/key-file, tls-insecure and
+// use-clouds with a clouds.yaml. [LoadBalancer], [LoadBalancerClass "x"],
+// [Networking], [Route] and [Metadata] are read and checked. Unknown
+// sections and keys and bad values are reported all at once, naming the
+// section, key and line. OCCM reads no OS_* credentials from the
+// environment, and neither does this provider; only OS_CLOUD and
+// OS_CLIENT_CONFIG_FILE (for use-clouds) are read.
+//
+// # Instances
+//
+// The providerID is "openstack:///<server ID>" ("openstack://<region>/<id>"
+// is accepted too). A Node without one is matched to the server with its
+// exact (or lower-cased) name. Addresses come from Nova: fixed addresses
+// are InternalIPs, floating addresses and access IPs ExternalIPs, with
+// [Networking] internal-network-name, public-network-name,
+// ipv6-support-disabled and address-sort-order as in OCCM, in Nova's
+// interface order. The instance type is the flavor name, the zone the
+// server's availability zone made a valid label value, the region
+// [Global] region. A server is shut down when its status is SHUTOFF, and
+// gone only when Nova answers 404 for it.
+package openstack

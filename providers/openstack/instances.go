@@ -1,0 +1,272 @@
+package openstack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/flavors"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/gophercloud/gophercloud/v2/pagination"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/framework/cloudapi"
+)
+
+// serverShutoff is Nova's status of a server that is powered off.
+const serverShutoff = "SHUTOFF"
+
+// maxListPages bounds a server list; Nova pages hold up to its max_limit
+// (1000 by default), so this is far beyond any project.
+const maxListPages = 10000
+
+// server is the part of a Nova server a Node needs.
+type server struct {
+	ID               string            `json:"id"`
+	Name             string            `json:"name"`
+	Status           string            `json:"status"`
+	AccessIPv4       string            `json:"accessIPv4"`
+	AccessIPv6       string            `json:"accessIPv6"`
+	Flavor           map[string]any    `json:"flavor"`
+	Addresses        novaAddresses     `json:"addresses"`
+	Metadata         map[string]string `json:"metadata"`
+	AvailabilityZone string            `json:"OS-EXT-AZ:availability_zone"`
+}
+
+// instances implements framework.Instances over Nova servers. The framework
+// builds cloudprovider.InstancesV2 on it: providerID parsing, the lookup by
+// name when a Node has no providerID yet, a shared cache served from
+// ListInstances, and the rule that only ErrNotFound means "gone".
+type instances struct {
+	compute *gophercloud.ServiceClient
+	region  string
+	rules   addressRules
+	flavors flavorNames
+}
+
+var _ framework.Instances = (*instances)(nil)
+
+// InstanceByID returns the server with the ID id. Only Nova's own 404 for it
+// wraps framework.ErrNotFound; every other failure stays an error, so the
+// Node is kept.
+func (i *instances) InstanceByID(ctx context.Context, id string) (*framework.Instance, error) {
+	var s server
+	err := servers.Get(cloudapi.WithOperation(ctx, "servers.get"), i.compute, id).ExtractInto(&s)
+	switch {
+	case isAPINotFound(err):
+		return nil, fmt.Errorf("server %s: %w (%w)", id, framework.ErrNotFound, serviceError(err))
+	case err != nil:
+		return nil, fmt.Errorf("getting server %s: %w", id, serviceError(err))
+	case s.ID == "":
+		return nil, fmt.Errorf("getting server %s: malformed response: no server", id)
+	}
+	return i.convert(ctx, &s)
+}
+
+// InstanceByName returns the server backing the Node called name: the
+// server with exactly that name, or whose lower-cased name it is (Node names
+// are lower case; OCCM derives them so). Nova's name filter is a regular
+// expression, matched case-sensitively or not depending on its database, so
+// the query is the anchored, escaped name matching either case (see
+// nameFilter) and the answer is compared exactly. Only a complete list
+// without a match is a not-found (OCCM #3114); two matches are an error.
+func (i *instances) InstanceByName(ctx context.Context, name string) (*framework.Instance, error) {
+	list, err := i.listServers(ctx, servers.ListOpts{Name: nameFilter(name)})
+	if err != nil {
+		return nil, err
+	}
+	var found []*server
+	malformed := 0
+	for k := range list {
+		s := &list[k]
+		switch {
+		case s.ID == "":
+			malformed++
+		case nodeName(s.Name) == name || s.Name == name:
+			found = append(found, s)
+		}
+	}
+	switch {
+	case len(found) > 1:
+		return nil, fmt.Errorf("servers %s and %s both match node %q", found[0].ID, found[1].ID, name)
+	case len(found) == 1:
+		return i.convert(ctx, found[0])
+	case malformed > 0:
+		return nil, fmt.Errorf("no server matches node %q, but the list held %d malformed server(s)", name, malformed)
+	}
+	return nil, framework.NotFound("no server named %q", name)
+}
+
+// ListInstances returns every server of the project, all pages. A malformed
+// server (no ID) is logged and left out. A name two servers share is
+// cleared from both, so that a lookup by that name goes to InstanceByName
+// and fails there rather than picking one.
+func (i *instances) ListInstances(ctx context.Context) ([]*framework.Instance, error) {
+	list, err := i.listServers(ctx, servers.ListOpts{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*framework.Instance, 0, len(list))
+	names := make(map[string]int, len(list))
+	for k := range list {
+		if list[k].ID == "" {
+			klog.FromContext(ctx).Error(errors.New("server without an ID"), "Ignoring malformed server", "name", list[k].Name)
+			continue
+		}
+		inst, err := i.convert(ctx, &list[k])
+		if err != nil {
+			return nil, err
+		}
+		names[inst.Name]++
+		out = append(out, inst)
+	}
+	for _, inst := range out {
+		if names[inst.Name] > 1 {
+			inst.Name = ""
+		}
+	}
+	return out, nil
+}
+
+// listServers reads servers/detail, following the servers_links pages
+// (Nova's page size is its max_limit, 1000 by default). Any failure fails
+// the whole list: a partial list must never make a server look deleted.
+func (i *instances) listServers(ctx context.Context, opts servers.ListOpts) ([]server, error) {
+	ctx = cloudapi.WithOperation(ctx, "servers.list")
+	var all []server
+	pages := 0
+	err := servers.List(i.compute, opts).EachPage(ctx, func(_ context.Context, page pagination.Page) (bool, error) {
+		if pages++; pages > maxListPages {
+			return false, fmt.Errorf("more than %d pages", maxListPages)
+		}
+		var list []server
+		if err := servers.ExtractServersInto(page, &list); err != nil {
+			return false, fmt.Errorf("page %d: %w", pages, err)
+		}
+		all = append(all, list...)
+		return true, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing servers: %w", serviceError(err))
+	}
+	return all, nil
+}
+
+// convert maps a server to what a Node needs. An address Nova garbles is
+// logged and left out rather than failing the lookup, so the Node keeps its
+// other addresses.
+func (i *instances) convert(ctx context.Context, s *server) (*framework.Instance, error) {
+	log := klog.FromContext(ctx)
+	typ, err := i.flavors.instanceType(ctx, i.compute, s.Flavor)
+	if err != nil {
+		return nil, fmt.Errorf("server %s: %w", s.ID, err)
+	}
+	addrs, err := nodeAddresses(s, i.rules)
+	if err != nil {
+		log.Error(err, "Ignoring malformed server addresses", "serverID", s.ID)
+	}
+	return &framework.Instance{
+		ID:        s.ID,
+		Name:      nodeName(s.Name),
+		Type:      typ,
+		Region:    i.region,
+		Zone:      sanitizeLabelValue(s.AvailabilityZone),
+		Shutdown:  s.Status == serverShutoff,
+		Addresses: addrs,
+	}, nil
+}
+
+// nameFilter is Nova's name filter for name in any letter case: Nova
+// matches it as a regular expression (in the database: MySQL REGEXP,
+// PostgreSQL ~), so it is anchored, its metacharacters are escaped, and
+// each letter is a two-case bracket expression, which every dialect reads
+// alike (unlike a (?i) flag).
+func nameFilter(name string) string {
+	var b strings.Builder
+	b.WriteByte('^')
+	for _, r := range name {
+		lower, upper := unicode.ToLower(r), unicode.ToUpper(r)
+		if lower != upper {
+			b.WriteString("[" + string(lower) + string(upper) + "]")
+			continue
+		}
+		b.WriteString(regexp.QuoteMeta(string(r)))
+	}
+	b.WriteByte('$')
+	return b.String()
+}
+
+// nodeName is the Node name of a server, as OCCM derives it: Node names are
+// lower case.
+func nodeName(serverName string) string { return strings.ToLower(serverName) }
+
+var labelInvalid = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// sanitizeLabelValue makes s a valid label value, as OCCM does for zones
+// (OCCM #1379: an availability zone may contain spaces): every run of
+// characters a label value cannot hold becomes "-", leading and trailing
+// non-alphanumerics go, and the result is at most 63 characters. A valid
+// value is returned unchanged.
+func sanitizeLabelValue(s string) string {
+	if len(validation.IsValidLabelValue(s)) == 0 {
+		return s
+	}
+	s = labelInvalid.ReplaceAllString(s, "-")
+	s = strings.Trim(s, "-_.")
+	if len(s) > validation.LabelValueMaxLength {
+		s = strings.TrimRight(s[:validation.LabelValueMaxLength], "-_.")
+	}
+	return s
+}
+
+// flavorNames resolves a server's flavor to its name: from the server
+// itself with Nova microversion 2.47 or later, else with GET /flavors/{id},
+// once per flavor (names of a flavor never change).
+type flavorNames struct {
+	mu    sync.Mutex
+	names map[string]string // by flavor ID
+}
+
+// instanceType returns the instance-type label of a server's flavor: its
+// name when that is a valid label value, else the name sanitized. A flavor
+// deleted since (Nova's 404) falls back to its ID; any other failure is an
+// error, since the label is set only once, when the Node is initialized.
+func (f *flavorNames) instanceType(ctx context.Context, compute *gophercloud.ServiceClient, flavor map[string]any) (string, error) {
+	if name, ok := flavor["original_name"].(string); ok && name != "" {
+		return sanitizeLabelValue(name), nil
+	}
+	id, _ := flavor["id"].(string)
+	if id == "" {
+		return "", nil
+	}
+	f.mu.Lock()
+	name, ok := f.names[id]
+	f.mu.Unlock()
+	if ok {
+		return name, nil
+	}
+	fl, err := flavors.Get(cloudapi.WithOperation(ctx, "flavors.get"), compute, id).Extract()
+	switch {
+	case isAPINotFound(err):
+		klog.FromContext(ctx).V(2).Info("Flavor not found; using its ID as the instance type", "flavorID", id)
+		name = sanitizeLabelValue(id)
+	case err != nil:
+		return "", fmt.Errorf("getting flavor %s: %w", id, serviceError(err))
+	default:
+		name = sanitizeLabelValue(fl.Name)
+	}
+	f.mu.Lock()
+	if f.names == nil {
+		f.names = map[string]string{}
+	}
+	f.names[id] = name
+	f.mu.Unlock()
+	return name, nil
+}

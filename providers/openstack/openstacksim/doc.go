@@ -1,0 +1,129 @@
+// Package openstacksim is a simulated OpenStack cloud: Keystone v3, Nova,
+// Neutron and Octavia, the subset a cloud-controller-manager uses, close
+// enough that the real gophercloud/v2 client (v2.15.0) talks to it
+// unchanged. State lives in memory; tests never need credentials or the
+// internet.
+//
+//	s := openstacksim.NewServer(t, openstacksim.Options{})
+//	pc, _ := openstack.AuthenticatedClient(ctx, gophercloud.AuthOptions{
+//		IdentityEndpoint: s.AuthURL(), Username: openstacksim.DefaultUsername,
+//		Password: openstacksim.DefaultPassword, DomainName: "Default",
+//		TenantName: openstacksim.DefaultProject, AllowReauth: true,
+//	})
+//	nova, _ := openstack.NewComputeV2(pc, gophercloud.EndpointOpts{Region: s.Region()})
+//
+// CloudConfig returns the cloud.conf a CCM needs (also served at
+// /_sim/cloud.conf), Env the OS_* variables.
+//
+// # Services
+//
+// One listener serves every service under its own prefix, and Keystone's
+// catalog advertises absolute URLs back to the server (public, internal and
+// admin, in Options.Region):
+//
+//	/identity        Keystone: GET / is 300 with the version list
+//	                 (v3.14 stable); POST /v3/auth/tokens (password,
+//	                 application_credential or token method; project,
+//	                 domain or no scope) answers 201 with the token in
+//	                 X-Subject-Token; GET/HEAD validate, DELETE revokes
+//	/compute/v2.1    Nova (versioned catalog URL, no discovery)
+//	/network         Neutron: GET / is the version document gophercloud's
+//	                 NewNetworkV2 needs; resources under /network/v2.0
+//	/load-balancer   Octavia: GET / lists v2.0 … v2.<OctaviaMinor>;
+//	                 resources under /load-balancer/v2.0/lbaas
+//
+// Every other request needs a valid X-Auth-Token (tokens expire after
+// Options.TokenTTL, or all at once with ExpireTokens): otherwise 401 with
+// Keystone's error body, which makes gophercloud re-authenticate when
+// AllowReauth is set.
+//
+// # Endpoints
+//
+//	GET    /compute/v2.1/servers[/detail]        name= and ip= are regexes (matched anywhere),
+//	                                             status=, availability_zone=, flavor=, tags…=;
+//	                                             newest first; limit/marker, servers_links
+//	GET    /compute/v2.1/servers/{id}            404 itemNotFound; flavor embedded from microversion 2.47
+//	DELETE /compute/v2.1/servers/{id}            204
+//	POST   /compute/v2.1/servers/{id}/action     os-stop / os-start, 202 (409 in the wrong state)
+//	GET    /compute/v2.1/servers/{id}/metadata, /os-interface
+//	GET    /compute/v2.1/flavors[/detail], /flavors/{id}, /os-availability-zone
+//	GET    /network/v2.0/extensions[/{alias}]    extraroute, extraroute-atomic, allowed-address-pairs, …
+//	GET    /network/v2.0/networks[/{id}], /subnets[/{id}]
+//	GET    /network/v2.0/ports                   any attribute filter; fixed_ips=ip_address=…|subnet_id=…
+//	POST   /network/v2.0/ports                   201
+//	GET|PUT|DELETE /network/v2.0/ports/{id}      PUT 200 (allowed_address_pairs, security_groups, …)
+//	GET    /network/v2.0/routers[/{id}]
+//	PUT    /network/v2.0/routers/{id}            200; routes replace the list
+//	PUT    /network/v2.0/routers/{id}/add_extraroutes, /remove_extraroutes   200
+//	GET|POST /network/v2.0/floatingips; GET|PUT|DELETE /floatingips/{id}
+//	GET|POST /network/v2.0/security-groups; GET|PUT|DELETE /security-groups/{id}
+//	GET|POST /network/v2.0/security-group-rules; GET|DELETE /security-group-rules/{id}
+//	GET|POST /load-balancer/v2.0/lbaas/loadbalancers      POST 201 PENDING_CREATE, fully populated trees too
+//	GET|PUT|DELETE …/loadbalancers/{id}                    PUT 200; DELETE 204, ?cascade=true
+//	GET    …/loadbalancers/{id}/status                     the status tree
+//	GET|POST …/listeners; GET|PUT|DELETE …/listeners/{id}
+//	GET|POST …/pools; GET|PUT|DELETE …/pools/{id}
+//	GET|POST|PUT …/pools/{id}/members                      PUT: batch replace, 202
+//	GET|PUT|DELETE …/pools/{id}/members/{mid}
+//	GET|POST …/healthmonitors; GET|PUT|DELETE …/healthmonitors/{id}
+//	GET    …/providers, …/flavors, …/availabilityzones
+//
+// and, outside the API (no auth, no faults, not logged):
+//
+//	GET /_sim/stats       requests per operation, writes, latency
+//	GET /_sim/state       a Snapshot of everything the cloud holds
+//	GET /_sim/cloud.conf  CloudConfig for the URL it is fetched from
+//
+// # Behaviour
+//
+// Success codes are the real services': creates 201 (Nova actions 202),
+// Neutron and Octavia updates 200, deletes 204, Octavia member batch 202.
+// Errors carry each service's body: Nova {"itemNotFound":{"code","message"}},
+// Neutron {"NeutronError":{"type","message","detail"}}, Octavia
+// {"faultcode","faultstring","debuginfo"}, Keystone {"error":{…}}.
+// Neutron rejects filters on unknown attributes (400), as its
+// filter-validation extension does.
+//
+// Pagination: Nova caps pages at Options.MaxLimit and gives a full page a
+// next link even when nothing follows (so clients read an empty last
+// page); Neutron returns everything unless asked for a limit; Octavia caps
+// at MaxLimit. Links are absolute and keep the request's filters.
+//
+// Octavia is asynchronous: every change to a load balancer or a child
+// puts the load balancer in PENDING_CREATE/UPDATE/DELETE (and the child in
+// PENDING_*); the Options.ProvisioningReads-th read of the load balancer
+// (GET, status tree, or a list page holding it) shows it settled: ACTIVE,
+// ERROR when FailProvisioning matches it, or gone (404) after a delete.
+// Advance settles everything at once. While a tree is not ACTIVE, any
+// change to it is 409 "Load Balancer <id> is immutable and cannot be
+// updated." (a load balancer in ERROR may only be deleted). Deleting one
+// with children needs ?cascade=true (400 otherwise). The VIP is allocated
+// at create time as a Neutron port (device_owner Octavia, name
+// octavia-lb-<id>) that floating IPs can be associated with; it goes with
+// the load balancer. Validation follows Octavia: listener/pool protocol
+// pairs (TCP takes HTTP, HTTPS, PROXY, PROXYV2, TCP pools; UDP only UDP;
+// …), one default pool per listener, one monitor per pool, UDP-CONNECT
+// only on UDP/SCTP pools, one listener per port and transport,
+// allowed_cidrs of the VIP's IP version, the amphora provider refusing
+// SOURCE_IP_PORT and OVN anything else (501).
+//
+// Neutron: floating IPs need a router between the port's subnet and the
+// external network (404 ExternalGatewayForFloatingIPNotFound otherwise)
+// and one per fixed IP (409); router routes need a next hop on a subnet
+// the router is on, not one of its own addresses (400 InvalidRoutes), and
+// at most Options.MaxRoutes of them (400 RoutesExhausted).
+//
+// IDs are deterministic UUIDs from counters, so tests and scenarios
+// repeat; tokens are random.
+//
+// Faults: Inject (per operation, a prefix with "*", or a method; counted;
+// at a seeded Rate), Fail, RateLimit (429 with Retry-After), ResetConnections,
+// SetLatency and Options.Latency, FailProvisioning for Octavia. Stats
+// counts requests per operation (e.g. "GET /compute/v2.1/servers/detail"),
+// Writes the successful mutations, Requests is the request log. The
+// machinery is framework/frameworktest/simkit.
+//
+// Cloud returns the server as a frameworktest.Cloud. Scenarios:
+// LoadScenario and NewFromScenario seed a server from YAML (see Scenario),
+// the hook cmd/cloudsim uses.
+package openstacksim

@@ -1,0 +1,234 @@
+package openstacksim
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// Nova server statuses.
+const (
+	StatusActive  = "ACTIVE"
+	StatusBuild   = "BUILD"
+	StatusShutoff = "SHUTOFF"
+	StatusError   = "ERROR"
+	StatusPaused  = "PAUSED"
+)
+
+// NovaServer is a Nova server (instance) as tests add and see it.
+type NovaServer struct {
+	// ID defaults to a generated one.
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Status is ACTIVE (default), SHUTOFF, BUILD, ERROR, PAUSED, ….
+	Status string `json:"status"`
+	// Flavor is a flavor ID or name; "" means m1.small.
+	Flavor string `json:"flavor"`
+	// AZ is the availability zone; "" means "nova".
+	AZ         string            `json:"availability_zone"`
+	Tags       []string          `json:"tags,omitempty"`
+	Metadata   map[string]string `json:"metadata,omitempty"`
+	AccessIPv4 string            `json:"accessIPv4,omitempty"`
+	AccessIPv6 string            `json:"accessIPv6,omitempty"`
+	// Ports are the server's network interfaces; none means one on the
+	// default network. AddServer fills in what it allocated.
+	Ports []ServerPort `json:"ports"`
+}
+
+// ServerPort is a network interface of a NovaServer: a Neutron port with
+// device_id the server's ID and device_owner compute:<AZ>.
+type ServerPort struct {
+	// ID is the Neutron port's ID (filled in by AddServer).
+	ID string `json:"id"`
+	// Network is a network ID or name; "" means the default network.
+	Network string `json:"network"`
+	// FixedIPs are the port's addresses; none means the next free one on
+	// the network's first IPv4 subnet (and IPv6 subnet, if it has one).
+	FixedIPs []string `json:"fixed_ips"`
+	// FloatingIP, when not "", associates a floating IP from the default
+	// floating network: "auto" for the next free address, or an address.
+	FloatingIP string `json:"floating_ip,omitempty"`
+	MACAddress string `json:"mac_address,omitempty"`
+}
+
+type serverRec struct {
+	NovaServer
+	flavorID string
+}
+
+func (v NovaServer) clone() NovaServer {
+	v.Tags, v.Metadata, v.Ports = slices.Clone(v.Tags), maps.Clone(v.Metadata), slices.Clone(v.Ports)
+	for i := range v.Ports {
+		v.Ports[i].FixedIPs = slices.Clone(v.Ports[i].FixedIPs)
+	}
+	return v
+}
+
+// AddServer adds a server with its ports (and floating IPs) and returns
+// it as stored. It panics on unknown flavors, networks or addresses: it
+// is for test setup.
+func (s *Server) AddServer(v NovaServer) NovaServer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, err := s.addServer(v)
+	if err != nil {
+		panic("openstacksim.AddServer: " + err.Error())
+	}
+	return v
+}
+
+func (s *Server) addServer(v NovaServer) (NovaServer, error) {
+	v = v.clone()
+	fl, ok := findFlavor(cmpOr(v.Flavor, "m1.small"))
+	if !ok {
+		return NovaServer{}, fmt.Errorf("unknown flavor %q", v.Flavor)
+	}
+	if v.ID == "" {
+		v.ID = s.st.newID(kServer)
+	}
+	if _, dup := s.st.servers.get(v.ID); dup {
+		return NovaServer{}, fmt.Errorf("server %s exists", v.ID)
+	}
+	v.Flavor, v.Status, v.AZ = fl.Name, cmpOr(v.Status, StatusActive), cmpOr(v.AZ, "nova")
+	if len(v.Ports) == 0 {
+		v.Ports = []ServerPort{{}}
+	}
+	for i := range v.Ports {
+		if err := s.addServerPort(&v, &v.Ports[i]); err != nil {
+			return NovaServer{}, err
+		}
+	}
+	s.st.servers.put(v.ID, &serverRec{NovaServer: v.clone(), flavorID: fl.ID})
+	return v, nil
+}
+
+func (s *Server) addServerPort(v *NovaServer, sp *ServerPort) error {
+	netID := s.networkByRef(cmpOr(sp.Network, s.st.defaults.NetworkID))
+	if netID == "" {
+		return fmt.Errorf("server %s: no network %q", v.Name, sp.Network)
+	}
+	var want []FixedIP
+	for _, ip := range sp.FixedIPs {
+		want = append(want, FixedIP{IPAddress: ip})
+	}
+	if len(want) == 0 {
+		for _, ver := range []int{4, 6} {
+			if sr := s.st.firstSubnet(netID, ver); sr != nil {
+				want = append(want, FixedIP{SubnetID: sr.ID})
+			}
+		}
+	}
+	p, errResp := s.newPort(Port{ID: sp.ID, NetworkID: netID, DeviceID: v.ID, DeviceOwner: "compute:" + v.AZ, MACAddress: sp.MACAddress, BindingHostID: "compute-1"}, want)
+	if errResp != nil {
+		return fmt.Errorf("server %s: port on %s: %v", v.Name, netID, errResp.Body)
+	}
+	sp.ID, sp.Network, sp.MACAddress, sp.FixedIPs = p.ID, netID, p.MACAddress, nil
+	for _, ip := range p.FixedIPs {
+		sp.FixedIPs = append(sp.FixedIPs, ip.IPAddress)
+	}
+	if sp.FloatingIP == "" {
+		return nil
+	}
+	fnet := s.st.defaults.FloatingNetworkID
+	if fnet == "" {
+		return fmt.Errorf("server %s: no default floating network for floating_ip", v.Name)
+	}
+	addr := sp.FloatingIP
+	if addr == "auto" {
+		addr = ""
+	}
+	want = []FixedIP{{IPAddress: addr}}
+	if addr == "" {
+		want = nil
+	}
+	f := &FloatingIP{
+		ID: s.st.newID(kFloatingIP), FloatingNetworkID: fnet, Tags: []string{}, ProjectID: s.st.projectID,
+		TenantID: s.st.projectID, Status: "ACTIVE", RevisionNumber: 1, CreatedAt: createdTS, UpdatedAt: createdTS,
+	}
+	if errResp := s.associate(f, p.ID, ""); errResp != nil {
+		return fmt.Errorf("server %s: floating IP: %v", v.Name, errResp.Body)
+	}
+	fp, errResp := s.newPort(Port{NetworkID: fnet, DeviceID: f.ID, DeviceOwner: OwnerFloatingIP, SecurityGroups: []string{}, Status: "N/A"}, want)
+	if errResp != nil {
+		return fmt.Errorf("server %s: floating IP: %v", v.Name, errResp.Body)
+	}
+	f.FloatingIPAddress = fp.FixedIPs[0].IPAddress
+	sp.FloatingIP = f.FloatingIPAddress
+	s.st.floatingIPs.put(f.ID, f)
+	return nil
+}
+
+// networkByRef resolves a network ID or name.
+func (s *Server) networkByRef(ref string) string {
+	if n, ok := s.st.networks.get(ref); ok {
+		return n.ID
+	}
+	for _, n := range s.st.networks.all() {
+		if n.Name == ref {
+			return n.ID
+		}
+	}
+	return ""
+}
+
+// DeleteServer removes a server, its ports and their floating IP
+// associations, as Nova does for ports it created.
+func (s *Server) DeleteServer(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deleteServer(id)
+}
+
+func (s *Server) deleteServer(id string) {
+	for _, p := range s.st.ports.all() {
+		if p.DeviceID == id {
+			s.removePort(p)
+		}
+	}
+	s.st.servers.del(id)
+}
+
+// SetServerStatus sets a server's status (SHUTOFF to power it off); false
+// if there is no such server.
+func (s *Server) SetServerStatus(id, status string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.st.servers.get(id)
+	if ok {
+		v.Status = status
+	}
+	return ok
+}
+
+// Servers returns every server, oldest first.
+func (s *Server) Servers() []NovaServer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []NovaServer
+	for _, v := range s.st.servers.all() {
+		out = append(out, s.serverView(v))
+	}
+	return out
+}
+
+// serverView is the server with its current ports and floating IPs.
+func (s *Server) serverView(v *serverRec) NovaServer {
+	out := v.NovaServer.clone()
+	out.Ports = nil
+	for _, p := range s.st.ports.all() {
+		if p.DeviceID != v.ID {
+			continue
+		}
+		sp := ServerPort{ID: p.ID, Network: p.NetworkID, MACAddress: p.MACAddress}
+		for _, ip := range p.FixedIPs {
+			sp.FixedIPs = append(sp.FixedIPs, ip.IPAddress)
+		}
+		for _, f := range s.st.floatingIPs.all() {
+			if f.PortID == p.ID {
+				sp.FloatingIP = f.FloatingIPAddress
+			}
+		}
+		out.Ports = append(out.Ports, sp)
+	}
+	return out
+}

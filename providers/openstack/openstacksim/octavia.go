@@ -1,0 +1,188 @@
+package openstacksim
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
+)
+
+func (s *Server) octaviaRoutes() {
+	for _, p := range []string{lbPrefix, lbPrefix + "/{$}"} {
+		s.handle("GET "+p, s.octaviaVersions, simkit.NoAuth)
+	}
+	l := lbaas
+	s.handle("GET "+l+"/loadbalancers", s.listLoadBalancers)
+	s.handle("POST "+l+"/loadbalancers", s.createLoadBalancer)
+	s.handle("GET "+l+"/loadbalancers/{id}", s.getLoadBalancer)
+	s.handle("PUT "+l+"/loadbalancers/{id}", s.updateLoadBalancer)
+	s.handle("DELETE "+l+"/loadbalancers/{id}", s.deleteLoadBalancer)
+	s.handle("GET "+l+"/loadbalancers/{id}/status", s.loadBalancerStatus)
+	s.handle("GET "+l+"/listeners", s.listListeners)
+	s.handle("POST "+l+"/listeners", s.createListener)
+	s.handle("GET "+l+"/listeners/{id}", s.getListener)
+	s.handle("PUT "+l+"/listeners/{id}", s.updateListener)
+	s.handle("DELETE "+l+"/listeners/{id}", s.deleteListener)
+	s.handle("GET "+l+"/pools", s.listPools)
+	s.handle("POST "+l+"/pools", s.createPool)
+	s.handle("GET "+l+"/pools/{id}", s.getPool)
+	s.handle("PUT "+l+"/pools/{id}", s.updatePool)
+	s.handle("DELETE "+l+"/pools/{id}", s.deletePool)
+	s.handle("GET "+l+"/pools/{id}/members", s.listMembers)
+	s.handle("POST "+l+"/pools/{id}/members", s.createMember)
+	s.handle("PUT "+l+"/pools/{id}/members", s.batchUpdateMembers)
+	s.handle("GET "+l+"/pools/{id}/members/{mid}", s.getMember)
+	s.handle("PUT "+l+"/pools/{id}/members/{mid}", s.updateMember)
+	s.handle("DELETE "+l+"/pools/{id}/members/{mid}", s.deleteMember)
+	s.handle("GET "+l+"/healthmonitors", s.listMonitors)
+	s.handle("POST "+l+"/healthmonitors", s.createMonitor)
+	s.handle("GET "+l+"/healthmonitors/{id}", s.getMonitor)
+	s.handle("PUT "+l+"/healthmonitors/{id}", s.updateMonitor)
+	s.handle("DELETE "+l+"/healthmonitors/{id}", s.deleteMonitor)
+	s.handle("GET "+l+"/providers", s.listProviders)
+	s.handle("GET "+l+"/flavors", func(*http.Request) response { return jsonOK(map[string]any{"flavors": []any{}}) })
+	s.handle("GET "+l+"/availabilityzones", func(*http.Request) response { return jsonOK(map[string]any{"availability_zones": []any{}}) })
+}
+
+// octaviaVersions lists v2.0 … v2.<OctaviaMinor>, the newest CURRENT, the
+// others SUPPORTED, as Octavia's root does; clients gate features on it.
+func (s *Server) octaviaVersions(r *http.Request) response {
+	base := simkit.BaseURL(r) + lbV2
+	var versions []map[string]any
+	for minor := 0; minor <= s.opts.OctaviaMinor; minor++ {
+		status := "SUPPORTED"
+		if minor == s.opts.OctaviaMinor {
+			status = "CURRENT"
+		}
+		versions = append(versions, map[string]any{
+			"id": fmt.Sprintf("v2.%d", minor), "status": status, "updated": "2016-12-11T00:00:00Z",
+			"links": []link{{Rel: "self", Href: base}},
+		})
+	}
+	return jsonOK(map[string]any{"versions": versions})
+}
+
+// providers are Octavia's enabled provider drivers.
+var providers = map[string]string{
+	"amphora": "The Octavia Amphora driver.",
+	"octavia": "Deprecated alias of the Octavia Amphora driver.",
+	"ovn":     "Octavia OVN driver.",
+}
+
+func (s *Server) listProviders(*http.Request) response {
+	out := []map[string]string{}
+	for _, name := range []string{"amphora", "octavia", "ovn"} {
+		out = append(out, map[string]string{"name": name, "description": providers[name]})
+	}
+	return jsonOK(map[string]any{"providers": out})
+}
+
+// octaviaList filters (unknown attributes are ignored), pages and
+// projects items. hidden attributes are there for filtering only (e.g.
+// loadbalancer_id on listeners) and removed from the answer.
+func (s *Server) octaviaList(r *http.Request, plural string, items []map[string]any, hidden ...string) response {
+	q := r.URL.Query()
+	items, _ = filter(q, items, false)
+	p, errResp := s.paginate(r, items, octaviaPages, "")
+	if errResp != nil {
+		return *errResp
+	}
+	for _, m := range p.items {
+		for _, h := range hidden {
+			delete(m, h)
+		}
+	}
+	p.items = project(q, p.items)
+	return jsonOK(listBody(plural, p))
+}
+
+// lbView is a load balancer with its listeners and pools.
+func (s *Server) lbView(lb *lbRec) LoadBalancer {
+	v := lb.LoadBalancer.clone()
+	v.Listeners, v.Pools = []IDRef{}, []IDRef{}
+	for _, l := range s.st.listeners.all() {
+		if l.LoadBalancerID == lb.ID {
+			v.Listeners = append(v.Listeners, IDRef{l.ID})
+		}
+	}
+	for _, p := range s.st.pools.all() {
+		if p.LoadBalancerID == lb.ID {
+			v.Pools = append(v.Pools, IDRef{p.ID})
+		}
+	}
+	return v
+}
+
+func (s *Server) lbJSON(lb *lbRec) map[string]any {
+	m := nullIfEmpty(toMap(s.lbView(lb)), "updated_at", "flavor_id", "availability_zone")
+	m["tenant_id"], m["vip_qos_policy_id"], m["additional_vips"] = lb.ProjectID, nil, []any{}
+	return m
+}
+
+func (s *Server) listenerJSON(l *Listener) map[string]any {
+	m := nullIfEmpty(toMap(l), "updated_at", "default_pool_id", "default_tls_container_ref")
+	delete(m, "loadbalancer_id")
+	m["loadbalancers"] = []IDRef{{l.LoadBalancerID}}
+	m["l7policies"], m["tenant_id"], m["tls_ciphers"], m["tls_versions"], m["alpn_protocols"] = []any{}, l.ProjectID, nil, nil, nil
+	m["client_authentication"], m["client_ca_tls_container_ref"], m["client_crl_container_ref"] = "NONE", nil, nil
+	if l.AllowedCIDRs == nil {
+		m["allowed_cidrs"] = nil
+	}
+	return m
+}
+
+func (s *Server) poolJSON(p *Pool) map[string]any {
+	m := nullIfEmpty(toMap(p), "updated_at")
+	delete(m, "loadbalancer_id")
+	m["loadbalancers"] = []IDRef{{p.LoadBalancerID}}
+	listeners, members := []IDRef{}, []IDRef{}
+	for _, l := range s.st.listeners.all() {
+		if l.DefaultPoolID == p.ID {
+			listeners = append(listeners, IDRef{l.ID})
+		}
+	}
+	for _, mem := range s.st.members.all() {
+		if mem.PoolID == p.ID {
+			members = append(members, IDRef{mem.ID})
+		}
+	}
+	m["listeners"], m["members"], m["healthmonitor_id"] = listeners, members, nil
+	if hm := s.poolMonitor(p.ID); hm != nil {
+		m["healthmonitor_id"] = hm.ID
+	}
+	m["tenant_id"], m["tls_enabled"], m["tls_container_ref"], m["ca_tls_container_ref"], m["crl_container_ref"] = p.ProjectID, false, nil, nil, nil
+	return m
+}
+
+func memberJSON(mem *Member) map[string]any {
+	m := nullIfEmpty(toMap(mem), "updated_at", "subnet_id", "monitor_address", "monitor_port")
+	delete(m, "pool_id")
+	m["tenant_id"], m["vnic_type"] = mem.ProjectID, "normal"
+	return m
+}
+
+func monitorJSON(hm *HealthMonitor) map[string]any {
+	m := nullIfEmpty(toMap(hm), "updated_at", "http_method", "url_path", "expected_codes", "domain_name", "http_version")
+	delete(m, "pool_id")
+	m["pools"], m["tenant_id"] = []IDRef{{hm.PoolID}}, hm.ProjectID
+	return m
+}
+
+// poolMonitor is the pool's health monitor, nil if it has none.
+func (s *Server) poolMonitor(poolID string) *HealthMonitor {
+	for _, hm := range s.st.monitors.all() {
+		if hm.PoolID == poolID {
+			return hm
+		}
+	}
+	return nil
+}
+
+// lbOf is the load balancer a child belongs to.
+func (s *Server) lbOf(id string) *lbRec {
+	lb, _ := s.st.lbs.get(id)
+	return lb
+}
+
+func isPending(status string) bool { return strings.HasPrefix(status, "PENDING_") }

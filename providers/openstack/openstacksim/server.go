@@ -1,0 +1,276 @@
+package openstacksim
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
+)
+
+// Defaults for Options.
+const (
+	DefaultRegion            = "RegionOne"
+	DefaultDomain            = "Default"
+	DefaultUsername          = "ccm"
+	DefaultPassword          = "ccm-secret"
+	DefaultProject           = "kubernetes"
+	DefaultTokenTTL          = 24 * time.Hour
+	DefaultProvisioningReads = 2
+	// DefaultMaxLimit is Nova's osapi_max_limit and Octavia's
+	// pagination_max_limit: the largest page either returns.
+	DefaultMaxLimit = 1000
+	// DefaultMaxRoutes is Neutron's max_routes quota per router.
+	DefaultMaxRoutes = 30
+	// DefaultOctaviaMinor is the newest Octavia API version advertised
+	// (v2.27).
+	DefaultOctaviaMinor = 27
+)
+
+// Fault is an injected API failure; see simkit.Fault. Op is an endpoint
+// as Operations lists it ("GET /compute/v2.1/servers/detail"), a prefix
+// ending in "*" ("* /load-balancer/*" for all of Octavia, "PUT
+// /network/*"), a method alone ("POST"), or "" for every endpoint. The
+// error body is the one of the service the request went to.
+type Fault = simkit.Fault
+
+// Request is one entry of the request log.
+type Request = simkit.Request
+
+// Options configures a Server. The zero value is usable.
+type Options struct {
+	// Region is the catalog's region; "" means DefaultRegion.
+	Region string
+	// Users are the accounts Keystone accepts with password auth; none
+	// means one: DefaultUsername / DefaultPassword in DefaultDomain,
+	// scoped to DefaultProject.
+	Users []User
+	// ApplicationCredentials Keystone accepts, each belonging to a user of
+	// Users (by name).
+	ApplicationCredentials []ApplicationCredential
+	// TokenTTL is how long an issued token is valid; 0 means
+	// DefaultTokenTTL. ExpireTokens expires every token at once.
+	TokenTTL time.Duration
+	// NoAuth accepts requests without a valid X-Auth-Token.
+	NoAuth bool
+	// ProvisioningReads is how many reads (GET of it, its status tree, or
+	// a list page holding it) of a PENDING_* load balancer it takes to
+	// leave that state (the N-th read shows it ACTIVE, ERROR or gone); 0
+	// means DefaultProvisioningReads and a negative value settles every
+	// change at once.
+	ProvisioningReads int
+	// MaxLimit caps Nova and Octavia pages; 0 means DefaultMaxLimit.
+	// Neutron lists are unpaginated unless the client sends limit.
+	MaxLimit int
+	// MaxRoutes is Neutron's max_routes per router; 0 means
+	// DefaultMaxRoutes.
+	MaxRoutes int
+	// OctaviaMinor is the newest Octavia API minor version advertised; 0
+	// means DefaultOctaviaMinor. Clients such as the OpenStack CCM gate
+	// features on it (tags need 2.5, VIP ACLs 2.12).
+	OctaviaMinor int
+	// DisabledExtensions are Neutron extension aliases not to advertise,
+	// e.g. "extraroute-atomic" to make clients fall back to full route
+	// list updates.
+	DisabledExtensions []string
+	// NoDefaults starts with no networks, subnets, router or security
+	// group; otherwise Defaults describes what New creates.
+	NoDefaults bool
+	// Faults are injected from the start.
+	Faults []Fault
+	// Latency delays every API request from the start; SetLatency changes
+	// it later.
+	Latency time.Duration
+	// Seed seeds the random source of Faults with a Rate.
+	Seed uint64
+	// Logger receives one line per request at V(4); the zero Logger
+	// discards.
+	Logger logr.Logger
+}
+
+// Server is a simulated OpenStack cloud: Keystone, Nova, Neutron and
+// Octavia on one listener. It is safe for concurrent use.
+type Server struct {
+	opts Options
+	mux  *http.ServeMux
+	kit  *simkit.Kit
+
+	mu sync.Mutex
+	st *state
+	// tokens maps issued tokens to what they stand for.
+	tokens map[string]*token
+
+	ts *httptest.Server
+}
+
+// New returns a Server that is not listening yet: call Start, or mount
+// Handler at the root of a listener.
+func New(opts Options) *Server {
+	if opts.Region == "" {
+		opts.Region = DefaultRegion
+	}
+	opts.Users, opts.ApplicationCredentials = slices.Clone(opts.Users), slices.Clone(opts.ApplicationCredentials)
+	opts.DisabledExtensions = slices.Clone(opts.DisabledExtensions)
+	if len(opts.Users) == 0 {
+		opts.Users = []User{{Name: DefaultUsername, Password: DefaultPassword}}
+	}
+	for i := range opts.Users {
+		opts.Users[i].defaults(i)
+	}
+	for i := range opts.ApplicationCredentials {
+		opts.ApplicationCredentials[i].defaults(i)
+	}
+	if opts.TokenTTL <= 0 {
+		opts.TokenTTL = DefaultTokenTTL
+	}
+	if opts.ProvisioningReads == 0 {
+		opts.ProvisioningReads = DefaultProvisioningReads
+	}
+	if opts.MaxLimit <= 0 {
+		opts.MaxLimit = DefaultMaxLimit
+	}
+	if opts.MaxRoutes <= 0 {
+		opts.MaxRoutes = DefaultMaxRoutes
+	}
+	if opts.OctaviaMinor <= 0 {
+		opts.OctaviaMinor = DefaultOctaviaMinor
+	}
+	s := &Server{
+		opts:   opts,
+		mux:    http.NewServeMux(),
+		st:     newState(opts.Users[0].ProjectID),
+		tokens: map[string]*token{},
+	}
+	s.kit = simkit.New(simkit.Options{
+		ErrorBody: errorBody,
+		Auth:      s.authenticate,
+		Faults:    opts.Faults,
+		Latency:   opts.Latency,
+		Seed:      opts.Seed,
+		Logger:    opts.Logger,
+	})
+	if !opts.NoDefaults {
+		s.addDefaults()
+	}
+	s.routes()
+	return s
+}
+
+// TB is the part of testing.TB that NewServer needs.
+type TB interface {
+	Helper()
+	Cleanup(func())
+}
+
+// NewServer starts a Server on a loopback port and closes it when the test
+// ends.
+func NewServer(t TB, opts Options) *Server {
+	t.Helper()
+	s := New(opts)
+	s.Start()
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Start serves the cloud on a loopback port.
+func (s *Server) Start() { s.ts = httptest.NewServer(s.mux) }
+
+// Close stops serving and waits for in-flight requests.
+func (s *Server) Close() {
+	if s.ts != nil {
+		s.ts.Close()
+	}
+}
+
+// URL is the server's base URL, e.g. "http://127.0.0.1:41234" (no
+// trailing slash); "" before Start.
+func (s *Server) URL() string {
+	if s.ts == nil {
+		return ""
+	}
+	return s.ts.URL
+}
+
+// AuthURL is the Keystone URL clients authenticate against
+// (URL()+"/identity/v3").
+func (s *Server) AuthURL() string { return s.URL() + identityPrefix + "/v3" }
+
+// Region is the region the catalog advertises.
+func (s *Server) Region() string { return s.opts.Region }
+
+// Handler serves the cloud, for mounting at the root of another server.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Stats returns the number of requests received per operation, e.g.
+// {"GET /compute/v2.1/servers/detail": 3}, faulted and unauthorized ones
+// included.
+func (s *Server) Stats() map[string]int { return s.kit.Stats() }
+
+// Writes returns the number of successful mutating requests (POST, PUT,
+// PATCH, DELETE answered 2xx), token requests excluded.
+func (s *Server) Writes() int { return s.kit.Writes() }
+
+// Requests returns the request log, oldest first.
+func (s *Server) Requests() []Request { return s.kit.Requests() }
+
+// InjectedLatency returns the total delay the server has added so far.
+func (s *Server) InjectedLatency() time.Duration { return s.kit.InjectedLatency() }
+
+// Inject adds a fault; remove takes it out again.
+func (s *Server) Inject(f Fault) (remove func()) { return s.kit.Inject(f) }
+
+// Fail makes requests to ops (every endpoint when none) fail with status.
+func (s *Server) Fail(status int, ops ...string) (remove func()) { return s.kit.Fail(status, ops...) }
+
+// RateLimit makes requests to ops (every endpoint when none) fail with 429
+// and a Retry-After header.
+func (s *Server) RateLimit(retryAfter time.Duration, ops ...string) (remove func()) {
+	return s.kit.RateLimit(retryAfter, ops...)
+}
+
+// ResetConnections makes requests to ops (every endpoint when none) end
+// with a closed connection and no answer.
+func (s *Server) ResetConnections(ops ...string) (remove func()) {
+	return s.kit.ResetConnections(ops...)
+}
+
+// SetLatency delays every API request by d from now on; 0 turns it off.
+func (s *Server) SetLatency(d time.Duration) { s.kit.SetLatency(d) }
+
+// ClearFaults removes every injected fault and the latency.
+func (s *Server) ClearFaults() { s.kit.ClearFaults() }
+
+// Operations returns every endpoint, as Fault.Op and Stats write them.
+func (s *Server) Operations() []string { return s.kit.Ops() }
+
+// handle registers an API endpoint; h runs with the state locked.
+func (s *Server) handle(op string, h simkit.HandlerFunc, flags ...simkit.Flag) {
+	s.kit.Handle(s.mux, op, func(r *http.Request) simkit.Response {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return h(r)
+	}, flags...)
+}
+
+func (s *Server) routes() {
+	s.keystoneRoutes()
+	s.novaRoutes()
+	s.neutronRoutes()
+	s.octaviaRoutes()
+	s.mux.HandleFunc("GET /_sim/stats", s.kit.ServeStats)
+	s.mux.HandleFunc("GET /_sim/state", func(w http.ResponseWriter, _ *http.Request) {
+		simkit.WriteJSON(w, http.StatusOK, s.State())
+	})
+	s.mux.HandleFunc("GET /_sim/cloud.conf", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte(s.CloudConfigFor(simkit.BaseURL(r))))
+	})
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		simkit.Write(w, r, simkit.JSON(http.StatusNotFound,
+			errorBody(r, r.Method+" "+r.URL.Path, http.StatusNotFound, "The resource could not be found.")))
+	})
+}

@@ -1,0 +1,189 @@
+package openstacksim
+
+import (
+	"fmt"
+	"hash/fnv"
+	"slices"
+)
+
+// Timestamps of every resource: fixed, so responses are deterministic.
+// Nova and Neutron write RFC 3339 with a zone; Octavia writes none.
+const (
+	createdTS        = "2024-01-01T00:00:00Z"
+	updatedTS        = "2024-01-01T00:00:01Z"
+	octaviaCreatedTS = "2024-01-01T00:00:00"
+	octaviaUpdatedTS = "2024-01-01T00:00:01"
+)
+
+// kind numbers resource kinds in deterministic IDs.
+type kind int
+
+const (
+	kNetwork kind = iota + 1
+	kSubnet
+	kPort
+	kRouter
+	kFloatingIP
+	kSecurityGroup
+	kSecurityGroupRule
+	kServer
+	kLoadBalancer
+	kListener
+	kPool
+	kMember
+	kHealthMonitor
+)
+
+// table is a map that remembers insertion order.
+type table[T any] struct {
+	m     map[string]*T
+	order []string
+}
+
+func newTable[T any]() *table[T] { return &table[T]{m: map[string]*T{}} }
+
+func (t *table[T]) get(id string) (*T, bool) {
+	v, ok := t.m[id]
+	return v, ok
+}
+
+func (t *table[T]) put(id string, v *T) {
+	if _, ok := t.m[id]; !ok {
+		t.order = append(t.order, id)
+	}
+	t.m[id] = v
+}
+
+func (t *table[T]) del(id string) {
+	if _, ok := t.m[id]; ok {
+		delete(t.m, id)
+		t.order = slices.DeleteFunc(t.order, func(x string) bool { return x == id })
+	}
+}
+
+// all returns the values in insertion order.
+func (t *table[T]) all() []*T {
+	out := make([]*T, 0, len(t.order))
+	for _, id := range t.order {
+		out = append(out, t.m[id])
+	}
+	return out
+}
+
+func (t *table[T]) len() int { return len(t.m) }
+
+// state is everything the cloud holds. The Server's mutex guards it.
+type state struct {
+	projectID string
+	seq       map[kind]int
+
+	servers        *table[serverRec]
+	networks       *table[Network]
+	subnets        *table[subnetRec]
+	ports          *table[Port]
+	routers        *table[Router]
+	floatingIPs    *table[FloatingIP]
+	securityGroups *table[SecurityGroup]
+
+	lbs       *table[lbRec]
+	listeners *table[Listener]
+	pools     *table[Pool]
+	members   *table[Member]
+	monitors  *table[HealthMonitor]
+	// failLBs are FailProvisioning references (IDs, names or "*").
+	failLBs []*string
+
+	defaults Defaults
+}
+
+func newState(projectID string) *state {
+	return &state{
+		projectID:      projectID,
+		seq:            map[kind]int{},
+		servers:        newTable[serverRec](),
+		networks:       newTable[Network](),
+		subnets:        newTable[subnetRec](),
+		ports:          newTable[Port](),
+		routers:        newTable[Router](),
+		floatingIPs:    newTable[FloatingIP](),
+		securityGroups: newTable[SecurityGroup](),
+		lbs:            newTable[lbRec](),
+		listeners:      newTable[Listener](),
+		pools:          newTable[Pool](),
+		members:        newTable[Member](),
+		monitors:       newTable[HealthMonitor](),
+	}
+}
+
+// newID returns the next deterministic UUID for kind k.
+func (st *state) newID(k kind) string {
+	st.seq[k]++
+	return uuid(k, st.seq[k])
+}
+
+// uuid is a deterministic UUID for the n-th resource of kind k.
+func uuid(k kind, n int) string {
+	return fmt.Sprintf("%08x-%04x-4000-8000-%012x", n, int(k), n)
+}
+
+// hexID is a Keystone-style ID (32 hex digits) derived from parts.
+func hexID(parts ...string) string {
+	h := fnv.New128a()
+	for _, p := range parts {
+		_, _ = h.Write([]byte(p))
+		_, _ = h.Write([]byte{0})
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+// Snapshot is a copy of the cloud's state, as /_sim/state serves it.
+type Snapshot struct {
+	Servers        []NovaServer    `json:"servers"`
+	Networks       []Network       `json:"networks"`
+	Subnets        []Subnet        `json:"subnets"`
+	Ports          []Port          `json:"ports"`
+	Routers        []Router        `json:"routers"`
+	FloatingIPs    []FloatingIP    `json:"floatingips"`
+	SecurityGroups []SecurityGroup `json:"security_groups"`
+	LoadBalancers  []LoadBalancer  `json:"loadbalancers"`
+	Listeners      []Listener      `json:"listeners"`
+	Pools          []Pool          `json:"pools"`
+	Members        []Member        `json:"members"`
+	HealthMonitors []HealthMonitor `json:"healthmonitors"`
+	Defaults       Defaults        `json:"defaults"`
+}
+
+// State returns a copy of everything the cloud holds.
+func (s *Server) State() Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.st
+	snap := Snapshot{Defaults: st.defaults}
+	for _, v := range st.servers.all() {
+		snap.Servers = append(snap.Servers, s.serverView(v))
+	}
+	snap.Networks = clones(st.networks.all(), Network.clone)
+	for _, v := range st.subnets.all() {
+		snap.Subnets = append(snap.Subnets, v.Subnet.clone())
+	}
+	snap.Ports = clones(st.ports.all(), Port.clone)
+	snap.Routers = clones(st.routers.all(), Router.clone)
+	snap.FloatingIPs = clones(st.floatingIPs.all(), FloatingIP.clone)
+	snap.SecurityGroups = clones(st.securityGroups.all(), SecurityGroup.clone)
+	for _, v := range st.lbs.all() {
+		snap.LoadBalancers = append(snap.LoadBalancers, s.lbView(v))
+	}
+	snap.Listeners = clones(st.listeners.all(), Listener.clone)
+	snap.Pools = clones(st.pools.all(), Pool.clone)
+	snap.Members = clones(st.members.all(), Member.clone)
+	snap.HealthMonitors = clones(st.monitors.all(), HealthMonitor.clone)
+	return snap
+}
+
+func clones[T any](in []*T, clone func(T) T) []T {
+	out := make([]T, 0, len(in))
+	for _, v := range in {
+		out = append(out, clone(*v))
+	}
+	return out
+}

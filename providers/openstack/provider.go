@@ -1,0 +1,149 @@
+package openstack
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/gophercloud/gophercloud/v2/openstack/utils"
+	"github.com/gophercloud/gophercloud/v2/pagination"
+	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/framework/config"
+	"github.com/ccmkit/ccmkit/framework/providerid"
+)
+
+// ProviderName is the --cloud-provider value and the providerID scheme, as
+// OCCM wrote them. It MUST NOT change: the providerID is immutable and every
+// existing Node carries it.
+const ProviderName = "openstack"
+
+// flavorMicroversion is the first Nova microversion that embeds the flavor
+// (with its name) in a server, saving a GET /flavors/{id} per flavor.
+const flavorMicroversion = "2.47"
+
+// Codec is OCCM's providerID format: "openstack:///<server ID>" is written;
+// "openstack://<region>/<server ID>" (OCCM with OS_CCM_REGIONAL=true) is
+// also read.
+var Codec = providerid.Codec{Scheme: ProviderName, TripleSlash: true}
+
+// Provider is the OpenStack provider. The framework discovers what it can do
+// from the interfaces it implements, checked here at compile time.
+type Provider struct {
+	cfg       Config
+	instances *instances
+	// provider is the authenticated gophercloud client Init built.
+	provider *gophercloud.ProviderClient
+}
+
+var (
+	_ framework.Provider          = (*Provider)(nil)
+	_ framework.Configurable      = (*Provider)(nil)
+	_ framework.ConfigFormatter   = (*Provider)(nil)
+	_ framework.ProviderIDCodec   = (*Provider)(nil)
+	_ framework.InstancesProvider = (*Provider)(nil)
+)
+
+// New returns an unconfigured provider; framework.Main or
+// framework.NewCloud loads its Config and calls Init.
+func New() *Provider { return &Provider{} }
+
+// Name implements framework.Provider.
+func (p *Provider) Name() string { return ProviderName }
+
+// Config implements framework.Configurable: the framework fills the struct
+// from the --cloud-config file before Init.
+func (p *Provider) Config() any { return &p.cfg }
+
+// ConfigFormat implements framework.ConfigFormatter: cloud.conf is INI.
+func (p *Provider) ConfigFormat() config.Format { return INI }
+
+// ProviderIDCodec implements framework.ProviderIDCodec.
+func (p *Provider) ProviderIDCodec() providerid.Codec { return Codec }
+
+// Instances implements framework.InstancesProvider.
+func (p *Provider) Instances() framework.Instances { return p.instances }
+
+// Init authenticates with Keystone and finds Nova in the catalog, failing
+// fast, before the CCM starts its controllers, when the credentials are
+// rejected or the compute API cannot be used. No error contains a secret.
+func (p *Provider) Init(ctx context.Context, env *framework.Env) error {
+	log := klog.FromContext(ctx)
+	for _, note := range p.cfg.notes {
+		log.Info("Cloud config: " + note)
+	}
+	g := &p.cfg.Global
+	hc, err := p.httpClient(ctx, env)
+	if err != nil {
+		return err
+	}
+	pc, err := authenticate(ctx, g, hc)
+	if err != nil {
+		return err
+	}
+	availability, _ := endpointAvailability(g.EndpointType) // checked by Validate
+	compute, err := openstack.NewComputeV2(pc, gophercloud.EndpointOpts{Region: g.Region, Availability: availability})
+	if err != nil {
+		return fmt.Errorf("no compute (Nova) endpoint for [Global] region %q and os-endpoint-type %q in the Keystone catalog: %w",
+			g.Region, availability, err)
+	}
+	if err := checkCompute(ctx, compute); err != nil {
+		return err
+	}
+	microversion := useFlavorMicroversion(ctx, compute)
+	rules, err := newAddressRules(&p.cfg.Networking)
+	if err != nil {
+		return err // checked by Validate
+	}
+	p.provider = pc
+	p.instances = &instances{compute: compute, region: g.Region, rules: rules}
+	log.Info("OpenStack provider initialized", "authURL", redactedURL(g.AuthURL), "region", g.Region,
+		"computeURL", redactedURL(compute.Endpoint), "computeMicroversion", microversion)
+	return nil
+}
+
+// httpClient is the framework's cloudapi client on a transport with the TLS
+// settings of [Global]; [Metadata] request-timeout is the per-request
+// timeout unless --cloud-api-timeout is set.
+func (p *Provider) httpClient(ctx context.Context, env *framework.Env) (*http.Client, error) {
+	base, err := tlsTransport(&p.cfg.Global)
+	if err != nil {
+		return nil, err
+	}
+	if base != nil && env.CloudAPI.Base != nil {
+		klog.FromContext(ctx).Info("Warning: the framework's base transport (Env.CloudAPI.Base) replaces the one built for [Global] ca-file, cert-file and tls-insecure")
+	}
+	return env.NewHTTPClient(cloudapi.Options{Base: base, Timeout: p.cfg.Metadata.RequestTimeout}), nil
+}
+
+// checkCompute makes the cheapest authenticated Nova call: one server.
+func checkCompute(ctx context.Context, compute *gophercloud.ServiceClient) error {
+	ctx = cloudapi.WithOperation(ctx, "servers.list")
+	err := servers.List(compute, servers.ListOpts{Limit: 1}).EachPage(ctx, func(context.Context, pagination.Page) (bool, error) {
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("cannot use the compute (Nova) API at %s: %w", redactedURL(compute.Endpoint), serviceError(err))
+	}
+	return nil
+}
+
+// useFlavorMicroversion sets compute's microversion to 2.47 when Nova
+// supports it, so servers carry their flavor's name; it returns the
+// microversion in use ("" for Nova's default). A Nova without microversions
+// (or an unreadable version document) keeps the default: flavors are then
+// looked up by ID.
+func useFlavorMicroversion(ctx context.Context, compute *gophercloud.ServiceClient) string {
+	c, err := utils.RequireMicroversion(cloudapi.WithOperation(ctx, "compute.versions.get"), *compute, flavorMicroversion)
+	if err != nil {
+		klog.FromContext(ctx).V(2).Info("Using Nova's default microversion; flavors are looked up by ID", "reason", err.Error())
+		return ""
+	}
+	compute.Microversion = c.Microversion
+	return compute.Microversion
+}

@@ -1,0 +1,394 @@
+package openstack_test
+
+import (
+	"context"
+	"encoding/pem"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2/ktesting"
+
+	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/providers/openstack"
+	"github.com/ccmkit/ccmkit/providers/openstack/openstacksim"
+)
+
+// newCloud runs what framework.Main runs at start-up: load cloudConf, Init,
+// build the cloud. The instance cache is off, so every lookup reaches the
+// simulator, and each request is tried once, so a fault is seen as is.
+func newCloud(t *testing.T, cloudConf string) (*framework.Cloud, context.Context, error) {
+	t.Helper()
+	_, ctx := ktesting.NewTestContext(t)
+	path := filepath.Join(t.TempDir(), "cloud.conf")
+	if err := os.WriteFile(path, []byte(cloudConf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cloud, err := framework.NewCloud(ctx, openstack.New(), &framework.Env{
+		ClusterName:      "test-cluster",
+		CloudConfigFile:  path,
+		LookupEnv:        func(string) (string, bool) { return "", false },
+		CloudAPI:         cloudapi.Options{MaxRetries: -1, Timeout: 2 * time.Second},
+		InstanceCacheTTL: -1,
+	})
+	return cloud, ctx, err
+}
+
+func mustCloud(t *testing.T, cloudConf string) (cloudprovider.InstancesV2, context.Context) {
+	t.Helper()
+	cloud, ctx, err := newCloud(t, cloudConf)
+	if err != nil {
+		t.Fatalf("NewCloud: %v", err)
+	}
+	v2, ok := cloud.InstancesV2()
+	if !ok {
+		t.Fatal("no InstancesV2")
+	}
+	return v2, ctx
+}
+
+func node(name, providerID string) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.NodeSpec{ProviderID: providerID}}
+}
+
+func TestAuthMethods(t *testing.T) {
+	sim := openstacksim.NewServer(t, openstacksim.Options{
+		Users: []openstacksim.User{
+			{Name: "ccm", Password: "pw-1", Domain: "Default", Project: "k8s"},
+			{Name: "other", Password: "pw-2", Domain: "corp", Project: "k8s-2", ProjectDomain: "corp"},
+		},
+		ApplicationCredentials: []openstacksim.ApplicationCredential{
+			{ID: "ac-id", Secret: "ac-secret", User: "ccm"},
+			{Name: "ac-name", Secret: "ac-secret-2", User: "other"},
+		},
+	})
+	global := "[Global]\nauth-url = " + sim.AuthURL() + "\nregion = " + sim.Region() + "\n"
+	tests := []struct {
+		name    string
+		conf    string
+		wantErr []string
+	}{
+		{name: "simulator's own cloud.conf", conf: sim.CloudConfig()},
+		{name: "password, tenant-name", conf: global + "username = ccm\npassword = pw-1\ndomain-name = Default\ntenant-name = k8s\n"},
+		{name: "password, domains of their own", conf: global + "username = other\npassword = pw-2\nuser-domain-name = corp\ntenant-name = k8s-2\ntenant-domain-name = corp\n"},
+		{name: "password, default project", conf: global + "username = ccm\npassword = pw-1\nuser-domain-name = Default\n"},
+		{name: "application credential ID", conf: global + "application-credential-id = ac-id\napplication-credential-secret = ac-secret\n"},
+		{name: "application credential name", conf: global + "application-credential-name = ac-name\napplication-credential-secret = ac-secret-2\nusername = other\nuser-domain-name = corp\n"},
+		{
+			name:    "wrong password",
+			conf:    global + "username = ccm\npassword = nope\nuser-domain-name = Default\n",
+			wantErr: []string{"authentication failed", "answered 401 Unauthorized", "check [Global] username and password"},
+		},
+		{
+			name:    "wrong application credential secret",
+			conf:    global + "application-credential-id = ac-id\napplication-credential-secret = nope\n",
+			wantErr: []string{"authentication failed", "check [Global] application-credential-id and application-credential-secret"},
+		},
+		{
+			name:    "region without endpoints",
+			conf:    strings.Replace(sim.CloudConfig(), "region = "+sim.Region(), "region = Elsewhere", 1),
+			wantErr: []string{`no compute (Nova) endpoint for [Global] region "Elsewhere"`},
+		},
+		{
+			name:    "Keystone unreachable",
+			conf:    "[Global]\nauth-url = http://127.0.0.1:1/v3\nregion = R\nuser-id = u\npassword = p\n",
+			wantErr: []string{"cannot authenticate with Keystone at http://127.0.0.1:1/v3 ([Global] auth-url)"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := newCloud(t, tt.conf)
+			if len(tt.wantErr) == 0 {
+				if err != nil {
+					t.Fatalf("NewCloud: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("NewCloud succeeded")
+			}
+			for _, want := range tt.wantErr {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error does not contain %q: %v", want, err)
+				}
+			}
+			for _, secret := range []string{"nope", "pw-1", "ac-secret"} {
+				if strings.Contains(err.Error(), secret) {
+					t.Errorf("error reveals %q: %v", secret, err)
+				}
+			}
+		})
+	}
+}
+
+// TestReauthentication: an expired token is replaced once, transparently.
+func TestReauthentication(t *testing.T) {
+	sim := openstacksim.NewServer(t, openstacksim.Options{})
+	id := sim.AddServer(openstacksim.NovaServer{Name: "node-1"}).ID
+	inst, ctx := mustCloud(t, sim.CloudConfig())
+	issued := sim.TokensIssued()
+	sim.ExpireTokens()
+	ok, err := inst.InstanceExists(ctx, node("node-1", "openstack:///"+id))
+	if err != nil || !ok {
+		t.Fatalf("InstanceExists after token expiry = %v, %v; want true", ok, err)
+	}
+	if got := sim.TokensIssued() - issued; got != 1 {
+		t.Errorf("%d tokens issued after expiry, want 1", got)
+	}
+}
+
+func TestInstanceMetadata(t *testing.T) {
+	sim := openstacksim.NewServer(t, openstacksim.Options{})
+	d := sim.Defaults()
+	svc := sim.AddNetwork(openstacksim.Network{Name: "services"})
+	sim.AddSubnet(openstacksim.Subnet{NetworkID: svc.ID, CIDR: "172.16.0.0/24"})
+	multi := sim.AddServer(openstacksim.NovaServer{
+		Name: "Node-1", Flavor: "m1.large", AZ: "AZ 1 (east)",
+		Metadata: map[string]string{"hostname": "node-1.example.com"},
+		Ports: []openstacksim.ServerPort{
+			{Network: d.NetworkID, FixedIPs: []string{"10.0.0.11"}, FloatingIP: "auto"},
+			{Network: svc.ID, FixedIPs: []string{"172.16.0.11"}},
+		},
+	})
+	floating := multi.Ports[0].FloatingIP
+	off := sim.AddServer(openstacksim.NovaServer{Name: "node-2", Status: openstacksim.StatusShutoff})
+
+	addr := func(t corev1.NodeAddressType, a string) corev1.NodeAddress {
+		return corev1.NodeAddress{Type: t, Address: a}
+	}
+	tests := []struct {
+		name       string
+		networking string
+		node       *corev1.Node
+		want       *cloudprovider.InstanceMetadata
+	}{
+		{
+			name: "by providerID",
+			node: node("node-1", "openstack:///"+multi.ID),
+			want: &cloudprovider.InstanceMetadata{
+				ProviderID: "openstack:///" + multi.ID, InstanceType: "m1.large", Zone: "AZ-1-east", Region: openstacksim.DefaultRegion,
+				NodeAddresses: []corev1.NodeAddress{
+					addr(corev1.NodeInternalIP, "10.0.0.11"), addr(corev1.NodeInternalIP, "172.16.0.11"),
+					addr(corev1.NodeExternalIP, floating), addr(corev1.NodeHostName, "node-1.example.com"),
+				},
+			},
+		},
+		{
+			name:       "regional providerID, by [Networking]",
+			networking: "[Networking]\ninternal-network-name = services\naddress-sort-order = 172.16.0.0/12\n",
+			node:       node("node-1", "openstack://"+openstacksim.DefaultRegion+"/"+multi.ID),
+			want: &cloudprovider.InstanceMetadata{
+				ProviderID: "openstack:///" + multi.ID, InstanceType: "m1.large", Zone: "AZ-1-east", Region: openstacksim.DefaultRegion,
+				NodeAddresses: []corev1.NodeAddress{
+					addr(corev1.NodeInternalIP, "172.16.0.11"),
+					addr(corev1.NodeExternalIP, floating), addr(corev1.NodeHostName, "node-1.example.com"),
+				},
+			},
+		},
+		{
+			name: "by name: the server's lower-cased name",
+			node: node("node-1", ""),
+			want: &cloudprovider.InstanceMetadata{
+				ProviderID: "openstack:///" + multi.ID, InstanceType: "m1.large", Zone: "AZ-1-east", Region: openstacksim.DefaultRegion,
+				NodeAddresses: []corev1.NodeAddress{
+					addr(corev1.NodeInternalIP, "10.0.0.11"), addr(corev1.NodeInternalIP, "172.16.0.11"),
+					addr(corev1.NodeExternalIP, floating), addr(corev1.NodeHostName, "node-1.example.com"),
+				},
+			},
+		},
+		{
+			name: "shut off, by name",
+			node: node("node-2", ""),
+			want: &cloudprovider.InstanceMetadata{
+				ProviderID: "openstack:///" + off.ID, InstanceType: "m1.small", Zone: "nova", Region: openstacksim.DefaultRegion,
+				NodeAddresses: []corev1.NodeAddress{addr(corev1.NodeInternalIP, off.Ports[0].FixedIPs[0])},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			inst, ctx := mustCloud(t, sim.CloudConfig()+tt.networking)
+			got, err := inst.InstanceMetadata(ctx, tt.node)
+			if err != nil {
+				t.Fatalf("InstanceMetadata: %v", err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("InstanceMetadata (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	inst, ctx := mustCloud(t, sim.CloudConfig())
+	if down, err := inst.InstanceShutdown(ctx, node("node-2", "openstack:///"+off.ID)); err != nil || !down {
+		t.Errorf("InstanceShutdown(SHUTOFF) = %v, %v; want true", down, err)
+	}
+	if down, err := inst.InstanceShutdown(ctx, node("node-1", "openstack:///"+multi.ID)); err != nil || down {
+		t.Errorf("InstanceShutdown(ACTIVE) = %v, %v; want false", down, err)
+	}
+}
+
+// TestFlavorLookups: with microversion 2.47 the flavor name comes with the
+// server; without, each flavor is fetched once.
+func TestFlavorLookups(t *testing.T) {
+	sim := openstacksim.NewServer(t, openstacksim.Options{})
+	var ids []string
+	for _, name := range []string{"a", "b", "c"} {
+		ids = append(ids, sim.AddServer(openstacksim.NovaServer{Name: name, Flavor: "m1.medium"}).ID)
+	}
+	flavorGets := func() int { return sim.Stats()["GET /compute/v2.1/flavors/{id}"] }
+	lookUp := func(inst cloudprovider.InstancesV2, ctx context.Context) {
+		t.Helper()
+		for _, id := range ids {
+			md, err := inst.InstanceMetadata(ctx, node("x", "openstack:///"+id))
+			if err != nil || md.InstanceType != "m1.medium" {
+				t.Fatalf("InstanceMetadata = %+v, %v", md, err)
+			}
+		}
+	}
+
+	inst, ctx := mustCloud(t, sim.CloudConfig())
+	lookUp(inst, ctx)
+	if n := flavorGets(); n != 0 {
+		t.Errorf("%d flavor GETs at microversion 2.47, want 0", n)
+	}
+
+	restore := sim.Fail(http.StatusServiceUnavailable, "GET /compute/v2.1/{$}")
+	inst, ctx = mustCloud(t, sim.CloudConfig()) // no version document: Nova's default microversion
+	restore()
+	lookUp(inst, ctx)
+	if n := flavorGets(); n != 1 {
+		t.Errorf("%d flavor GETs without a microversion, want 1", n)
+	}
+}
+
+// TestNotFound: only Nova's own answer that a server is gone makes
+// InstanceExists false (and deletes the Node); faults never do.
+func TestNotFound(t *testing.T) {
+	sim := openstacksim.NewServer(t, openstacksim.Options{})
+	id := sim.AddServer(openstacksim.NovaServer{Name: "node-1"}).ID
+	sim.AddServer(openstacksim.NovaServer{Name: "node.2"})
+	inst, ctx := mustCloud(t, sim.CloudConfig())
+
+	for _, n := range []*corev1.Node{node("node-1", "openstack:///"+id), node("node-1", "")} {
+		if ok, err := inst.InstanceExists(ctx, n); err != nil || !ok {
+			t.Errorf("InstanceExists(%q, %q) = %v, %v; want true", n.Name, n.Spec.ProviderID, ok, err)
+		}
+	}
+	// Nova's name filter is a regular expression: "node-2" must not find
+	// "node.2" nor "node.2" find "nodex2".
+	if ok, err := inst.InstanceExists(ctx, node("node-2", "")); err != nil || ok {
+		t.Errorf("InstanceExists(node-2) = %v, %v; want false", ok, err)
+	}
+
+	for _, status := range []int{http.StatusInternalServerError, http.StatusUnauthorized, http.StatusNotFound} {
+		restore := sim.Inject(openstacksim.Fault{Status: status, Op: "GET /compute/*"})
+		for _, n := range []*corev1.Node{node("node-1", "openstack:///"+id), node("node-1", "")} {
+			ok, err := inst.InstanceExists(ctx, n)
+			if status == http.StatusNotFound && n.Spec.ProviderID != "" {
+				// An injected 404 has Nova's JSON error body: authoritative.
+				continue
+			}
+			if err == nil {
+				t.Errorf("status %d: InstanceExists(%q, %q) = %v, nil; want an error", status, n.Name, n.Spec.ProviderID, ok)
+			}
+		}
+		restore()
+	}
+
+	sim.DeleteServer(id)
+	for _, n := range []*corev1.Node{node("node-1", "openstack:///"+id), node("node-1", "")} {
+		if ok, err := inst.InstanceExists(ctx, n); err != nil || ok {
+			t.Errorf("deleted: InstanceExists(%q, %q) = %v, %v; want false, nil", n.Name, n.Spec.ProviderID, ok, err)
+		}
+	}
+	if _, err := inst.InstanceMetadata(ctx, node("node-1", "openstack:///"+id)); !strings.Contains(err.Error(), cloudprovider.InstanceNotFound.Error()) {
+		t.Errorf("deleted: InstanceMetadata error = %v, want InstanceNotFound", err)
+	}
+}
+
+func TestDuplicateNames(t *testing.T) {
+	sim := openstacksim.NewServer(t, openstacksim.Options{})
+	sim.AddServer(openstacksim.NovaServer{Name: "twin"})
+	sim.AddServer(openstacksim.NovaServer{Name: "TWIN"})
+	cloud, ctx, err := newCloud(t, sim.CloudConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, _ := cloud.InstancesV2()
+	if ok, err := inst.InstanceExists(ctx, node("twin", "")); err == nil || !strings.Contains(err.Error(), "both match node") {
+		t.Errorf("InstanceExists(twin) = %v, %v; want an error", ok, err)
+	}
+	list, err := cloud.Provider().(framework.InstancesProvider).Instances().ListInstances(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range list {
+		if i.Name != "" {
+			t.Errorf("listed %s with name %q; a shared name must be cleared", i.ID, i.Name)
+		}
+	}
+}
+
+// TestListInstances follows Nova's pages to the end.
+func TestListInstances(t *testing.T) {
+	sim := openstacksim.NewServer(t, openstacksim.Options{MaxLimit: 2})
+	want := map[string]string{}
+	for _, name := range []string{"n1", "n2", "n3", "n4", "n5"} {
+		want[sim.AddServer(openstacksim.NovaServer{Name: name}).ID] = name
+	}
+	cloud, ctx, err := newCloud(t, sim.CloudConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := sim.Stats()["GET /compute/v2.1/servers/detail"]
+	list, err := cloud.Provider().(framework.InstancesProvider).Instances().ListInstances(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, i := range list {
+		got[i.ID] = i.Name
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("listed (-want +got):\n%s", diff)
+	}
+	if pages := sim.Stats()["GET /compute/v2.1/servers/detail"] - before; pages < 3 {
+		t.Errorf("%d list requests for 5 servers in pages of 2, want at least 3", pages)
+	}
+}
+
+// TestTLS: [Global] ca-file and tls-insecure apply to every API call.
+func TestTLS(t *testing.T) {
+	sim := openstacksim.New(openstacksim.Options{})
+	ts := httptest.NewTLSServer(sim.Handler())
+	t.Cleanup(ts.Close)
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	pemCert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw})
+	if err := os.WriteFile(caFile, pemCert, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	conf := sim.CloudConfigFor(ts.URL)
+
+	if _, _, err := newCloud(t, conf); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("without ca-file: NewCloud error = %v, want a certificate error", err)
+	}
+	for _, extra := range []string{"ca-file = " + caFile, "tls-insecure = true"} {
+		withTLS := strings.Replace(conf, "[Global]\n", "[Global]\n"+extra+"\n", 1)
+		if _, _, err := newCloud(t, withTLS); err != nil {
+			t.Errorf("%s: NewCloud: %v", extra, err)
+		}
+	}
+	bad := strings.Replace(conf, "[Global]\n", "[Global]\nca-file = "+filepath.Join(t.TempDir(), "missing.pem")+"\n", 1)
+	if _, _, err := newCloud(t, bad); err == nil || !strings.Contains(err.Error(), "[Global] ca-file:") {
+		t.Errorf("missing ca-file: NewCloud error = %v, want one naming [Global] ca-file", err)
+	}
+}
