@@ -29,6 +29,10 @@ var (
 	// ErrWrongScheme is wrapped by Parse errors for a well-formed providerID
 	// that belongs to another cloud.
 	ErrWrongScheme = errors.New("providerID of another cloud")
+	// ErrOtherRegion is wrapped by Parse errors for a providerID that names
+	// a region other than Codec.Region: this CCM cannot see that instance,
+	// so it must never conclude it is gone.
+	ErrOtherRegion = errors.New("providerID of another region")
 )
 
 // Codec formats and parses a cloud's spec.providerID.
@@ -36,6 +40,10 @@ type Codec struct {
 	Scheme      string   // "digitalocean"
 	TripleSlash bool     // format as "scheme:///id" (OpenStack) instead of "scheme://id"
 	Legacy      []string // other schemes accepted by Parse (historic names)
+	// Region, when set, is the region this CCM serves: Parse rejects a
+	// "scheme://region/id" naming another one (a lookup in this region would
+	// answer "not found" and the Node would be deleted).
+	Region string
 }
 
 // ID is a parsed providerID.
@@ -58,7 +66,7 @@ func (c Codec) Format(id string) string {
 // c.Legacy. Schemes compare case-insensitively; the ID is returned verbatim.
 // Surrounding whitespace is ignored.
 //
-// Errors wrap [ErrMalformed] or [ErrWrongScheme].
+// Errors wrap [ErrMalformed], [ErrWrongScheme] or [ErrOtherRegion].
 func (c Codec) Parse(providerID string) (ID, error) {
 	s := strings.TrimSpace(providerID)
 	scheme, rest, ok := strings.Cut(s, "://")
@@ -83,6 +91,8 @@ func (c Codec) Parse(providerID string) (ID, error) {
 		return ID{}, fmt.Errorf("%w %q: empty instance ID", ErrMalformed, providerID)
 	case strings.Contains(id.Value, "/"):
 		return ID{}, fmt.Errorf("%w %q: instance ID contains %q", ErrMalformed, providerID, "/")
+	case id.Region != "" && c.Region != "" && id.Region != c.Region:
+		return ID{}, fmt.Errorf("%w: providerID %q names region %q; this cloud controller manager serves %q", ErrOtherRegion, providerID, id.Region, c.Region)
 	}
 	return id, nil
 }

@@ -99,6 +99,14 @@ func TestParse(t *testing.T) {
 		{name: "other cloud lists legacy schemes", codec: triton, providerID: "brightbox://srv-abc12", wantErr: ErrWrongScheme,
 			errHas: []string{`"brightbox"`, `"triton"`, `"joyent"`}},
 		{name: "scheme prefix is not enough", codec: digitalocean, providerID: "digitaloceanx://123", wantErr: ErrWrongScheme},
+
+		// Regions.
+		{name: "our region", codec: Codec{Scheme: "openstack", TripleSlash: true, Region: "RegionOne"}, providerID: "openstack://RegionOne/abc",
+			want: ID{Scheme: "openstack", Region: "RegionOne", Value: "abc"}},
+		{name: "another region", codec: Codec{Scheme: "openstack", TripleSlash: true, Region: "RegionOne"}, providerID: "openstack://RegionTwo/abc",
+			wantErr: ErrOtherRegion, errHas: []string{`"RegionTwo"`, `"RegionOne"`}},
+		{name: "no region in the providerID", codec: Codec{Scheme: "openstack", TripleSlash: true, Region: "RegionOne"}, providerID: "openstack:///abc",
+			want: ID{Scheme: "openstack", Value: "abc"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

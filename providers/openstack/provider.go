@@ -63,8 +63,14 @@ func (p *Provider) Config() any { return &p.cfg }
 // ConfigFormat implements framework.ConfigFormatter: cloud.conf is INI.
 func (p *Provider) ConfigFormat() config.Format { return INI }
 
-// ProviderIDCodec implements framework.ProviderIDCodec.
-func (p *Provider) ProviderIDCodec() providerid.Codec { return Codec }
+// ProviderIDCodec implements framework.ProviderIDCodec. It knows the
+// configured region, so a Node whose providerID names another region
+// ("openstack://<other>/<id>") is an error, never a deleted Node.
+func (p *Provider) ProviderIDCodec() providerid.Codec {
+	c := Codec
+	c.Region = p.cfg.Global.Region
+	return c
+}
 
 // Instances implements framework.InstancesProvider.
 func (p *Provider) Instances() framework.Instances { return p.instances }
