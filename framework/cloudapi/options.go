@@ -1,6 +1,7 @@
 package cloudapi
 
 import (
+	"crypto/tls"
 	"net/http"
 	"time"
 )
@@ -40,6 +41,11 @@ type Options struct {
 	Timeout time.Duration
 	// Base performs the requests; nil means a clone of http.DefaultTransport.
 	Base http.RoundTripper
+	// TLS, when set, is the TLS configuration of the requests (a private CA,
+	// a client certificate): applied to a clone of Base when Base is an
+	// *http.Transport, as the default one is. Another RoundTripper must
+	// carry its own TLS settings.
+	TLS *tls.Config
 	// Operation names a request's operation for metrics, logs and the
 	// Counter; nil means DefaultOperation. WithOperation takes precedence.
 	Operation func(*http.Request) string
@@ -77,6 +83,11 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Base == nil {
 		o.Base = defaultBase()
+	}
+	if t, ok := o.Base.(*http.Transport); ok && o.TLS != nil {
+		t = t.Clone()
+		t.TLSClientConfig = o.TLS.Clone()
+		o.Base = t
 	}
 	if o.Operation == nil {
 		o.Operation = DefaultOperation

@@ -33,10 +33,10 @@ import (
 //     a timeout or a proxy's HTML 404 is an error, so no Node is deleted on
 //     it.
 
-// tlsTransport returns the base transport [Global] ca-file, cert-file,
-// key-file and tls-insecure ask for, or nil for the default one. Errors
-// name the setting.
-func tlsTransport(g *GlobalSection) (http.RoundTripper, error) {
+// tlsConfig returns the TLS settings [Global] ca-file, cert-file, key-file
+// and tls-insecure ask for, or nil for the defaults. Errors name the
+// setting.
+func tlsConfig(g *GlobalSection) (*tls.Config, error) {
 	if g.CAFile == "" && g.CertFile == "" && !g.TLSInsecure {
 		return nil, nil
 	}
@@ -59,9 +59,7 @@ func tlsTransport(g *GlobalSection) (http.RoundTripper, error) {
 		}
 		tc.Certificates = []tls.Certificate{cert}
 	}
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.TLSClientConfig = tc
-	return t, nil
+	return tc, nil
 }
 
 // endpointAvailability maps [Global] os-endpoint-type to a catalog

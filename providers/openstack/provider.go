@@ -117,14 +117,11 @@ func (p *Provider) Init(ctx context.Context, env *framework.Env) error {
 // settings of [Global]; [Metadata] request-timeout is the per-request
 // timeout unless --cloud-api-timeout is set.
 func (p *Provider) httpClient(ctx context.Context, env *framework.Env) (*http.Client, error) {
-	base, err := tlsTransport(&p.cfg.Global)
+	tc, err := tlsConfig(&p.cfg.Global)
 	if err != nil {
 		return nil, err
 	}
-	if base != nil && env.CloudAPI.Base != nil {
-		klog.FromContext(ctx).Info("Warning: the framework's base transport (Env.CloudAPI.Base) replaces the one built for [Global] ca-file, cert-file and tls-insecure")
-	}
-	return env.NewHTTPClient(cloudapi.Options{Base: base, Timeout: p.cfg.Metadata.RequestTimeout}), nil
+	return env.NewHTTPClient(cloudapi.Options{TLS: tc, Timeout: p.cfg.Metadata.RequestTimeout}), nil
 }
 
 // checkCompute makes the cheapest authenticated Nova call: one server.
