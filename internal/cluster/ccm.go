@@ -123,7 +123,8 @@ func (c *Cluster) StartCCMWithEnv(name string, env map[string]string, extraArgs 
 	if err != nil {
 		return nil, err
 	}
-	all := maps.Clone(c.Sim.Env())
+	all := map[string]string{}
+	maps.Copy(all, c.Sim.Env())
 	maps.Copy(all, env)
 	args := append(c.CCMArgs(port), extraArgs...)
 	ccm, err := StartCCM(c.ccmBinary, filepath.Join(c.WorkDir, name+".log"), all, args...)

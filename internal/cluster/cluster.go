@@ -42,6 +42,8 @@ type Cluster struct {
 	WorkDir      string
 
 	ccmBinary string
+	// cloudConfig is the path of the --cloud-config file, "" for none.
+	cloudConfig string
 
 	mu       sync.Mutex
 	ccms     []*CCM
@@ -89,13 +91,19 @@ func Start(ctx context.Context, o Options) (_ *Cluster, err error) {
 	if c.Sim, err = o.Provider.StartSim(o.Sim); err != nil {
 		return nil, fmt.Errorf("starting the %s simulator: %w", o.Provider.Name, err)
 	}
+	if conf := c.Sim.CloudConfig(); conf != "" {
+		c.cloudConfig = filepath.Join(c.WorkDir, "cloud.conf")
+		if err = os.WriteFile(c.cloudConfig, []byte(conf), 0o600); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
 }
 
 // CCMArgs are the flags every CCM of a local cluster gets: short periods so
 // scenarios converge in seconds. Later flags in StartCCM's extra args win.
 func (c *Cluster) CCMArgs(port int) []string {
-	return []string{
+	args := []string{
 		"--kubeconfig=" + c.ControlPlane.CCMKubeconfig(),
 		// Outside a Pod the secure port's delegated authn/authz needs these.
 		"--authentication-kubeconfig=" + c.ControlPlane.CCMKubeconfig(),
@@ -111,6 +119,10 @@ func (c *Cluster) CCMArgs(port int) []string {
 		"--configure-cloud-routes=false",
 		"-v=2",
 	}
+	if c.cloudConfig != "" {
+		args = append(args, "--cloud-config="+c.cloudConfig)
+	}
+	return args
 }
 
 // StartCCM runs the provider's CCM binary against the cluster. name labels

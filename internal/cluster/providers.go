@@ -9,6 +9,8 @@ import (
 	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/providers/digitalocean"
 	"github.com/ccmkit/ccmkit/providers/digitalocean/dosim"
+	"github.com/ccmkit/ccmkit/providers/openstack"
+	"github.com/ccmkit/ccmkit/providers/openstack/openstacksim"
 )
 
 // Provider is one cloud as the end-to-end suite, the demo and the benchmark
@@ -56,6 +58,9 @@ type Sim interface {
 	// Routes are the cloud's pod-network routes: destination CIDR to the
 	// target instance's cloud ID.
 	Routes() map[string]string
+	// CloudConfig is the --cloud-config file the CCM needs, "" for clouds
+	// configured by environment variables only.
+	CloudConfig() string
 	Close()
 }
 
@@ -79,6 +84,13 @@ var Providers = []Provider{
 		NoZone:        true, // as the existing DigitalOcean CCM: regions only
 		New:           func() framework.Provider { return digitalocean.New() },
 		StartSim:      startDigitalOceanSim,
+	},
+	{
+		Name:     "openstack",
+		Command:  "./cmd/openstack-cloud-controller-manager",
+		RBAC:     []string{"examples/manifests/openstack/rbac.yaml"},
+		New:      func() framework.Provider { return openstack.New() },
+		StartSim: startOpenStackSim,
 	},
 }
 
@@ -108,6 +120,7 @@ func (s *skeletonSim) URL() string                { return s.srv.URL() }
 func (s *skeletonSim) Stats() map[string]int      { return s.srv.Stats() }
 func (s *skeletonSim) SetLatency(d time.Duration) { s.srv.SetLatency(d) }
 func (s *skeletonSim) Close()                     { s.srv.Close() }
+func (s *skeletonSim) CloudConfig() string        { return "" }
 
 func (s *skeletonSim) Routes() map[string]string {
 	out := map[string]string{}
@@ -133,4 +146,42 @@ func (s *digitalOceanSim) Env() map[string]string     { return s.srv.Env(s.srv.U
 func (s *digitalOceanSim) Stats() map[string]int      { return s.srv.Stats() }
 func (s *digitalOceanSim) SetLatency(d time.Duration) { s.srv.SetLatency(d) }
 func (s *digitalOceanSim) Close()                     { s.srv.Close() }
+func (s *digitalOceanSim) CloudConfig() string        { return "" }
 func (s *digitalOceanSim) Routes() map[string]string  { return nil } // DigitalOcean has no route API
+
+type openStackSim struct {
+	frameworktest.Cloud
+	srv *openstacksim.Server
+}
+
+func startOpenStackSim(o SimOptions) (Sim, error) {
+	srv := openstacksim.New(openstacksim.Options{})
+	srv.Start()
+	srv.SetLatency(o.Latency)
+	return &openStackSim{Cloud: srv.Cloud(), srv: srv}, nil
+}
+
+func (s *openStackSim) URL() string                { return s.srv.URL() }
+func (s *openStackSim) Env() map[string]string     { return nil } // configured by cloud.conf
+func (s *openStackSim) CloudConfig() string        { return s.srv.CloudConfig() }
+func (s *openStackSim) Stats() map[string]int      { return s.srv.Stats() }
+func (s *openStackSim) SetLatency(d time.Duration) { s.srv.SetLatency(d) }
+func (s *openStackSim) Close()                     { s.srv.Close() }
+
+// Routes maps the default router's extra routes to the servers their next
+// hops belong to.
+func (s *openStackSim) Routes() map[string]string {
+	byIP := map[string]string{}
+	for _, v := range s.srv.Servers() {
+		for _, p := range v.Ports {
+			for _, ip := range p.FixedIPs {
+				byIP[ip] = v.ID
+			}
+		}
+	}
+	out := map[string]string{}
+	for dst, hop := range s.srv.Routes(s.srv.Defaults().RouterID) {
+		out[dst] = byIP[hop]
+	}
+	return out
+}
