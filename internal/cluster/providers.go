@@ -89,6 +89,7 @@ var Providers = []Provider{
 		Name:     "openstack",
 		Command:  "./cmd/openstack-cloud-controller-manager",
 		RBAC:     []string{"examples/manifests/openstack/rbac.yaml"},
+		Routes:   true,
 		New:      func() framework.Provider { return openstack.New() },
 		StartSim: startOpenStackSim,
 	},

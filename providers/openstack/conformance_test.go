@@ -9,9 +9,10 @@ import (
 )
 
 // TestConformance runs the framework's behavioural contract (providerID
-// round trip, not-found semantics, shutdown, listing) against the provider
-// and the simulator. Without a LoadBalancerProvider or RoutesProvider yet,
-// the suite skips those subtests.
+// round trip, not-found semantics, shutdown, listing, routes through the
+// simulator's default router, which CloudConfig names) against the
+// provider and the simulator. Without a LoadBalancerProvider yet, the suite
+// skips those subtests.
 func TestConformance(t *testing.T) {
 	frameworktest.RunConformance(t, harness{})
 }
@@ -27,6 +28,8 @@ func (harness) Setup(t *testing.T) *frameworktest.Target {
 		Cloud:       sim.Cloud(),
 		InvalidAnnotations: map[string]string{
 			"loadbalancer.openstack.org/health-monitor-delay": "abc",
+			"loadbalancer.openstack.org/class":                "no-such-class",
+			"loadbalancer.openstack.org/lb-method":            "FASTEST",
 		},
 	}
 }
