@@ -126,7 +126,7 @@ func (s *settings) cloudInitializer(reg Registry) app.InitCloudFunc {
 }
 
 func (s *settings) cloudAPIOptions() cloudapi.Options {
-	return cloudapi.Options{QPS: s.cloudAPIQPS, Burst: s.cloudAPIBurst, MaxRetries: s.cloudAPIMaxRetries}
+	return cloudapi.Options{QPS: s.cloudAPIQPS, Burst: s.cloudAPIBurst, MaxRetries: s.cloudAPIMaxRetries, Timeout: s.cloudAPITimeout}
 }
 
 // printVersion handles --version and --version=raw with ccmkit's version

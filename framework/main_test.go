@@ -32,7 +32,7 @@ func TestCommandHelpShowsStandardAndExtraFlags(t *testing.T) {
 	for _, want := range []string{
 		"--kubeconfig", "--cloud-config", "--leader-elect", "--controllers", "--concurrent-node-syncs",
 		"--concurrent-service-syncs", "--configure-cloud-routes", "--cluster-cidr", "--secure-port", "--kube-api-qps",
-		"--logging-format", "-v, --v", "--cloud-api-qps", "--instance-cache-ttl", "--load-balancer-cache-ttl", "--my-flag", "my-controller",
+		"--logging-format", "-v, --v", "--cloud-api-qps", "--cloud-api-timeout", "--instance-cache-ttl", "--load-balancer-cache-ttl", "--my-flag", "my-controller",
 	} {
 		if !strings.Contains(help, want) {
 			t.Errorf("--help lacks %q", want)
@@ -53,6 +53,7 @@ func TestCommandDefaults(t *testing.T) {
 		"kube-api-burst":           "100",
 		"instance-cache-ttl":       "30s",
 		"load-balancer-cache-ttl":  "30s",
+		"cloud-api-timeout":        "0s",
 	} {
 		f := cmd.Flags().Lookup(flag)
 		if f == nil {

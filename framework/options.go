@@ -34,6 +34,7 @@ type settings struct {
 	cloudAPIQPS        float64
 	cloudAPIBurst      int
 	cloudAPIMaxRetries int
+	cloudAPITimeout    time.Duration
 	instanceCacheTTL   time.Duration
 	lbCacheTTL         time.Duration
 }
@@ -76,6 +77,7 @@ func newSettings(opts []Option) *settings {
 	fs.Float64Var(&s.cloudAPIQPS, "cloud-api-qps", s.cloudAPIQPS, "Requests per second to the cloud API (token bucket); 0 means the provider's default, unlimited if it has none.")
 	fs.IntVar(&s.cloudAPIBurst, "cloud-api-burst", s.cloudAPIBurst, "Burst of requests to the cloud API above --cloud-api-qps.")
 	fs.IntVar(&s.cloudAPIMaxRetries, "cloud-api-max-retries", s.cloudAPIMaxRetries, "Retries of a cloud API request that failed with 429 or 5xx; 0 means the default (5), -1 disables retries.")
+	fs.DurationVar(&s.cloudAPITimeout, "cloud-api-timeout", s.cloudAPITimeout, "Timeout of one attempt of a cloud API request, reading its answer included; 0 means the provider's default (30s unless it sets one).")
 	fs.DurationVar(&s.instanceCacheTTL, "instance-cache-ttl", s.instanceCacheTTL, "How long one list of the cloud's instances serves node lookups; negative disables the cache.")
 	fs.DurationVar(&s.lbCacheTTL, "load-balancer-cache-ttl", s.lbCacheTTL, "How long one list of the cloud's load balancers serves load-balancer lookups (for providers that list them); the CCM's own changes are seen at once, changes made elsewhere within this time. Negative disables the cache.")
 	return s

@@ -86,12 +86,13 @@ var Providers = []Provider{
 		StartSim:      startDigitalOceanSim,
 	},
 	{
-		Name:     "openstack",
-		Command:  "./cmd/openstack-cloud-controller-manager",
-		RBAC:     []string{"examples/manifests/openstack/rbac.yaml"},
-		Routes:   true,
-		New:      func() framework.Provider { return openstack.New() },
-		StartSim: startOpenStackSim,
+		Name:          "openstack",
+		Command:       "./cmd/openstack-cloud-controller-manager",
+		RBAC:          []string{"examples/manifests/openstack/rbac.yaml"},
+		Routes:        true,
+		LoadBalancers: true,
+		New:           func() framework.Provider { return openstack.New() },
+		StartSim:      startOpenStackSim,
 	},
 }
 

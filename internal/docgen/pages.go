@@ -28,6 +28,9 @@ var pages = []page{
 	{"digitalocean/config.md", func() ([]byte, error) {
 		return config.Markdown("DigitalOcean configuration", digitalocean.Config{})
 	}},
+	{"openstack/annotations.md", func() ([]byte, error) {
+		return annotations.Markdown("OpenStack Service annotations", openstack.AnnotationPrefix, openstack.LoadBalancerConfig{})
+	}},
 	{"openstack/config.md", func() ([]byte, error) {
 		return config.Markdown("OpenStack configuration (cloud.conf)", openstack.Config{})
 	}},

@@ -83,8 +83,9 @@ type GlobalSection struct {
 	Cloud      string `json:"cloud" doc:"Entry of clouds.yaml to use (default: OS_CLOUD, or the only entry)."`
 }
 
-// LoadBalancerSection is [LoadBalancer]. The provider does not create load
-// balancers yet, but parses and checks the section, since OCCM files have it.
+// LoadBalancerSection is [LoadBalancer]: the cluster-wide defaults of the
+// Octavia load balancers, which Service annotations override (see
+// LoadBalancerConfig).
 type LoadBalancerSection struct {
 	Enabled                        bool          `json:"enabled" default:"true" doc:"Serve Services of type LoadBalancer."`
 	UseOctavia                     bool          `json:"use-octavia" doc:"Obsolete (Octavia is always used); accepted and ignored."`

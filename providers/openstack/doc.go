@@ -18,6 +18,11 @@
 //	               client, TLS settings, error classification
 //	instances.go   framework.Instances: Nova servers as Nodes see them
 //	addresses.go   a server's Node addresses, by [Networking]
+//	loadbalancer.go the Octavia driver of the framework's LB pipeline;
+//	lb_*.go        its annotations, desired state, diff, Octavia and
+//	               floating-IP calls
+//	routes.go      cloudprovider.Routes: Neutron router extra routes and
+//	               the nodes' allowed address pairs
 //
 // # Configuration
 //
@@ -52,4 +57,18 @@
 // server's availability zone made a valid label value, the region
 // [Global] region. A server is shut down when its status is SHUTOFF, and
 // gone only when Nova answers 404 for it.
+//
+// # Load balancers
+//
+// Octavia load balancers named kube_service_<cluster>_<namespace>_<name>,
+// configured by [LoadBalancer] (and [LoadBalancerClass "x"]) and OCCM's
+// loadbalancer.openstack.org/ annotations (docs/openstack/annotations.md).
+// Changes are granular: only the listeners, pools, members and monitors
+// that differ are written, one Octavia write per sync because Octavia
+// refuses the next one (409) while the load balancer is PENDING_UPDATE.
+//
+// # Routes
+//
+// With [Route] router-id, each Node's pod CIDR is an extra route of that
+// router to the node's address, and an allowed address pair on its port.
 package openstack

@@ -10,6 +10,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/gophercloud/gophercloud/v2/openstack/utils"
 	"github.com/gophercloud/gophercloud/v2/pagination"
+	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccmkit/framework"
@@ -39,14 +40,18 @@ type Provider struct {
 	instances *instances
 	// provider is the authenticated gophercloud client Init built.
 	provider *gophercloud.ProviderClient
+	// lb serves Services of type LoadBalancer (Octavia); nil when
+	// [LoadBalancer] enabled is false or the catalog has no Octavia.
+	lb cloudprovider.LoadBalancer
 }
 
 var (
-	_ framework.Provider          = (*Provider)(nil)
-	_ framework.Configurable      = (*Provider)(nil)
-	_ framework.ConfigFormatter   = (*Provider)(nil)
-	_ framework.ProviderIDCodec   = (*Provider)(nil)
-	_ framework.InstancesProvider = (*Provider)(nil)
+	_ framework.Provider             = (*Provider)(nil)
+	_ framework.Configurable         = (*Provider)(nil)
+	_ framework.ConfigFormatter      = (*Provider)(nil)
+	_ framework.ProviderIDCodec      = (*Provider)(nil)
+	_ framework.InstancesProvider    = (*Provider)(nil)
+	_ framework.LoadBalancerProvider = (*Provider)(nil)
 )
 
 // New returns an unconfigured provider; framework.Main or
@@ -74,6 +79,11 @@ func (p *Provider) ProviderIDCodec() providerid.Codec {
 
 // Instances implements framework.InstancesProvider.
 func (p *Provider) Instances() framework.Instances { return p.instances }
+
+// LoadBalancer implements framework.LoadBalancerProvider: Octavia load
+// balancers with OCCM's annotations (see LoadBalancerConfig); nil when
+// disabled.
+func (p *Provider) LoadBalancer() cloudprovider.LoadBalancer { return p.lb }
 
 // Init authenticates with Keystone and finds Nova in the catalog, failing
 // fast, before the CCM starts its controllers, when the credentials are
@@ -108,6 +118,12 @@ func (p *Provider) Init(ctx context.Context, env *framework.Env) error {
 	}
 	p.provider = pc
 	p.instances = &instances{compute: compute, region: g.Region, rules: rules}
+	if p.cfg.LoadBalancer.Enabled {
+		eo := gophercloud.EndpointOpts{Region: g.Region, Availability: availability}
+		if p.lb, err = newLoadBalancer(ctx, env, pc, eo, &p.cfg, p.instances); err != nil {
+			return err
+		}
+	}
 	log.Info("OpenStack provider initialized", "authURL", redactedURL(g.AuthURL), "region", g.Region,
 		"computeURL", redactedURL(compute.Endpoint), "computeMicroversion", microversion)
 	return nil

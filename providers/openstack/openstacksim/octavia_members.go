@@ -1,9 +1,9 @@
 package openstacksim
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
@@ -119,20 +119,29 @@ func (s *Server) deleteMember(r *http.Request) response {
 // batchUpdateMembers is PUT /pools/{id}/members {"members":[…]}: the
 // pool's members become the request's. Members are matched by address
 // and protocol_port: matches are updated, the rest created, and members
-// not in the request deleted (kept with ?additive_only=true). 202, no
-// body.
+// not in the request deleted (kept with ?additive_only=true). As in
+// Octavia, an updated member takes the request's weight, backup and
+// admin_state_up (defaults when absent) and keeps the name, monitor
+// address and port and tags the request leaves out (null clears them).
+// 202, no body.
 func (s *Server) batchUpdateMembers(r *http.Request) response {
 	var body struct {
-		Members *[]memberCreate `json:"members"`
+		Members *[]json.RawMessage `json:"members"`
 	}
 	if err := simkit.Decode(r, &body); err != nil || body.Members == nil {
 		return octaviaError(http.StatusBadRequest, "Invalid input for field/attribute members. Value: 'None'. Mandatory field missing.")
+	}
+	reqs := make([]memberCreate, len(*body.Members))
+	present := make([]map[string]json.RawMessage, len(*body.Members))
+	for i, raw := range *body.Members {
+		if json.Unmarshal(raw, &reqs[i]) != nil || json.Unmarshal(raw, &present[i]) != nil {
+			return octaviaError(http.StatusBadRequest, "Invalid input for field/attribute members. Value: '%s'.", raw)
+		}
 	}
 	p, lb, errResp := s.poolForChange(r.PathValue("id"), s.poolNotFound(r.PathValue("id")))
 	if errResp != nil {
 		return *errResp
 	}
-	reqs := *body.Members
 	key := func(addr string, port int) string { return fmt.Sprintf("%s:%d", addr, port) }
 	seen := map[string]bool{}
 	for i := range reqs {
@@ -162,10 +171,19 @@ func (s *Server) batchUpdateMembers(r *http.Request) response {
 			s.newMember(p, req)
 			continue
 		}
-		m.Name, m.Weight, m.Backup = req.Name, intOr(req.Weight, 1), req.Backup
-		m.AdminStateUp, m.MonitorAddress, m.MonitorPort = boolOr(req.AdminStateUp, true), req.MonitorAddress, intOr(req.MonitorPort, 0)
-		if req.Tags != nil {
-			m.Tags = slices.Clone(req.Tags)
+		m.Weight, m.Backup, m.AdminStateUp = intOr(req.Weight, 1), req.Backup, boolOr(req.AdminStateUp, true)
+		has := func(k string) bool { _, ok := present[i][k]; return ok }
+		if has("name") {
+			m.Name = req.Name
+		}
+		if has("monitor_address") {
+			m.MonitorAddress = req.MonitorAddress
+		}
+		if has("monitor_port") {
+			m.MonitorPort = intOr(req.MonitorPort, 0)
+		}
+		if has("tags") {
+			m.Tags = nonNil(req.Tags)
 		}
 		touch(&m.ProvisioningStatus, &m.UpdatedAt)
 	}

@@ -1,0 +1,490 @@
+package openstack_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/record"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/cloud-provider/api"
+	"k8s.io/klog/v2/ktesting"
+
+	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
+	"github.com/ccmkit/ccmkit/providers/openstack"
+	"github.com/ccmkit/ccmkit/providers/openstack/openstacksim"
+)
+
+const lbCluster = "test-cluster"
+
+// lbFixture is the provider on a simulated OpenStack, with a fake API
+// server for the Services (the pipeline writes the ID annotation there), an
+// event recorder and two nodes.
+type lbFixture struct {
+	ctx    context.Context
+	sim    *openstacksim.Server
+	kube   *fake.Clientset
+	events *record.FakeRecorder
+	lb     cloudprovider.LoadBalancer
+	nodes  []*corev1.Node
+}
+
+// newLBFixture starts a simulator; lbConf lines are added to the
+// [LoadBalancer] section of its cloud.conf, and edit (if set) may change
+// the result.
+func newLBFixture(t *testing.T, lbConf string, edit func(sim *openstacksim.Server, conf string) string) *lbFixture {
+	t.Helper()
+	sim := openstacksim.NewServer(t, openstacksim.Options{})
+	conf := strings.Replace(sim.CloudConfig(), "[LoadBalancer]\n", "[LoadBalancer]\n"+lbConf, 1)
+	if edit != nil {
+		conf = edit(sim, conf)
+	}
+	path := filepath.Join(t.TempDir(), "cloud.conf")
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, ctx := ktesting.NewTestContext(t)
+	f := &lbFixture{ctx: ctx, sim: sim, kube: fake.NewClientset(), events: record.NewFakeRecorder(100)}
+	cloud, err := framework.NewCloud(ctx, openstack.New(), &framework.Env{
+		Client: f.kube, Recorder: f.events, ClusterName: lbCluster, CloudConfigFile: path,
+		LookupEnv: func(string) (string, bool) { return "", false },
+		CloudAPI:  cloudapi.Options{MaxRetries: -1, Timeout: 5 * time.Second}, InstanceCacheTTL: -1,
+	})
+	if err != nil {
+		t.Fatalf("NewCloud: %v", err)
+	}
+	var ok bool
+	if f.lb, ok = cloud.LoadBalancer(); !ok {
+		t.Fatal("no load balancers")
+	}
+	f.addNode("node-a")
+	f.addNode("node-b")
+	return f
+}
+
+// addNode adds a server and its Node (with its InternalIP).
+func (f *lbFixture) addNode(name string) *corev1.Node {
+	s := f.sim.AddServer(openstacksim.NovaServer{Name: name})
+	n := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"pool": "default"}},
+		Spec:       corev1.NodeSpec{ProviderID: "openstack:///" + s.ID},
+		Status:     corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: s.Ports[0].FixedIPs[0]}}},
+	}
+	f.nodes = append(f.nodes, n)
+	return n
+}
+
+// service stores a LoadBalancer Service with one TCP port, 80 -> 30080.
+func (f *lbFixture) service(t *testing.T, name string, ann map[string]string, mutate ...func(*corev1.Service)) *corev1.Service {
+	t.Helper()
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name), Annotations: ann},
+		Spec: corev1.ServiceSpec{
+			Type:  corev1.ServiceTypeLoadBalancer,
+			Ports: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, NodePort: 30080}},
+		},
+	}
+	for _, m := range mutate {
+		m(svc)
+	}
+	created, err := f.kube.CoreV1().Services("default").Create(f.ctx, svc, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return created
+}
+
+// update changes a stored Service.
+func (f *lbFixture) update(t *testing.T, svc *corev1.Service, mutate func(*corev1.Service)) {
+	t.Helper()
+	s := f.fresh(t, svc)
+	mutate(s)
+	if _, err := f.kube.CoreV1().Services("default").Update(f.ctx, s, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *lbFixture) fresh(t *testing.T, svc *corev1.Service) *corev1.Service {
+	t.Helper()
+	got, err := f.kube.CoreV1().Services(svc.Namespace).Get(f.ctx, svc.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// ensure is one sync, as the service controller makes it.
+func (f *lbFixture) ensure(t *testing.T, svc *corev1.Service) (*corev1.LoadBalancerStatus, error) {
+	t.Helper()
+	return f.lb.EnsureLoadBalancer(f.ctx, lbCluster, f.fresh(t, svc), f.nodes)
+}
+
+// ensureReady syncs until the load balancer is ready; each RetryError is
+// one more sync (the simulator settles on reads). It returns the status
+// and the number of syncs.
+func (f *lbFixture) ensureReady(t *testing.T, svc *corev1.Service) (*corev1.LoadBalancerStatus, int) {
+	t.Helper()
+	for i := 1; i <= 30; i++ {
+		status, err := f.ensure(t, svc)
+		if !isRetry(err) {
+			if err != nil {
+				t.Fatalf("EnsureLoadBalancer (sync %d): %v", i, err)
+			}
+			return status, i
+		}
+	}
+	t.Fatal("load balancer not ready after 30 syncs")
+	return nil, 0
+}
+
+// deleteAll calls EnsureLoadBalancerDeleted until it succeeds.
+func (f *lbFixture) deleteAll(t *testing.T, svc *corev1.Service) {
+	t.Helper()
+	for range 30 {
+		err := f.lb.EnsureLoadBalancerDeleted(f.ctx, lbCluster, f.fresh(t, svc))
+		if err == nil {
+			return
+		}
+		if !isRetry(err) {
+			t.Fatalf("EnsureLoadBalancerDeleted: %v", err)
+		}
+	}
+	t.Fatal("load balancer not deleted after 30 calls")
+}
+
+func isRetry(err error) bool {
+	var r *api.RetryError
+	return errors.As(err, &r)
+}
+
+// only returns the simulator's one load balancer, in the neutral form.
+func (f *lbFixture) only(t *testing.T) frameworktest.LoadBalancer {
+	t.Helper()
+	lbs := f.sim.Cloud().LoadBalancers()
+	if len(lbs) != 1 {
+		t.Fatalf("the cloud holds %d load balancers, want 1: %+v", len(lbs), lbs)
+	}
+	return lbs[0]
+}
+
+// drain returns the recorded events.
+func (f *lbFixture) drain() []string {
+	var out []string
+	for {
+		select {
+		case e := <-f.events.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+// writes are the successful mutating requests logged since mark, as
+// "METHOD path".
+func (f *lbFixture) writes(mark int) []string {
+	var out []string
+	for _, r := range f.sim.Requests()[mark:] {
+		if r.Method != "GET" && r.Status >= 200 && r.Status < 300 && !strings.Contains(r.Path, "/auth/tokens") {
+			out = append(out, r.Method+" "+r.Path)
+		}
+	}
+	return out
+}
+
+// calls counts the API requests since mark (token requests excluded).
+func (f *lbFixture) calls(mark int) (reads, writes int) {
+	for _, r := range f.sim.Requests()[mark:] {
+		switch {
+		case strings.Contains(r.Path, "/auth/tokens"):
+		case r.Method == "GET":
+			reads++
+		default:
+			writes++
+		}
+	}
+	return reads, writes
+}
+
+func (f *lbFixture) mark() int { return len(f.sim.Requests()) }
+
+func ingressIP(t *testing.T, s *corev1.LoadBalancerStatus) string {
+	t.Helper()
+	if s == nil || len(s.Ingress) != 1 || s.Ingress[0].IP == "" {
+		t.Fatalf("status = %+v, want one IP", s)
+	}
+	return s.Ingress[0].IP
+}
+
+func memberIDs(f *lbFixture, nodes ...*corev1.Node) []string {
+	var ids []string
+	for _, n := range nodes {
+		ids = append(ids, strings.TrimPrefix(n.Spec.ProviderID, "openstack:///"))
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// TestLoadBalancerLifecycle: one fully populated create, a retry while
+// Octavia provisions, the floating IP once ACTIVE, the status with it, the
+// ID annotation, a no-op sync with zero writes, and a delete that releases
+// the floating IP.
+func TestLoadBalancerLifecycle(t *testing.T) {
+	f := newLBFixture(t, "", nil)
+	svc := f.service(t, "web", nil)
+
+	mark := f.mark()
+	if _, err := f.ensure(t, svc); !isRetry(err) {
+		t.Fatalf("first sync: %v, want a RetryError while the load balancer is PENDING_CREATE", err)
+	}
+	st := f.sim.State()
+	if len(st.LoadBalancers) != 1 || st.LoadBalancers[0].ProvisioningStatus != "PENDING_CREATE" || len(st.FloatingIPs) != 0 {
+		t.Fatalf("after the first sync: %d LBs, FIPs %+v", len(st.LoadBalancers), st.FloatingIPs)
+	}
+	lbState := st.LoadBalancers[0]
+	if lbState.Name != "kube_service_test-cluster_default_web" || !slices.Equal(lbState.Tags, []string{lbState.Name}) ||
+		lbState.VipSubnetID != f.sim.Defaults().SubnetID || lbState.Provider != "amphora" {
+		t.Errorf("load balancer = %+v", lbState)
+	}
+	if got := f.fresh(t, svc).Annotations[openstack.AnnotationLoadBalancerID]; got != lbState.ID {
+		t.Errorf("ID annotation = %q, want %q", got, lbState.ID)
+	}
+	status, syncs := f.ensureReady(t, svc)
+	createReads, createWrites := f.calls(mark)
+	t.Logf("create: %d syncs, %d reads, %d writes", syncs+1, createReads, createWrites)
+	if got := f.writes(mark); len(got) != 2 || !strings.HasPrefix(got[0], "POST /load-balancer/") || !strings.HasPrefix(got[1], "POST /network/v2.0/floatingips") {
+		t.Errorf("create writes = %v, want the load balancer and its floating IP", got)
+	}
+	st = f.sim.State()
+	if len(st.FloatingIPs) != 1 || st.FloatingIPs[0].PortID != st.LoadBalancers[0].VipPortID ||
+		st.FloatingIPs[0].FloatingNetworkID != f.sim.Defaults().FloatingNetworkID {
+		t.Fatalf("floating IPs = %+v", st.FloatingIPs)
+	}
+	if ip := ingressIP(t, status); ip != st.FloatingIPs[0].FloatingIPAddress {
+		t.Errorf("status IP %s, want the floating IP %s", ip, st.FloatingIPs[0].FloatingIPAddress)
+	}
+	want := frameworktest.LoadBalancer{ID: lbState.ID, Name: lbState.Name, Listeners: []string{"TCP:80->:30080"}, Members: memberIDs(f, f.nodes...)}
+	if diff := cmp.Diff(want, f.only(t)); diff != "" {
+		t.Errorf("load balancer (-want +got):\n%s", diff)
+	}
+
+	mark = f.mark()
+	again, err := f.ensure(t, svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads, writes := f.calls(mark)
+	t.Logf("no-op sync: %d reads, %d writes", reads, writes)
+	if writes != 0 || !cmp.Equal(status, again) {
+		t.Errorf("no-op sync: %d writes, status %+v -> %+v", writes, status, again)
+	}
+	if got, exists, err := f.lb.GetLoadBalancer(f.ctx, lbCluster, f.fresh(t, svc)); err != nil || !exists || !cmp.Equal(got, status) {
+		t.Errorf("GetLoadBalancer = %+v, %v, %v", got, exists, err)
+	}
+
+	f.deleteAll(t, svc)
+	if st := f.sim.State(); len(st.LoadBalancers)+len(st.FloatingIPs)+len(st.Listeners)+len(st.Pools) != 0 {
+		t.Errorf("after delete: %+v", st)
+	}
+}
+
+// TestLoadBalancerInternal: no floating IP; the status is the VIP.
+func TestLoadBalancerInternal(t *testing.T) {
+	f := newLBFixture(t, "", nil)
+	svc := f.service(t, "internal", map[string]string{openstack.AnnotationInternal: "true"})
+	status, _ := f.ensureReady(t, svc)
+	st := f.sim.State()
+	if len(st.FloatingIPs) != 0 {
+		t.Errorf("floating IPs = %+v, want none", st.FloatingIPs)
+	}
+	if ip := ingressIP(t, status); ip != st.LoadBalancers[0].VipAddress {
+		t.Errorf("status IP %s, want the VIP %s", ip, st.LoadBalancers[0].VipAddress)
+	}
+
+	// Going external adds a floating IP; back to internal releases it.
+	f.update(t, svc, func(s *corev1.Service) { s.Annotations[openstack.AnnotationInternal] = "false" })
+	status, _ = f.ensureReady(t, svc)
+	if st := f.sim.State(); len(st.FloatingIPs) != 1 || ingressIP(t, status) != st.FloatingIPs[0].FloatingIPAddress {
+		t.Errorf("external: status %+v, FIPs %+v", status, st.FloatingIPs)
+	}
+	f.update(t, svc, func(s *corev1.Service) { s.Annotations[openstack.AnnotationInternal] = "true" })
+	f.ensureReady(t, svc)
+	if st := f.sim.State(); len(st.FloatingIPs) != 0 {
+		t.Errorf("internal again: FIPs %+v", st.FloatingIPs)
+	}
+}
+
+// TestLoadBalancerDiscoverNetworks: without subnet-id and
+// floating-network-id, the VIP goes on the first node's subnet and the
+// floating IP on the only external network.
+func TestLoadBalancerDiscoverNetworks(t *testing.T) {
+	f := newLBFixture(t, "", func(_ *openstacksim.Server, conf string) string {
+		var kept []string
+		for _, line := range strings.Split(conf, "\n") {
+			if !strings.HasPrefix(line, "subnet-id") && !strings.HasPrefix(line, "floating-network-id") {
+				kept = append(kept, line)
+			}
+		}
+		return strings.Join(kept, "\n")
+	})
+	svc := f.service(t, "discover", nil)
+	status, _ := f.ensureReady(t, svc)
+	st := f.sim.State()
+	if st.LoadBalancers[0].VipSubnetID != st.Defaults.SubnetID || len(st.FloatingIPs) != 1 ||
+		st.FloatingIPs[0].FloatingNetworkID != st.Defaults.FloatingNetworkID || ingressIP(t, status) != st.FloatingIPs[0].FloatingIPAddress {
+		t.Errorf("VIP subnet %s, floating IPs %+v, status %+v", st.LoadBalancers[0].VipSubnetID, st.FloatingIPs, status)
+	}
+}
+
+// TestLoadBalancerAdopt: a load balancer named by the ID annotation, or
+// with OCCM's name, is taken over without a create; one whose tree already
+// matches gets no Octavia write at all.
+func TestLoadBalancerAdopt(t *testing.T) {
+	for _, tc := range []struct {
+		name, lbName string
+		byID, owned  bool
+	}{
+		{name: "by ID annotation", lbName: "made-by-hand", byID: true},
+		{name: "by OCCM's name", lbName: "kube_service_test-cluster_default_adopted", owned: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newLBFixture(t, "", nil)
+			existing, err := f.sim.AddLoadBalancer(openstacksim.ScenarioLoadBalancer{
+				Name: tc.lbName, Tags: []string{tc.lbName},
+				Listeners: []openstacksim.ScenarioListener{{Protocol: "TCP", Port: 80, Pool: &openstacksim.ScenarioPool{MemberPort: 30080, Members: []string{"node-a", "node-b"}}}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ann := map[string]string{}
+			if tc.byID {
+				ann[openstack.AnnotationLoadBalancerID] = existing.ID
+			}
+			svc := f.service(t, "adopted", ann)
+			mark := f.mark()
+			status, _ := f.ensureReady(t, svc)
+			if got := f.writes(mark); len(got) != 1 || !strings.HasPrefix(got[0], "POST /network/v2.0/floatingips") {
+				t.Errorf("writes = %v, want only the floating IP", got)
+			}
+			if got := f.only(t); got.ID != existing.ID {
+				t.Errorf("load balancer %s, want the adopted %s", got.ID, existing.ID)
+			}
+			if got := f.fresh(t, svc).Annotations[openstack.AnnotationLoadBalancerID]; got != existing.ID {
+				t.Errorf("ID annotation = %q", got)
+			}
+			ingressIP(t, status)
+
+			f.deleteAll(t, svc)
+			st := f.sim.State()
+			if len(st.FloatingIPs) != 0 {
+				t.Errorf("the floating IP the CCM made is left: %+v", st.FloatingIPs)
+			}
+			switch {
+			case tc.owned && len(st.LoadBalancers) != 0:
+				t.Errorf("OCCM's load balancer left after delete: %+v", st.LoadBalancers)
+			case !tc.owned && (len(st.LoadBalancers) != 1 || len(st.Listeners)+len(st.Pools) != 0):
+				t.Errorf("adopted load balancer: want it kept without listeners and pools, got %d LBs, %d listeners, %d pools",
+					len(st.LoadBalancers), len(st.Listeners), len(st.Pools))
+			}
+		})
+	}
+}
+
+// TestLoadBalancerForeign: the ID annotation naming another Service's load
+// balancer is refused, and deleting the Service leaves it alone.
+func TestLoadBalancerForeign(t *testing.T) {
+	f := newLBFixture(t, "", nil)
+	owner := f.service(t, "owner", nil)
+	f.ensureReady(t, owner)
+	id := f.only(t).ID
+	other := f.service(t, "other", map[string]string{openstack.AnnotationLoadBalancerID: id})
+	mark := f.mark()
+	if _, err := f.ensure(t, other); err == nil || !strings.Contains(err.Error(), "belongs to another Service") {
+		t.Errorf("EnsureLoadBalancer = %v, want an error about sharing", err)
+	}
+	f.deleteAll(t, other)
+	if got := f.writes(mark); len(got) != 0 {
+		t.Errorf("writes = %v, want none", got)
+	}
+	f.only(t)
+}
+
+// TestLoadBalancerDeleteFloatingIP: delete releases the floating IP unless
+// keep-floatingip; a kept one is found again by a new load balancer of the
+// Service.
+func TestLoadBalancerDeleteFloatingIP(t *testing.T) {
+	f := newLBFixture(t, "", nil)
+	svc := f.service(t, "keep", map[string]string{openstack.AnnotationPrefix + "keep-floatingip": "true"})
+	first := ingressIP(t, must(f.ensureReady(t, svc)))
+	f.deleteAll(t, svc)
+	st := f.sim.State()
+	if len(st.LoadBalancers) != 0 || len(st.FloatingIPs) != 1 || st.FloatingIPs[0].PortID != "" {
+		t.Fatalf("after delete with keep-floatingip: %d LBs, FIPs %+v", len(st.LoadBalancers), st.FloatingIPs)
+	}
+	f.update(t, svc, func(s *corev1.Service) { delete(s.Annotations, openstack.AnnotationLoadBalancerID) })
+	if again := ingressIP(t, must(f.ensureReady(t, svc))); again != first {
+		t.Errorf("recreated with %s, want the kept floating IP %s", again, first)
+	}
+	f.update(t, svc, func(s *corev1.Service) { delete(s.Annotations, openstack.AnnotationPrefix+"keep-floatingip") })
+	f.deleteAll(t, svc)
+	if st := f.sim.State(); len(st.FloatingIPs) != 0 {
+		t.Errorf("floating IPs after delete = %+v, want none", st.FloatingIPs)
+	}
+}
+
+func must(s *corev1.LoadBalancerStatus, _ int) *corev1.LoadBalancerStatus { return s }
+
+// TestLoadBalancerSerial: with provider-requires-serial-api-calls the load
+// balancer is created empty and filled one object per sync, members one by
+// one.
+func TestLoadBalancerSerial(t *testing.T) {
+	f := newLBFixture(t, "provider-requires-serial-api-calls = true\ncreate-monitor = true\n", nil)
+	svc := f.service(t, "web", nil)
+	mark := f.mark()
+	f.ensureReady(t, svc)
+	var got []string
+	for _, w := range f.writes(mark) {
+		parts := strings.Split(w, "/")
+		got = append(got, parts[len(parts)-1])
+	}
+	want := []string{"loadbalancers", "floatingips", "listeners", "pools", "members", "members", "healthmonitors"}
+	if !slices.Equal(got, want) {
+		t.Errorf("writes %v, want %v", got, want)
+	}
+	if lb := f.only(t); len(lb.Members) != 2 || !slices.Equal(lb.Listeners, []string{"TCP:80->:30080"}) {
+		t.Errorf("load balancer = %+v", lb)
+	}
+}
+
+// TestLoadBalancerCascadeDeleteOff: [LoadBalancer] cascade-delete = false
+// removes pools and listeners one by one, then the load balancer.
+func TestLoadBalancerCascadeDeleteOff(t *testing.T) {
+	f := newLBFixture(t, "cascade-delete = false\n", nil)
+	svc := f.service(t, "web", nil)
+	f.ensureReady(t, svc)
+	mark := f.mark()
+	f.deleteAll(t, svc)
+	var deletes []string
+	for _, w := range f.writes(mark) {
+		parts := strings.Split(w, "/")
+		deletes = append(deletes, parts[len(parts)-2])
+	}
+	if want := []string{"floatingips", "pools", "listeners", "loadbalancers"}; !slices.Equal(deletes, want) {
+		t.Errorf("deleted %v, want %v", deletes, want)
+	}
+	if n := len(f.sim.State().LoadBalancers); n != 0 {
+		t.Errorf("%d load balancers left", n)
+	}
+}

@@ -1,0 +1,54 @@
+package openstacksim
+
+import (
+	"testing"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
+)
+
+// nullMonitorPort is a batch member that sends "monitor_port": null.
+type nullMonitorPort struct {
+	address string
+	port    int
+}
+
+func (m nullMonitorPort) ToBatchMemberUpdateMap() (map[string]any, error) {
+	return map[string]any{"address": m.address, "protocol_port": m.port, "monitor_port": nil}, nil
+}
+
+// TestBatchMembersKeepOmittedAttributes: as Octavia, a batch update keeps
+// the name, monitor port and tags of a matched member when the request
+// leaves them out, clears them when it sends null, and resets weight to
+// its default.
+func TestBatchMembersKeepOmittedAttributes(t *testing.T) {
+	s, c := setup(t, Options{ProvisioningReads: -1})
+	created, err := loadbalancers.Create(ctx(), c.lb, fullLB(s, "10.0.0.9")).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb := getLB(t, c, created.ID)
+	pool, err := pools.Get(ctx(), c.lb, lb.Pools[0].ID).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	weight, port, name := 5, 32000, "node-a"
+	first := []pools.BatchUpdateMemberOpts{{Address: "10.0.0.9", ProtocolPort: 30080, Name: &name, Weight: &weight, MonitorPort: &port, Tags: []string{"t"}}}
+	if err := pools.BatchUpdateMembers(ctx(), c.lb, pool.ID, first).ExtractErr(); err != nil {
+		t.Fatal(err)
+	}
+	bare := []pools.BatchUpdateMemberOpts{{Address: "10.0.0.9", ProtocolPort: 30080}}
+	if err := pools.BatchUpdateMembers(ctx(), c.lb, pool.ID, bare).ExtractErr(); err != nil {
+		t.Fatal(err)
+	}
+	m := s.State().Members[0]
+	if m.Name != name || m.MonitorPort != port || len(m.Tags) != 1 || m.Weight != 1 {
+		t.Errorf("after a batch without them: %+v, want name, monitor port and tags kept, weight 1", m)
+	}
+	if err := pools.BatchUpdateMembers(ctx(), c.lb, pool.ID, []nullMonitorPort{{"10.0.0.9", 30080}}).ExtractErr(); err != nil {
+		t.Fatal(err)
+	}
+	if m := s.State().Members[0]; m.MonitorPort != 0 || m.Name != name {
+		t.Errorf("after monitor_port null: %+v, want no monitor port", m)
+	}
+}
