@@ -26,7 +26,8 @@
 //	{"error": {"code": "not_found", "message": "load balancer \"lb-000009\" not found"}}
 //
 // with code bad_request (400: malformed JSON, unknown fields, bad query
-// parameters), unauthorized (401), not_found (404: the resource does not
+// parameters), unauthorized (401), request_entity_too_large (413: a body
+// over 1 MiB), not_found (404: the resource does not
 // exist), unknown_endpoint (404: no such method and path), conflict (409),
 // unprocessable_entity (422: a well-formed but invalid spec, with every
 // problem in the message), rate_limited (429, with Retry-After) or
@@ -111,4 +112,9 @@
 // Stats counts every request per endpoint; Writes counts the non-GET
 // requests that were actually served (authorized and not faulted), which
 // is what "zero writes on a no-op" tests assert.
+//
+// The machinery behind all this (faults, latency, the request log, stats,
+// body buffering, the listener) is framework/frameworktest/simkit's, shared
+// by every simulator; this package keeps what is Skeleton Cloud's: routes,
+// resources, JSON shapes, the error body and bearer auth.
 package skeletonsim

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
 // Valid spec values.
@@ -93,7 +95,7 @@ func (s *Server) listLoadBalancers(r *http.Request) (int, any) {
 
 func (s *Server) createLoadBalancer(r *http.Request) (int, any) {
 	var spec LoadBalancerSpec
-	if err := decode(r, &spec); err != nil {
+	if err := simkit.DecodeStrict(r, &spec); err != nil {
 		return fail(http.StatusBadRequest, "%v", err)
 	}
 	if msg := s.validate(&spec); msg != "" {
@@ -142,7 +144,7 @@ func (s *Server) updateLoadBalancer(r *http.Request) (int, any) {
 		return fail(http.StatusConflict, "load balancer %q is provisioning; try again later", id)
 	}
 	var spec LoadBalancerSpec
-	if err := decode(r, &spec); err != nil {
+	if err := simkit.DecodeStrict(r, &spec); err != nil {
 		return fail(http.StatusBadRequest, "%v", err)
 	}
 	if msg := s.validate(&spec); msg != "" {

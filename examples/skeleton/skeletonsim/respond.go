@@ -1,14 +1,11 @@
 package skeletonsim
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"strconv"
 	"strings"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
 // apiError is the body of every error response.
@@ -46,47 +43,6 @@ func fail(status int, format string, args ...any) (int, any) {
 	return status, errorBody(status, fmt.Sprintf(format, args...))
 }
 
-func writeJSON(w http.ResponseWriter, status int, body any) {
-	if body == nil {
-		w.WriteHeader(status)
-		return
-	}
-	data, err := json.Marshal(body)
-	if err != nil {
-		status, data = http.StatusInternalServerError, []byte(`{"error":{"code":"internal_error","message":"encoding response"}}`)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(data, '\n'))
-}
-
-// bufferBody replaces r.Body, of at most maxBodyBytes, by an in-memory copy.
-func bufferBody(r *http.Request) error {
-	data, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
-	if err != nil {
-		return fmt.Errorf("reading request body: %w", err)
-	}
-	if len(data) > maxBodyBytes {
-		return fmt.Errorf("request body larger than %d bytes", maxBodyBytes)
-	}
-	r.Body = io.NopCloser(bytes.NewReader(data))
-	return nil
-}
-
-// decode reads a JSON request body into v, rejecting unknown fields and
-// trailing data so that client bugs surface as 400s.
-func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("invalid JSON body: %w", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("invalid JSON body: trailing data after the object")
-	}
-	return nil
-}
-
 // pageMeta is the "meta" object of every list response.
 type pageMeta struct {
 	Page     int `json:"page"`
@@ -99,11 +55,11 @@ type pageMeta struct {
 // and ?per_page= (capped at MaxPerPage).
 func paginate[T any](r *http.Request, items []T, perPage int) ([]T, pageMeta, error) {
 	q := r.URL.Query()
-	page, err := positiveParam(q.Get("page"), 1)
+	page, err := simkit.PositiveInt(q.Get("page"), 1)
 	if err != nil {
 		return nil, pageMeta{}, fmt.Errorf("page: %w", err)
 	}
-	if perPage, err = positiveParam(q.Get("per_page"), perPage); err != nil {
+	if perPage, err = simkit.PositiveInt(q.Get("per_page"), perPage); err != nil {
 		return nil, pageMeta{}, fmt.Errorf("per_page: %w", err)
 	}
 	perPage = min(perPage, MaxPerPage)
@@ -117,15 +73,4 @@ func paginate[T any](r *http.Request, items []T, perPage int) ([]T, pageMeta, er
 		meta.NextPage = page + 1
 	}
 	return items[start:end], meta, nil
-}
-
-func positiveParam(v string, def int) (int, error) {
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("want a positive integer, got %q", v)
-	}
-	return n, nil
 }

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
 // routeSpec is the body of POST /v1/routes.
@@ -51,7 +53,7 @@ func (s *Server) listRoutes(r *http.Request) (int, any) {
 // uses and the target an existing instance.
 func (s *Server) createRoute(r *http.Request) (int, any) {
 	var spec routeSpec
-	if err := decode(r, &spec); err != nil {
+	if err := simkit.DecodeStrict(r, &spec); err != nil {
 		return fail(http.StatusBadRequest, "%v", err)
 	}
 	prefix, err := netip.ParsePrefix(spec.DestinationCIDR)

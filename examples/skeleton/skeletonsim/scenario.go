@@ -7,7 +7,8 @@ import (
 	"time"
 
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-	"sigs.k8s.io/yaml"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
 // providerName is the scenario's provider field for this simulator.
@@ -136,15 +137,12 @@ type ScenarioFault struct {
 // reports every problem at once, each naming its field, unknown keys
 // included.
 func LoadScenario(data []byte) (*Scenario, error) {
-	var sc Scenario
+	sc, strictErr, err := simkit.DecodeScenario[Scenario](data)
+	if err != nil {
+		return nil, err
+	}
 	var errs []error
-	if strictErr := yaml.UnmarshalStrict(data, &sc); strictErr != nil {
-		// An unknown or repeated key. Decode leniently to report it along
-		// with everything else; if even that fails, the YAML is broken.
-		sc = Scenario{}
-		if err := yaml.Unmarshal(data, &sc); err != nil {
-			return nil, fmt.Errorf("parsing scenario: %w", err)
-		}
+	if strictErr != nil {
 		errs = append(errs, strictError(strictErr))
 	}
 	for _, err := range sc.validate() {
@@ -153,7 +151,7 @@ func LoadScenario(data []byte) (*Scenario, error) {
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("invalid scenario: %w", utilerrors.NewAggregate(errs))
 	}
-	return &sc, nil
+	return sc, nil
 }
 
 // NewFromScenario returns a Server, not listening yet, seeded from a YAML

@@ -27,6 +27,19 @@
 // successful (2xx) request whose method is not GET or HEAD counts as a
 // write (unless registered with NoWrite); the request is logged.
 //
+// Options hooks let a simulator keep its cloud's ways: Respond sees every
+// answer before it goes out (DigitalOcean's rate-limit headers and
+// request IDs), Lock is the state mutex handlers run under, and
+// WritesAnyStatus counts failed writes too. A simulator whose faults carry
+// more than Fault (an error code, its own default messages) keeps its own
+// Fault type and converts it, setting Body and NoRetryAfter.
+//
+// Besides: Listener, TB and StartForTest for a Server's Start, Close, URL
+// and NewServer; HasBearer for bearer-token auth; Decode,
+// DecodeStrict and PositiveInt for requests; and for scenario files
+// LoadScenario (strict YAML, every problem at once), ScenarioFault and
+// ResolveOperation.
+//
 // simkit imports no cloud SDK and nothing of the framework, so any
 // simulator can use it.
 package simkit

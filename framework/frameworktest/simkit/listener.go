@@ -15,9 +15,8 @@ type TB interface {
 	Cleanup(func())
 }
 
-// Listener serves a simulator's handler on a loopback port. A simulator's
-// Server embeds one (through an unexported alias) for Start, Close, URL
-// and Handler.
+// Listener serves a simulator's handler on a loopback port; a simulator's
+// Server forwards its Start, Close and URL to one.
 type Listener struct {
 	handler http.Handler
 	ts      *httptest.Server
@@ -44,9 +43,6 @@ func (l *Listener) URL() string {
 	}
 	return l.ts.URL
 }
-
-// Handler serves the cloud, for mounting at the root of another server.
-func (l *Listener) Handler() http.Handler { return l.handler }
 
 // StartForTest starts s and closes it when the test ends: the body of a
 // simulator's NewServer.

@@ -105,6 +105,12 @@
 // Writes the non-GET requests that reached an endpoint, Requests is the
 // request log.
 //
+// The cloud-independent machinery (faults, latency, the request log and
+// stats, body buffering, the listener) is framework/frameworktest/simkit's;
+// this package keeps DigitalOcean's routes, resources, JSON shapes, error
+// body ({"id","message","request_id"}), rate-limit headers and bearer auth.
+// A body over 1 MiB gets 413.
+//
 // Cloud returns the server as a frameworktest.Cloud; Env the environment
 // (DO_ACCESS_TOKEN, DO_OVERRIDE_URL, REGION) the provider reads.
 //

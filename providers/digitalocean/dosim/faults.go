@@ -2,17 +2,18 @@ package dosim
 
 import (
 	"net/http"
-	"slices"
-	"strconv"
 	"time"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
-// Fault is an injected API failure. A request matching several faults gets
-// the first one injected.
+// Fault is an injected API failure: a simkit.Fault with DigitalOcean's
+// error body. A request matching several faults gets the first one
+// injected.
 type Fault struct {
-	// Op limits the fault to one endpoint, written as the routes are, e.g.
-	// "PUT /v2/load_balancers/{id}"; "" matches every API endpoint (never
-	// /_sim).
+	// Op limits the fault to matching endpoints, written as the routes are,
+	// e.g. "PUT /v2/load_balancers/{id}", or a pattern as simkit.Fault.Op
+	// takes it; "" matches every API endpoint (never /_sim).
 	Op string
 	// Status, when non-zero, is the HTTP status to answer with instead of
 	// serving the request, with the API's error body.
@@ -26,164 +27,78 @@ type Fault struct {
 	// unless NoRetryAfter.
 	RetryAfter   time.Duration
 	NoRetryAfter bool
-	// Delay holds the request this long first (latency). A fault with only
-	// a Delay then serves the request normally.
+	// Delay, Reset, Rate (drawn from the Options.Seed random source) and
+	// Count are simkit.Fault's.
 	Delay time.Duration
-	// Reset closes the connection without answering.
 	Reset bool
-	// Rate, between 0 and 1 exclusive, fails only that fraction of the
-	// matching requests, drawn from the Options.Seed random source; any
-	// other value fails all of them.
-	Rate float64
-	// Count, when positive, removes the fault after that many requests.
+	Rate  float64
 	Count int
 }
 
-type activeFault struct {
-	Fault
-	used int
+// kit is f as the Kit injects it.
+func (f Fault) kit() simkit.Fault {
+	kf := simkit.Fault{
+		Op: f.Op, Status: f.Status, RetryAfter: f.RetryAfter, Delay: f.Delay, Reset: f.Reset, Rate: f.Rate, Count: f.Count,
+		NoRetryAfter: f.NoRetryAfter || f.Status != http.StatusTooManyRequests,
+	}
+	if f.Status != 0 {
+		body := apiError{ID: f.ID, Message: f.Message}
+		if body.ID == "" {
+			body.ID = errorID(f.Status)
+		}
+		if body.Message == "" {
+			body.Message = faultMessage(f.Status)
+		}
+		kf.Body = body
+	}
+	return kf
+}
+
+// faultOf is a scenario's fault as Options takes it.
+func faultOf(f simkit.Fault) Fault {
+	return Fault{
+		Op: f.Op, Status: f.Status, Message: f.Message, RetryAfter: f.RetryAfter,
+		Delay: f.Delay, Reset: f.Reset, Rate: f.Rate, Count: f.Count,
+	}
+}
+
+// faultMessage is the message of an injected fault with status.
+func faultMessage(status int) string {
+	switch status {
+	case http.StatusTooManyRequests:
+		return msgRateLimited
+	case http.StatusUnauthorized:
+		return msgUnauthorized
+	case http.StatusNotFound:
+		return msgNotFound
+	}
+	return simkit.DefaultMessage(status)
 }
 
 // Inject adds a fault. remove takes it out again (and is safe to call
 // twice).
-func (s *Server) Inject(f Fault) (remove func()) {
-	af := &activeFault{Fault: f}
-	s.mu.Lock()
-	s.faults = append(s.faults, af)
-	s.mu.Unlock()
-	return func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.faults = slices.DeleteFunc(s.faults, func(x *activeFault) bool { return x == af })
-	}
-}
+func (s *Server) Inject(f Fault) (remove func()) { return s.kit.Inject(f.kit()) }
 
 // Fail makes requests to ops (every endpoint when none) fail with status.
 func (s *Server) Fail(status int, ops ...string) (remove func()) {
-	return s.injectAll(Fault{Status: status}, ops)
+	return s.kit.InjectAll(Fault{Status: status}.kit(), ops...)
 }
 
 // RateLimit makes requests to ops (every endpoint when none) fail with 429
 // Too Many Requests and a Retry-After header.
 func (s *Server) RateLimit(retryAfter time.Duration, ops ...string) (remove func()) {
-	return s.injectAll(Fault{Status: http.StatusTooManyRequests, RetryAfter: retryAfter}, ops)
+	return s.kit.InjectAll(Fault{Status: http.StatusTooManyRequests, RetryAfter: retryAfter}.kit(), ops...)
 }
 
 // ResetConnections makes requests to ops (every endpoint when none) end
 // with a closed connection and no answer.
 func (s *Server) ResetConnections(ops ...string) (remove func()) {
-	return s.injectAll(Fault{Reset: true}, ops)
+	return s.kit.ResetConnections(ops...)
 }
 
 // SetLatency delays every API request (never /_sim) by d from now on; 0
 // turns it off.
-func (s *Server) SetLatency(d time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.latency = d
-}
+func (s *Server) SetLatency(d time.Duration) { s.kit.SetLatency(d) }
 
 // ClearFaults removes every injected fault and the latency.
-func (s *Server) ClearFaults() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.faults, s.latency = nil, 0
-}
-
-func (s *Server) injectAll(f Fault, ops []string) (remove func()) {
-	if len(ops) == 0 {
-		return s.Inject(f)
-	}
-	removers := make([]func(), 0, len(ops))
-	for _, op := range ops {
-		f.Op = op
-		removers = append(removers, s.Inject(f))
-	}
-	return func() {
-		for _, r := range removers {
-			r()
-		}
-	}
-}
-
-// pickFault returns the fault for a request to op, if any, and uses it up.
-// The caller holds s.mu.
-func (s *Server) pickFault(op string) (Fault, bool) {
-	for _, af := range s.faults {
-		if af.Op != "" && af.Op != op {
-			continue
-		}
-		if af.Rate > 0 && af.Rate < 1 && s.rng.Float64() >= af.Rate {
-			continue
-		}
-		af.used++
-		if af.Count > 0 && af.used >= af.Count {
-			s.faults = slices.DeleteFunc(s.faults, func(x *activeFault) bool { return x == af })
-		}
-		return af.Fault, true
-	}
-	return Fault{}, false
-}
-
-// apply acts out f on a request whose Delay has been served. done
-// reports that the request was answered (or dropped); status is what the
-// client saw, 0 for no answer.
-func (f Fault) apply(w http.ResponseWriter, requestID string) (status int, done bool) {
-	switch {
-	case f.Reset:
-		resetConnection(w)
-		return 0, true
-	case f.Status != 0:
-		if f.Status == http.StatusTooManyRequests && !f.NoRetryAfter || f.RetryAfter > 0 {
-			secs := int((f.RetryAfter + time.Second - 1) / time.Second)
-			w.Header().Set("Retry-After", strconv.Itoa(secs))
-		}
-		id, msg := f.ID, f.Message
-		if id == "" {
-			if id = errorIDs[f.Status]; id == "" {
-				id = "error"
-			}
-		}
-		if msg == "" {
-			switch f.Status {
-			case http.StatusTooManyRequests:
-				msg = msgRateLimited
-			case http.StatusUnauthorized:
-				msg = msgUnauthorized
-			case http.StatusNotFound:
-				msg = msgNotFound
-			default:
-				msg = "Injected fault: " + http.StatusText(f.Status)
-			}
-		}
-		writeJSON(w, f.Status, apiError{ID: id, Message: msg, RequestID: requestID})
-		return f.Status, true
-	default:
-		return 0, false
-	}
-}
-
-// resetConnection closes the client's connection without a response.
-func resetConnection(w http.ResponseWriter) {
-	conn, _, err := http.NewResponseController(w).Hijack()
-	if err != nil {
-		panic(http.ErrAbortHandler)
-	}
-	_ = conn.Close()
-}
-
-// sleep waits d, or less if the client goes away; it reports whether the
-// client is still there.
-func sleep(r *http.Request, d time.Duration) bool {
-	if d <= 0 {
-		return r.Context().Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-r.Context().Done():
-		return false
-	}
-}
+func (s *Server) ClearFaults() { s.kit.ClearFaults() }

@@ -68,7 +68,9 @@ func TestServerErrorAndLatency(t *testing.T) {
 
 	s.Inject(Fault{Op: "GET /v2/droplets/{id}", Status: 503, Count: 1})
 	_, _, err = c.Droplets.Get(ctx(), id)
-	wantStatus(t, err, 503)
+	if er := errorResponse(t, err, 503); er.Response.Header.Get("Retry-After") != "" || er.RequestID == "" {
+		t.Errorf("503: Retry-After %q, request_id %q", er.Response.Header.Get("Retry-After"), er.RequestID)
+	}
 	if _, _, err := c.Droplets.Get(ctx(), id); err != nil {
 		t.Errorf("Count:1 fault stayed: %v", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
 // Firewall is a cloud firewall as the API serves it.
@@ -149,7 +151,7 @@ func (s *Server) getFirewall(r *http.Request) (int, any) {
 
 func (s *Server) createFirewall(r *http.Request) (int, any) {
 	var req firewallRequest
-	if err := decode(r, &req); err != nil {
+	if err := simkit.Decode(r, &req); err != nil {
 		return badJSON(err)
 	}
 	if msg := s.validateFirewall(&req); msg != "" {
@@ -171,7 +173,7 @@ func (s *Server) updateFirewall(r *http.Request) (int, any) {
 		return notFound()
 	}
 	var req firewallRequest
-	if err := decode(r, &req); err != nil {
+	if err := simkit.Decode(r, &req); err != nil {
 		return badJSON(err)
 	}
 	if msg := s.validateFirewall(&req); msg != "" {

@@ -3,6 +3,8 @@ package dosim
 import (
 	"net/http"
 	"slices"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
 // addLBDroplets serves POST /v2/load_balancers/{id}/droplets.
@@ -19,7 +21,7 @@ func (s *Server) lbDroplets(r *http.Request, add bool) (int, any) {
 	var req struct {
 		DropletIDs []int `json:"droplet_ids"`
 	}
-	if err := decode(r, &req); err != nil {
+	if err := simkit.Decode(r, &req); err != nil {
 		return badJSON(err)
 	}
 	switch {
@@ -61,7 +63,7 @@ func (s *Server) lbRules(r *http.Request, add bool) (int, any) {
 	var req struct {
 		ForwardingRules []ForwardingRule `json:"forwarding_rules"`
 	}
-	if err := decode(r, &req); err != nil {
+	if err := simkit.Decode(r, &req); err != nil {
 		return badJSON(err)
 	}
 	if len(req.ForwardingRules) == 0 {

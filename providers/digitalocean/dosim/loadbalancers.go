@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
 // Load balancer statuses.
@@ -272,7 +274,7 @@ func (s *Server) read(rec *lbRecord) {
 
 func (s *Server) createLoadBalancer(r *http.Request) (int, any) {
 	var req lbRequest
-	if err := decode(r, &req); err != nil {
+	if err := simkit.Decode(r, &req); err != nil {
 		return badJSON(err)
 	}
 	if msg := s.validateLB(&req); msg != "" {
@@ -341,7 +343,7 @@ func (s *Server) updateLoadBalancer(r *http.Request) (int, any) {
 		return notFound()
 	}
 	var req lbRequest
-	if err := decode(r, &req); err != nil {
+	if err := simkit.Decode(r, &req); err != nil {
 		return badJSON(err)
 	}
 	if msg := s.validateLB(&req); msg != "" {

@@ -1,14 +1,12 @@
 package dosim
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
 // apiError is the body of every error response.
@@ -38,14 +36,23 @@ var errorIDs = map[int]string{
 	http.StatusServiceUnavailable:  "service_unavailable",
 }
 
-// fail returns an error response for a handlerFunc; serve adds the request
-// ID.
-func fail(status int, format string, args ...any) (int, any) {
-	id := errorIDs[status]
-	if id == "" {
-		id = "error"
+// errorID is the error ID for status.
+func errorID(status int) string {
+	if id := errorIDs[status]; id != "" {
+		return id
 	}
-	return status, apiError{ID: id, Message: fmt.Sprintf(format, args...)}
+	return "error"
+}
+
+// errorBody is the body of the errors the Kit answers itself.
+func errorBody(_ *http.Request, _ string, status int, msg string) any {
+	return apiError{ID: errorID(status), Message: msg}
+}
+
+// fail returns an error response for a handlerFunc; respond adds the
+// request ID.
+func fail(status int, format string, args ...any) (int, any) {
+	return status, apiError{ID: errorID(status), Message: fmt.Sprintf(format, args...)}
 }
 
 func notFound() (int, any) { return fail(http.StatusNotFound, msgNotFound) }
@@ -54,47 +61,7 @@ func unprocessable(format string, args ...any) (int, any) {
 	return fail(http.StatusUnprocessableEntity, format, args...)
 }
 
-func writeJSON(w http.ResponseWriter, status int, body any) {
-	if body == nil {
-		w.WriteHeader(status)
-		return
-	}
-	data, err := json.Marshal(body)
-	if err != nil {
-		status, data = http.StatusInternalServerError, []byte(`{"id":"server_error","message":"encoding response"}`)
-	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(data, '\n'))
-}
-
-// bufferBody replaces r.Body, of at most maxBodyBytes, by an in-memory copy.
-func bufferBody(r *http.Request) error {
-	data, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
-	if err != nil {
-		return fmt.Errorf("reading request body: %w", err)
-	}
-	if len(data) > maxBodyBytes {
-		return fmt.Errorf("request body larger than %d bytes", maxBodyBytes)
-	}
-	r.Body = io.NopCloser(bytes.NewReader(data))
-	return nil
-}
-
-// decode reads a JSON request body into v. Like the real API it ignores
-// unknown fields.
-func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("invalid JSON body: %w", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("invalid JSON body: trailing data after the object")
-	}
-	return nil
-}
-
-// badJSON answers a body decode fails on.
+// badJSON answers a body simkit.Decode fails on.
 func badJSON(err error) (int, any) { return fail(http.StatusBadRequest, "%s", err.Error()) }
 
 // Links is the "links" object of a list response.
@@ -127,11 +94,11 @@ type page[T any] struct {
 // that other query parameters (filters) carry over.
 func paginate[T any](r *http.Request, items []T, defPerPage int) (page[T], error) {
 	q := r.URL.Query()
-	pg, err := positiveParam(q.Get("page"), 1)
+	pg, err := simkit.PositiveInt(q.Get("page"), 1)
 	if err != nil {
 		return page[T]{}, fmt.Errorf("page: %w", err)
 	}
-	perPage, err := positiveParam(q.Get("per_page"), defPerPage)
+	perPage, err := simkit.PositiveInt(q.Get("per_page"), defPerPage)
 	if err != nil {
 		return page[T]{}, fmt.Errorf("per_page: %w", err)
 	}
@@ -185,15 +152,4 @@ func list[T any](r *http.Request, key string, items []T, defPerPage int) (int, a
 		return fail(http.StatusBadRequest, "%s", err.Error())
 	}
 	return http.StatusOK, listBody(key, p)
-}
-
-func positiveParam(v string, def int) (int, error) {
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("want a positive integer, got %q", v)
-	}
-	return n, nil
 }

@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"net"
 	"slices"
-	"strings"
-	"time"
+	"sync"
 
-	"sigs.k8s.io/yaml"
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
 // providerName is the scenario's provider field for this simulator.
@@ -54,17 +53,10 @@ const providerName = "digitalocean"
 //	  type: REGIONAL_NETWORK
 //	  network: EXTERNAL
 //	  networkStack: DUALSTACK
-//	faults:
-//	- operation: droplets.list   # "*", an endpoint ("GET /v2/droplets") or a short name
-//	  status: 503                # an HTTP error status, 400-599
-//	  rate: 0.1                  # the fraction of requests that fail; default all
-//	  retryAfter: 2s             # Retry-After header
-//	  message: maintenance       # the error body's message
-//	- operation: "*"
-//	  delay: 100ms               # latency for the matching requests only
-//	  count: 3                   # only the next 3 matching requests
-//	- operation: loadBalancers.get
-//	  reset: true                # close the connection without answering
+//	faults:                      # see simkit.ScenarioFault; operation "*", an endpoint or a short name
+//	- {operation: droplets.list, status: 503, rate: 0.1, retryAfter: 2s, message: maintenance}
+//	- {operation: "*", delay: 100ms, count: 3}
+//	- {operation: loadBalancers.get, reset: true}
 //
 // Short operation names: see Operations.
 type Scenario struct {
@@ -120,16 +112,7 @@ type ScenarioLoadBalancer struct {
 }
 
 // ScenarioFault is a fault of a Scenario.
-type ScenarioFault struct {
-	Operation  string  `json:"operation"`
-	Status     int     `json:"status,omitempty"`
-	Message    string  `json:"message,omitempty"`
-	Rate       float64 `json:"rate,omitempty"`
-	RetryAfter string  `json:"retryAfter,omitempty"`
-	Delay      string  `json:"delay,omitempty"`
-	Count      int     `json:"count,omitempty"`
-	Reset      bool    `json:"reset,omitempty"`
-}
+type ScenarioFault = simkit.ScenarioFault
 
 // Operations are the short names of the endpoints, for scenario faults.
 var Operations = map[string]string{
@@ -156,20 +139,7 @@ var Operations = map[string]string{
 // LoadScenario parses a YAML (or JSON) scenario and validates it, reporting
 // every problem at once, unknown keys included.
 func LoadScenario(data []byte) (*Scenario, error) {
-	var sc Scenario
-	var errs []error
-	if strictErr := yaml.UnmarshalStrict(data, &sc); strictErr != nil {
-		sc = Scenario{}
-		if err := yaml.Unmarshal(data, &sc); err != nil {
-			return nil, fmt.Errorf("parsing scenario: %w", err)
-		}
-		errs = append(errs, strictErr)
-	}
-	errs = append(errs, sc.validate()...)
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("invalid scenario: %w", errors.Join(errs...))
-	}
-	return &sc, nil
+	return simkit.LoadScenario(data, (*Scenario).validate)
 }
 
 // NewFromScenario returns a Server, not listening yet, seeded from a
@@ -196,7 +166,7 @@ func (sc *Scenario) validate() []error {
 	if sc.Region != "" && regionNames[sc.Region] == "" {
 		bad("region: unknown region %q", sc.Region)
 	}
-	if _, err := parseDuration(sc.Latency); err != nil {
+	if _, err := simkit.ParseDuration(sc.Latency); err != nil {
 		bad("latency: %v", err)
 	}
 	if sc.PageSize < 0 || sc.PageSize > MaxPerPage {
@@ -241,43 +211,20 @@ func (sc *Scenario) validate() []error {
 		}
 	}
 	for i, fl := range sc.Faults {
-		f := fmt.Sprintf("faults[%d]", i)
-		if _, ok := lookupOperation(fl.Operation); !ok {
-			bad("%s.operation: %q is not \"*\", an endpoint or one of %s", f, fl.Operation, strings.Join(sortedKeys(Operations), ", "))
-		}
-		if fl.Status != 0 && (fl.Status < 400 || fl.Status > 599) {
-			bad("%s.status: %d is not an HTTP error status", f, fl.Status)
-		}
-		if fl.Status == 0 && fl.Delay == "" && !fl.Reset {
-			bad("%s: needs a status, a delay or reset", f)
-		}
-		if fl.Rate < 0 || fl.Rate > 1 {
-			bad("%s.rate: %v is not between 0 and 1", f, fl.Rate)
-		}
-		for field, v := range map[string]string{"retryAfter": fl.RetryAfter, "delay": fl.Delay} {
-			if _, err := parseDuration(v); err != nil {
-				bad("%s.%s: %v", f, field, err)
-			}
-		}
+		errs = append(errs, fl.Validate(fmt.Sprintf("faults[%d]", i), lookupOperation)...)
 	}
 	return errs
 }
 
 // Options returns the server options sc asks for. sc must be valid.
 func (sc *Scenario) Options() Options {
-	latency, _ := parseDuration(sc.Latency)
+	latency, _ := simkit.ParseDuration(sc.Latency)
 	opts := Options{
 		Token: sc.Token, Region: sc.Region, PerPage: sc.PageSize,
 		ProvisioningReads: sc.ProvisioningReads, Seed: sc.Seed, Latency: latency,
 	}
 	for _, f := range sc.Faults {
-		op, _ := lookupOperation(f.Operation)
-		retryAfter, _ := parseDuration(f.RetryAfter)
-		delay, _ := parseDuration(f.Delay)
-		opts.Faults = append(opts.Faults, Fault{
-			Op: op, Status: f.Status, Message: f.Message, RetryAfter: retryAfter,
-			Delay: delay, Reset: f.Reset, Rate: f.Rate, Count: f.Count,
-		})
+		opts.Faults = append(opts.Faults, faultOf(f.Fault(lookupOperation)))
 	}
 	return opts
 }
@@ -338,35 +285,9 @@ func (s *Server) setAddresses(id int, sd ScenarioDroplet) {
 
 // lookupOperation returns the Fault.Op for a scenario's operation: "" for
 // "*", the endpoint for a short name, op itself for an endpoint.
-func lookupOperation(op string) (endpoint string, ok bool) {
-	if op == "*" {
-		return "", true
-	}
-	if ep, ok := Operations[op]; ok {
-		return ep, true
-	}
-	if slices.Contains(New(Options{}).ops, op) {
-		return op, true
-	}
-	return "", false
-}
+var lookupOperation = simkit.ResolveOperation(Operations, func(op string) bool {
+	return slices.Contains(endpoints(), op)
+})
 
-func parseDuration(s string) (time.Duration, error) {
-	if s == "" {
-		return 0, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err == nil && d < 0 {
-		err = fmt.Errorf("%q is negative", s)
-	}
-	return d, err
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
+// endpoints are the API's endpoints, as Fault.Op writes them.
+var endpoints = sync.OnceValue(func() []string { return New(Options{}).kit.Ops() })

@@ -1,18 +1,15 @@
 package dosim
 
 import (
-	"crypto/subtle"
 	"fmt"
-	"maps"
-	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
 // Defaults for Options.
@@ -25,8 +22,7 @@ const (
 	// RateLimit is the hourly request allowance reported in the
 	// RateLimit-Limit header.
 	RateLimit     = 5000
-	MaxRequestLog = 10_000
-	maxBodyBytes  = 1 << 20
+	MaxRequestLog = simkit.DefaultMaxRequestLog
 )
 
 // Options configures a Server. The zero value is usable.
@@ -58,34 +54,20 @@ type Options struct {
 
 // Server is a simulated DigitalOcean API v2. It is safe for concurrent use.
 type Server struct {
+	ln   simkit.Listener
 	opts Options
 	mux  *http.ServeMux
+	kit  *simkit.Kit
 
 	mu        sync.Mutex
 	token     string
 	st        *state
-	faults    []*activeFault
-	latency   time.Duration
-	injected  time.Duration
-	rng       *rand.Rand
-	requests  []Request
-	stats     map[string]int
-	writes    int
-	served    int // requests answered, for RateLimit-Remaining and request IDs
+	served    int // answers sent, for RateLimit-Remaining and request IDs
 	rateReset time.Time
-
-	ts  *httptest.Server
-	ops []string // the API endpoints, as Fault.Op writes them
 }
 
 // Request is one entry of the request log.
-type Request struct {
-	Method string `json:"method"`
-	Path   string `json:"path"`
-	// Op is the endpoint, e.g. "GET /v2/droplets/{id}".
-	Op     string `json:"op"`
-	Status int    `json:"status"`
-}
+type Request = simkit.Request
 
 // New returns a Server that is not listening yet: call Start, or mount
 // Handler at the root of a listener.
@@ -107,53 +89,48 @@ func New(opts Options) *Server {
 		opts:      opts,
 		mux:       http.NewServeMux(),
 		token:     opts.Token,
-		latency:   opts.Latency,
 		st:        newState(),
-		rng:       rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x5eed)),
-		stats:     map[string]int{},
 		rateReset: time.Now().Add(time.Hour).Truncate(time.Second),
 	}
+	s.ln = simkit.NewListener(s.mux)
+	faults := make([]simkit.Fault, 0, len(opts.Faults))
 	for _, f := range opts.Faults {
-		s.Inject(f)
+		faults = append(faults, f.kit())
 	}
+	s.kit = simkit.New(simkit.Options{
+		ErrorBody:       errorBody,
+		Auth:            s.authenticate,
+		Respond:         s.respond,
+		Lock:            &s.mu,
+		WritesAnyStatus: true,
+		Faults:          faults,
+		Latency:         opts.Latency,
+		Seed:            opts.Seed,
+		Logger:          opts.Logger,
+	})
 	s.routes()
 	return s
 }
 
 // TB is the part of testing.TB that NewServer needs.
-type TB interface {
-	Helper()
-	Cleanup(func())
-}
+type TB = simkit.TB
 
 // NewServer starts a Server on a loopback port and closes it when the test
 // ends.
 func NewServer(t TB, opts Options) *Server {
 	t.Helper()
-	s := New(opts)
-	s.Start()
-	t.Cleanup(s.Close)
-	return s
+	return simkit.StartForTest(t, New(opts))
 }
 
 // Start serves the API on a loopback port.
-func (s *Server) Start() { s.ts = httptest.NewServer(s.mux) }
+func (s *Server) Start() { s.ln.Start() }
 
 // Close stops serving and waits for in-flight requests.
-func (s *Server) Close() {
-	if s.ts != nil {
-		s.ts.Close()
-	}
-}
+func (s *Server) Close() { s.ln.Close() }
 
 // URL is the API's base URL, e.g. "http://127.0.0.1:41234" (no trailing
 // slash; godo wants one: godo.SetBaseURL(s.URL()+"/")).
-func (s *Server) URL() string {
-	if s.ts == nil {
-		return ""
-	}
-	return s.ts.URL
-}
+func (s *Server) URL() string { return s.ln.URL() }
 
 // Handler serves the API, for mounting at the root of another server.
 func (s *Server) Handler() http.Handler { return s.mux }
@@ -184,34 +161,18 @@ func (s *Server) SetToken(token string) {
 
 // Stats returns the number of requests received per operation, e.g.
 // {"GET /v2/droplets": 3}, faulted and unauthorized ones included.
-func (s *Server) Stats() map[string]int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return maps.Clone(s.stats)
-}
+func (s *Server) Stats() map[string]int { return s.kit.Stats() }
 
 // Writes returns the number of non-GET requests that reached an endpoint:
 // authorized and not failed by an injected fault.
-func (s *Server) Writes() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.writes
-}
+func (s *Server) Writes() int { return s.kit.Writes() }
 
 // InjectedLatency returns the total delay the server has added so far.
-func (s *Server) InjectedLatency() time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.injected
-}
+func (s *Server) InjectedLatency() time.Duration { return s.kit.InjectedLatency() }
 
 // Requests returns the request log, oldest first (at least the last
 // MaxRequestLog requests).
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
+func (s *Server) Requests() []Request { return s.kit.Requests() }
 
 // handlerFunc serves one endpoint with the state locked. It returns the
 // status and the value to encode as JSON (nil for no body).
@@ -244,123 +205,56 @@ func (s *Server) routes() {
 	s.handle("GET /v2/firewalls/{id}", s.getFirewall)
 	s.handle("PUT /v2/firewalls/{id}", s.updateFirewall)
 	s.handle("DELETE /v2/firewalls/{id}", s.deleteFirewall)
-	s.mux.HandleFunc("GET /_sim/stats", s.serveStats)
-	s.mux.HandleFunc("GET /_sim/state", s.serveState)
+	s.mux.HandleFunc("GET /_sim/stats", s.kit.ServeStats)
+	s.mux.HandleFunc("GET /_sim/state", func(w http.ResponseWriter, _ *http.Request) {
+		simkit.WriteJSON(w, http.StatusOK, s.State())
+	})
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		reqID := s.rateHeaders(w)
-		writeJSON(w, http.StatusNotFound, apiError{ID: "not_found", Message: fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path), RequestID: reqID})
+		body := apiError{ID: "not_found", Message: fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path)}
+		simkit.Write(w, r, s.respond(r, "", simkit.JSON(http.StatusNotFound, body)))
 	})
 }
 
-// handle registers an API endpoint behind fault injection, authentication,
-// rate-limit headers and the request log.
+// handle registers an API endpoint behind the Kit: fault injection,
+// authentication, rate-limit headers and the request log.
 func (s *Server) handle(op string, h handlerFunc) {
-	s.ops = append(s.ops, op)
-	s.mux.HandleFunc(op, func(w http.ResponseWriter, r *http.Request) {
-		status := s.serve(w, r, op, h)
-		s.opts.Logger.V(4).Info("Request", "method", r.Method, "path", r.URL.Path, "status", status)
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if len(s.requests) >= 2*MaxRequestLog {
-			s.requests = append(s.requests[:0], s.requests[len(s.requests)-MaxRequestLog:]...)
-		}
-		s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Op: op, Status: status})
-	})
+	s.kit.Handle(s.mux, op, func(r *http.Request) simkit.Response { return simkit.JSON(h(r)) })
 }
 
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, op string, h handlerFunc) int {
-	s.mu.Lock()
-	s.stats[op]++
-	f, faulted := s.pickFault(op)
-	delay := s.latency
-	if faulted {
-		delay += f.Delay
-	}
-	s.mu.Unlock()
-
-	if !sleep(r, delay) {
-		return 0 // the client went away
-	}
-	if delay > 0 {
-		s.mu.Lock()
-		s.injected += delay
-		s.mu.Unlock()
-	}
-	var reqID string
-	if !faulted || !f.Reset {
-		reqID = s.rateHeaders(w)
-	}
-	if faulted {
-		if status, done := f.apply(w, reqID); done {
-			return status
-		}
-	}
-	if !s.authorized(r) {
-		writeJSON(w, http.StatusUnauthorized, apiError{ID: "unauthorized", Message: msgUnauthorized, RequestID: reqID})
-		return http.StatusUnauthorized
-	}
-	if err := bufferBody(r); err != nil {
-		writeJSON(w, http.StatusBadRequest, apiError{ID: "bad_request", Message: err.Error(), RequestID: reqID})
-		return http.StatusBadRequest
-	}
-	s.mu.Lock()
-	if r.Method != http.MethodGet {
-		s.writes++
-	}
-	status, body := h(r)
-	if e, ok := body.(apiError); ok {
-		e.RequestID = reqID
-		body = e
-	}
-	s.mu.Unlock()
-	writeJSON(w, status, body)
-	return status
-}
-
-// rateHeaders sets the rate-limit headers and X-Request-Id, and returns the
-// request ID; every request uses up one of RateLimit.
-func (s *Server) rateHeaders(w http.ResponseWriter) (requestID string) {
+// respond adds what every answer carries: the rate-limit headers and
+// X-Request-Id (also in error bodies), and the API's Content-Type. Every
+// answer uses up one of RateLimit.
+func (s *Server) respond(_ *http.Request, _ string, resp simkit.Response) simkit.Response {
 	s.mu.Lock()
 	s.served++
 	n := s.served
 	s.mu.Unlock()
-	requestID = fmt.Sprintf("00000000-0000-4000-8000-%012d", n)
-	h := w.Header()
+	requestID := fmt.Sprintf("00000000-0000-4000-8000-%012d", n)
+	h := resp.Header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
 	h.Set("RateLimit-Limit", strconv.Itoa(RateLimit))
 	h.Set("RateLimit-Remaining", strconv.Itoa(max(RateLimit-n, 0)))
 	h.Set("RateLimit-Reset", strconv.FormatInt(s.rateReset.Unix(), 10))
 	h.Set("X-Request-Id", requestID)
-	return requestID
-}
-
-func (s *Server) authorized(r *http.Request) bool {
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	want := s.Token()
-	return ok && want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
-}
-
-func (s *Server) serveStats(w http.ResponseWriter, _ *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	total := 0
-	for _, n := range s.stats {
-		total += n
+	if resp.Body != nil {
+		h.Set("Content-Type", "application/json; charset=utf-8")
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"requests":            total,
-		"writes":              s.writes,
-		"operations":          s.stats,
-		"latency_ms":          milliseconds(s.latency),
-		"injected_latency_ms": milliseconds(s.injected),
-	})
+	if e, ok := resp.Body.(apiError); ok {
+		e.RequestID = requestID
+		resp.Body = e
+	}
+	resp.Header = h
+	return resp
 }
 
-func milliseconds(d time.Duration) float64 {
-	return float64(d) / float64(time.Millisecond)
-}
-
-func (s *Server) serveState(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, s.State())
+// authenticate rejects requests without "Authorization: Bearer <token>".
+func (s *Server) authenticate(r *http.Request) *simkit.Response {
+	if simkit.HasBearer(r, s.Token()) {
+		return nil
+	}
+	return &simkit.Response{Status: http.StatusUnauthorized, Body: apiError{ID: "unauthorized", Message: msgUnauthorized}}
 }
 
 func (s *Server) getAccount(*http.Request) (int, any) {

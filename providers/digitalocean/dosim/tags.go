@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
 // validTag is the API's tag name syntax.
@@ -48,7 +50,7 @@ func (s *Server) createTag(r *http.Request) (int, any) {
 	var req struct {
 		Name string `json:"name"`
 	}
-	if err := decode(r, &req); err != nil {
+	if err := simkit.Decode(r, &req); err != nil {
 		return badJSON(err)
 	}
 	if !validTag.MatchString(req.Name) {
@@ -101,7 +103,7 @@ func (s *Server) retag(r *http.Request, add bool) (int, any) {
 		return notFound()
 	}
 	var req tagResourcesRequest
-	if err := decode(r, &req); err != nil {
+	if err := simkit.Decode(r, &req); err != nil {
 		return badJSON(err)
 	}
 	if len(req.Resources) == 0 {

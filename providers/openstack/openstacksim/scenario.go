@@ -1,12 +1,9 @@
 package openstacksim
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
@@ -195,20 +192,7 @@ var Operations = map[string]string{
 // LoadScenario parses a YAML (or JSON) scenario and validates it,
 // reporting every problem at once, unknown keys included.
 func LoadScenario(data []byte) (*Scenario, error) {
-	var sc Scenario
-	var errs []error
-	if strictErr := yaml.UnmarshalStrict(data, &sc); strictErr != nil {
-		sc = Scenario{}
-		if err := yaml.Unmarshal(data, &sc); err != nil {
-			return nil, fmt.Errorf("parsing scenario: %w", err)
-		}
-		errs = append(errs, strictErr)
-	}
-	errs = append(errs, sc.validate()...)
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("invalid scenario: %w", errors.Join(errs...))
-	}
-	return &sc, nil
+	return simkit.LoadScenario(data, (*Scenario).validate)
 }
 
 // NewFromScenario returns a Server, not listening yet, seeded from a
@@ -242,14 +226,6 @@ func (sc *Scenario) Options() Options {
 
 // lookupOperation resolves a scenario fault's operation: "*", a short
 // name, or an endpoint (or prefix pattern) as Fault.Op takes it.
-func lookupOperation(op string) (string, bool) {
-	switch {
-	case op == "*":
-		return "", true
-	case Operations[op] != "":
-		return Operations[op], true
-	case strings.Contains(op, "/") && strings.Contains(op, " "):
-		return op, true
-	}
-	return "", false
-}
+var lookupOperation = simkit.ResolveOperation(Operations, func(op string) bool {
+	return strings.Contains(op, "/") && strings.Contains(op, " ")
+})

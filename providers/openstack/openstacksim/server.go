@@ -148,6 +148,7 @@ func New(opts Options) *Server {
 	s.kit = simkit.New(simkit.Options{
 		ErrorBody: errorBody,
 		Auth:      s.authenticate,
+		Lock:      &s.mu,
 		Faults:    opts.Faults,
 		Latency:   opts.Latency,
 		Seed:      opts.Seed,
@@ -161,19 +162,13 @@ func New(opts Options) *Server {
 }
 
 // TB is the part of testing.TB that NewServer needs.
-type TB interface {
-	Helper()
-	Cleanup(func())
-}
+type TB = simkit.TB
 
 // NewServer starts a Server on a loopback port and closes it when the test
 // ends.
 func NewServer(t TB, opts Options) *Server {
 	t.Helper()
-	s := New(opts)
-	s.Start()
-	t.Cleanup(s.Close)
-	return s
+	return simkit.StartForTest(t, New(opts))
 }
 
 // Start serves the cloud on a loopback port.
@@ -249,11 +244,7 @@ func (s *Server) Operations() []string { return s.kit.Ops() }
 
 // handle registers an API endpoint; h runs with the state locked.
 func (s *Server) handle(op string, h simkit.HandlerFunc, flags ...simkit.Flag) {
-	s.kit.Handle(s.mux, op, func(r *http.Request) simkit.Response {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return h(r)
-	}, flags...)
+	s.kit.Handle(s.mux, op, h, flags...)
 }
 
 func (s *Server) routes() {
