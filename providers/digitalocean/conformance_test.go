@@ -9,9 +9,10 @@ import (
 )
 
 // TestConformance runs the framework's behavioural contract (providerID
-// round trip, not-found semantics, shutdown, listing) against the provider
-// and the simulator. Without a LoadBalancerProvider yet, the suite skips
-// its load-balancer subtests.
+// round trip, not-found semantics, shutdown, listing, idempotent load
+// balancers with zero writes on a no-op, invalid annotations) against the
+// provider and the simulator. DigitalOcean has no routes; the suite skips
+// them.
 func TestConformance(t *testing.T) {
 	frameworktest.RunConformance(t, harness{})
 }
