@@ -29,6 +29,12 @@ var _ cloudprovider.Interface = (*Cloud)(nil)
 // defaults: an HTTP client from env.CloudAPI, a request counter, a logger.
 // Main calls it at start-up; tests and the conformance suite call it
 // directly.
+//
+// It also sets a transform on env.Informers' Node informer (and Service
+// informer, when p has load balancers) that drops managedFields and Node
+// status images from the cached objects (see trimCachedObject): readers of
+// those informers, providers' controllers included, never see these
+// fields.
 func NewCloud(ctx context.Context, p Provider, env *Env) (*Cloud, error) {
 	if env.Logger.GetSink() == nil {
 		env.Logger = klog.FromContext(ctx)
@@ -59,6 +65,10 @@ func NewCloud(ctx context.Context, p Provider, env *Env) (*Cloud, error) {
 	if rp, ok := p.(RoutesProvider); ok {
 		cloud.routes = rp.Routes()
 	}
+	// Before the CCM starts the informers: the cloud controllers never read
+	// the fields dropped here, and leaving them out of the caches saves
+	// memory in proportion to the cluster's size.
+	trimInformers(env.Logger, env.Informers, cloud.lb != nil)
 	return cloud, nil
 }
 

@@ -29,6 +29,7 @@ import (
 
 // Main runs the cloud-controller-manager for p and exits.
 func Main(p Provider, opts ...Option) {
+	ApplyMemoryDefaults()
 	os.Exit(cli.Run(NewCommand(p, opts...)))
 }
 

@@ -27,6 +27,7 @@ type Registry []Provider
 
 // MainRegistry runs a multi-cloud "cloud-controller-manager" and exits.
 func MainRegistry(r Registry, opts ...Option) {
+	ApplyMemoryDefaults()
 	os.Exit(cli.Run(r.NewCommand(opts...)))
 }
 

@@ -7,10 +7,16 @@
 //	(b) BENCH_SERVICES LoadBalancer Services: seconds until all have an
 //	    ingress, cloud calls;
 //	(c) the idle cluster over BENCH_IDLE_WINDOW: cloud calls per hour;
-//	(d) one node joins the cluster with all those LBs: cloud writes.
+//	(d) one node joins the cluster with all those LBs: cloud writes;
+//	(e) one node leaves it (instance deleted, then its Node): cloud writes
+//	    until it is behind no LB.
 //
 // It also reports the CCM process's peak RSS, prints a Markdown table and
-// writes the figures as JSON.
+// writes the figures as JSON. BENCH_NODE_IMAGES=<n> makes every node report
+// n container images, as real kubelets do (up to 50); BENCH_HEAP_PROFILES=
+// <dir> also saves the CCM's heap profile after each step there (go tool
+// pprof -top <file>; serving them costs the CCM some memory, so compare
+// peak RSS from runs without).
 package main
 
 import (
@@ -39,6 +45,12 @@ type settings struct {
 	// AddressRefresh is the CCM's --node-status-update-frequency during the
 	// run (upstream's default is 5m).
 	AddressRefresh time.Duration `json:"addressRefresh"`
+	// NodeImages is how many container images each node reports in
+	// status.images, as real kubelets do (the stand-in reports none).
+	NodeImages int `json:"nodeImages"`
+	// HeapProfiles is a directory for the CCM's heap profiles; "" saves
+	// none.
+	HeapProfiles string `json:"-"`
 }
 
 func main() {
@@ -49,6 +61,8 @@ func main() {
 		Latency:        envDuration("BENCH_LATENCY", 30*time.Millisecond),
 		IdleWindow:     envDuration("BENCH_IDLE_WINDOW", time.Minute),
 		AddressRefresh: envDuration("BENCH_ADDRESS_REFRESH", 30*time.Second),
+		NodeImages:     envInt("BENCH_NODE_IMAGES", 0),
+		HeapProfiles:   os.Getenv("BENCH_HEAP_PROFILES"),
 	}
 	out := flag.String("out", "", "JSON output file (default bin/bench/<cloud>.json)")
 	flag.Parse()
@@ -96,9 +110,11 @@ func envOr(key, def string) string {
 	return def
 }
 
+// envInt is key's value, or def when unset or not a count (0 is one:
+// BENCH_SERVICES=0 runs the node scenarios alone).
 func envInt(key string, def int) int {
 	v, err := strconv.Atoi(os.Getenv(key))
-	if err != nil || v <= 0 {
+	if err != nil || v < 0 {
 		return def
 	}
 	return v

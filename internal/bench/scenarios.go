@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -27,12 +28,19 @@ type scenario struct {
 	Writes  int            `json:"writes"`
 	// PerHour is the idle scenario's rate, extrapolated from its window.
 	PerHour *float64 `json:"callsPerHour,omitempty"`
+	// PeakRSSBytes is the CCM's peak RSS (VmHWM) so far, read at the end
+	// of the step: where the peak happened.
+	PeakRSSBytes int64 `json:"peakRSSBytes,omitempty"`
 }
 
 type results struct {
 	Scenarios []scenario `json:"scenarios"`
 	// PeakRSSBytes is the CCM process's peak resident memory (VmHWM).
 	PeakRSSBytes int64 `json:"peakRSSBytes"`
+	// CPUSeconds is the CPU time (user and system) the CCM process used,
+	// start-up included: what a lower memory use may cost in garbage
+	// collection.
+	CPUSeconds float64 `json:"cpuSeconds"`
 }
 
 func run(ctx context.Context, s settings) (*results, error) {
@@ -46,16 +54,28 @@ func run(ctx context.Context, s settings) (*results, error) {
 		return nil, err
 	}
 	defer func() { c.Stop(); _ = os.RemoveAll(c.WorkDir) }()
-	ccm, err := c.StartCCM("ccm", "--instance-cache-ttl=30s", "--node-status-update-frequency="+s.AddressRefresh.String())
+	// Our own secure port (later flags win), to fetch heap profiles.
+	port, err := cluster.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	ccm, err := c.StartCCM("ccm", "--instance-cache-ttl=30s", "--node-status-update-frequency="+s.AddressRefresh.String(),
+		"--secure-port="+strconv.Itoa(port))
 	if err != nil {
 		return nil, err
 	}
 	res := &results{}
-	m := meter{c: c}
+	m := meter{c: c, pid: ccm.PID()}
+	if s.HeapProfiles != "" {
+		m.profile = func(name string) error { return writeHeapProfile(ctx, c, port, s.HeapProfiles, name) }
+	}
 
 	fmt.Printf("==> (a) %d nodes join at once\n", s.Nodes)
 	a, err := m.measure(ctx, fmt.Sprintf("(a) %d nodes join", s.Nodes), func() error {
 		if _, err := c.AddNodes(ctx, "node", s.Nodes, 0); err != nil {
+			return err
+		}
+		if err := postImages(ctx, c, "node", s.Nodes, s.NodeImages); err != nil {
 			return err
 		}
 		return waitFor(ctx, 30*time.Minute, func(ctx context.Context) (bool, error) { return allInitialized(ctx, c, s.Nodes) })
@@ -94,27 +114,63 @@ func run(ctx context.Context, s settings) (*results, error) {
 	res.Scenarios = append(res.Scenarios, idle)
 
 	fmt.Printf("==> (d) one node joins %d LBs\n", s.Services)
+	const late = "late-0"
+	var lateID string
 	d, err := m.measure(ctx, fmt.Sprintf("(d) 1 node joins %d LBs", s.Services), func() error {
 		ids, err := c.AddNodes(ctx, "late", 1, 0)
 		if err != nil {
 			return err
 		}
-		return waitFor(ctx, 30*time.Minute, func(ctx context.Context) (bool, error) { return memberEverywhere(c, ids[0], s.Services) })
+		lateID = ids[0]
+		return waitFor(ctx, 30*time.Minute, func(ctx context.Context) (bool, error) {
+			if ok, err := allInitialized(ctx, c, s.Nodes+1); !ok || err != nil {
+				return false, err
+			}
+			return memberEverywhere(c, lateID, s.Services)
+		})
 	})
 	if err != nil {
 		return nil, err
 	}
 	res.Scenarios = append(res.Scenarios, d)
 
+	// A node leaves as a real removal does: its instance is deleted in the
+	// cloud, then its Node (what cloud-node-lifecycle would do once it saw
+	// the instance gone).
+	fmt.Printf("==> (e) one node leaves %d LBs\n", s.Services)
+	e, err := m.measure(ctx, fmt.Sprintf("(e) 1 node leaves %d LBs", s.Services), func() error {
+		c.Sim.DeleteInstance(lateID)
+		if k := c.Kubelet(late); k != nil {
+			k.Stop()
+		}
+		if err := c.Kube.CoreV1().Nodes().Delete(ctx, late, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		return waitFor(ctx, 30*time.Minute, func(context.Context) (bool, error) { return memberNowhere(c, lateID), nil })
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.Scenarios = append(res.Scenarios, e)
+
 	res.PeakRSSBytes, err = peakRSS(ccm.PID())
 	if err != nil {
+		return nil, err
+	}
+	if res.CPUSeconds, err = cpuSeconds(ccm.PID()); err != nil {
 		return nil, err
 	}
 	return res, nil
 }
 
-// meter measures the time and the cloud calls a step costs.
-type meter struct{ c *cluster.Cluster }
+// meter measures the time, the cloud calls and the CCM's peak RSS a step
+// costs.
+type meter struct {
+	c   *cluster.Cluster
+	pid int
+	// profile, if set, saves the CCM's heap profile after each step.
+	profile func(name string) error
+}
 
 func (m meter) measure(_ context.Context, name string, step func() error) (scenario, error) {
 	before, writes := m.c.Sim.Stats(), m.c.Sim.Writes()
@@ -127,6 +183,15 @@ func (m meter) measure(_ context.Context, name string, step func() error) (scena
 		if d := n - before[op]; d > 0 {
 			sc.Calls[op] = d
 			sc.Total += d
+		}
+	}
+	var err error
+	if sc.PeakRSSBytes, err = peakRSS(m.pid); err != nil {
+		return scenario{}, err
+	}
+	if m.profile != nil {
+		if err := m.profile(name); err != nil {
+			return scenario{}, fmt.Errorf("%s: heap profile: %w", name, err)
 		}
 	}
 	return sc, nil
@@ -212,6 +277,46 @@ func memberEverywhere(c *cluster.Cluster, id string, lbs int) (bool, error) {
 		}
 	}
 	return n >= lbs, nil
+}
+
+// memberNowhere reports whether the instance id is behind no LB.
+func memberNowhere(c *cluster.Cluster, id string) bool {
+	for _, lb := range c.Sim.LoadBalancers() {
+		for _, m := range lb.Members {
+			if m == id {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// cpuSeconds reads the process's user and system CPU time from
+// /proc/<pid>/stat (fields 14 and 15, in clock ticks of 1/100 s: Linux's
+// USER_HZ on every architecture Go supports).
+func cpuSeconds(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("reading the CCM's CPU time: %w", err)
+	}
+	// The command name (field 2) may hold spaces: count from its ")".
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, fmt.Errorf("unexpected /proc/%d/stat: %q", pid, b)
+	}
+	f := strings.Fields(string(b)[i+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("unexpected /proc/%d/stat: %q", pid, b)
+	}
+	var ticks int64
+	for _, s := range f[11:13] { // utime, stime: fields 14 and 15
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("unexpected /proc/%d/stat: %w", pid, err)
+		}
+		ticks += n
+	}
+	return float64(ticks) / 100, nil
 }
 
 // peakRSS reads VmHWM, the process's peak resident set size.

@@ -8,7 +8,11 @@ import (
 )
 
 func printTable(w io.Writer, s settings, res *results) {
-	fmt.Fprintf(w, "\n### %s CCM benchmark (%s per cloud API call, address refresh every %s)\n\n", s.Cloud, s.Latency, s.AddressRefresh)
+	images := ""
+	if s.NodeImages > 0 {
+		images = fmt.Sprintf(", %d images per node", s.NodeImages)
+	}
+	fmt.Fprintf(w, "\n### %s CCM benchmark (%s per cloud API call, address refresh every %s%s)\n\n", s.Cloud, s.Latency, s.AddressRefresh, images)
 	fmt.Fprintln(w, "| scenario | seconds | cloud calls | writes | calls/hour | calls by operation |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---|")
 	for _, sc := range res.Scenarios {
@@ -19,6 +23,7 @@ func printTable(w io.Writer, s settings, res *results) {
 		fmt.Fprintf(w, "| %s | %.1f | %d | %d | %s | %s |\n", sc.Name, sc.Seconds, sc.Total, sc.Writes, perHour, byOperation(sc.Calls))
 	}
 	fmt.Fprintf(w, "\nPeak RSS of the CCM process: %.1f MiB\n", float64(res.PeakRSSBytes)/(1<<20))
+	fmt.Fprintf(w, "CPU time of the CCM process: %.1f s\n", res.CPUSeconds)
 }
 
 func byOperation(calls map[string]int) string {

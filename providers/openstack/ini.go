@@ -312,14 +312,14 @@ func fieldByKey(v reflect.Value, key string) (reflect.Value, bool) {
 // except for secrets.
 func setINIValue(field reflect.Value, e iniEntry) error {
 	t := field.Type()
-	switch {
-	case t == secretType:
+	switch t {
+	case secretType:
 		if e.blank {
 			return errors.New("a secret needs a value")
 		}
 		field.Set(reflect.ValueOf(config.NewSecret(e.value)))
 		return nil
-	case t == durationType:
+	case durationType:
 		if e.blank {
 			return errors.New("needs a value")
 		}

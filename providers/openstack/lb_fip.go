@@ -123,7 +123,7 @@ func (n *fipAPI) ensure(ctx context.Context, want fipRequest) (*floatingips.Floa
 		}
 		lastErr = err
 	}
-	return nil, fmt.Errorf("no subnet of network %s matching floating-subnet %q / floating-subnet-tags %q could give a floating IP (last error: %v)",
+	return nil, fmt.Errorf("no subnet of network %s matching floating-subnet %q / floating-subnet-tags %q could give a floating IP (last error: %w)",
 		networkID, want.subnetName, want.subnetTags, lastErr)
 }
 

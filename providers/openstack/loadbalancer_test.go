@@ -3,6 +3,7 @@ package openstack_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -197,7 +198,7 @@ func (f *lbFixture) drain() []string {
 func (f *lbFixture) writes(mark int) []string {
 	var out []string
 	for _, r := range f.sim.Requests()[mark:] {
-		if r.Method != "GET" && r.Status >= 200 && r.Status < 300 && !strings.Contains(r.Path, "/auth/tokens") {
+		if r.Method != http.MethodGet && r.Status >= 200 && r.Status < 300 && !strings.Contains(r.Path, "/auth/tokens") {
 			out = append(out, r.Method+" "+r.Path)
 		}
 	}
@@ -209,7 +210,7 @@ func (f *lbFixture) calls(mark int) (reads, writes int) {
 	for _, r := range f.sim.Requests()[mark:] {
 		switch {
 		case strings.Contains(r.Path, "/auth/tokens"):
-		case r.Method == "GET":
+		case r.Method == http.MethodGet:
 			reads++
 		default:
 			writes++

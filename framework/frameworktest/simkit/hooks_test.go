@@ -48,18 +48,18 @@ func TestRespondLockAndWritesAnyStatus(t *testing.T) {
 
 func TestDecodeStrict(t *testing.T) {
 	var v struct{ A int }
-	r := httptest.NewRequest("POST", "/", strings.NewReader(`{"A":1,"B":2}`))
+	r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{"A":1,"B":2}`))
 	if err := Decode(r, &v); err != nil || v.A != 1 {
 		t.Errorf("Decode: %v %+v", err, v)
 	}
-	r = httptest.NewRequest("POST", "/", strings.NewReader(`{"A":1,"B":2}`))
+	r = httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{"A":1,"B":2}`))
 	if err := DecodeStrict(r, &v); err == nil {
 		t.Error("DecodeStrict accepted an unknown field")
 	}
 }
 
 func TestHelpers(t *testing.T) {
-	r := httptest.NewRequest("GET", "/", nil)
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
 	r.Header.Set("Authorization", "Bearer tok")
 	if !HasBearer(r, "tok") || HasBearer(r, "other") || HasBearer(r, "") {
 		t.Error("HasBearer")

@@ -62,10 +62,10 @@ func do(t *testing.T, ts *httptest.Server, method, path, body string, token bool
 
 func TestHandleAuthWritesAndLog(t *testing.T) {
 	k, ts := newTestServer(t, Options{})
-	if r := do(t, ts, "GET", "/things/a", "", false); r.StatusCode != 401 || r.Header.Get("Content-Type") != ContentType {
+	if r := do(t, ts, "GET", "/things/a", "", false); r.StatusCode != http.StatusUnauthorized || r.Header.Get("Content-Type") != ContentType {
 		t.Errorf("no token: %d %q", r.StatusCode, r.Header.Get("Content-Type"))
 	}
-	if r := do(t, ts, "POST", "/login", "", false); r.StatusCode != 201 || r.Header.Get("X-Subject") != "tok" {
+	if r := do(t, ts, "POST", "/login", "", false); r.StatusCode != http.StatusCreated || r.Header.Get("X-Subject") != "tok" {
 		t.Errorf("login: %d %v", r.StatusCode, r.Header)
 	}
 	do(t, ts, "PUT", "/things/a", `{}`, true)
@@ -118,21 +118,21 @@ func TestFaults(t *testing.T) {
 		r := do(t, ts, "GET", "/things/a", "", true)
 		var body map[string]any
 		_ = json.NewDecoder(r.Body).Decode(&body)
-		if r.StatusCode != 429 || r.Header.Get("Retry-After") != "2" || body["op"] != "GET /things/{id}" {
+		if r.StatusCode != http.StatusTooManyRequests || r.Header.Get("Retry-After") != "2" || body["op"] != "GET /things/{id}" {
 			t.Errorf("try %d: %d %q %v", i, r.StatusCode, r.Header.Get("Retry-After"), body)
 		}
 	}
-	if r := do(t, ts, "GET", "/things/a", "", true); r.StatusCode != 200 {
+	if r := do(t, ts, "GET", "/things/a", "", true); r.StatusCode != http.StatusOK {
 		t.Errorf("after Count: %d", r.StatusCode)
 	}
 	// Faults come before auth: an unauthenticated request sees the fault.
 	remove := k.Fail(503)
-	if r := do(t, ts, "GET", "/things/a", "", false); r.StatusCode != 503 || r.Header.Get("Retry-After") != "0" {
+	if r := do(t, ts, "GET", "/things/a", "", false); r.StatusCode != http.StatusServiceUnavailable || r.Header.Get("Retry-After") != "0" {
 		t.Errorf("503: %d %q", r.StatusCode, r.Header.Get("Retry-After"))
 	}
 	remove()
 	k.ResetConnections("PUT")
-	req, _ := http.NewRequest("PUT", ts.URL+"/things/a", strings.NewReader("{}"))
+	req, _ := http.NewRequest(http.MethodPut, ts.URL+"/things/a", strings.NewReader("{}"))
 	if _, err := http.DefaultClient.Do(req); err == nil {
 		t.Error("reset: no error")
 	}
@@ -153,7 +153,7 @@ func TestFaultRateIsSeeded(t *testing.T) {
 		_, ts := newTestServer(t, Options{Seed: 7, Faults: []Fault{{Status: 500, Rate: 0.5}}})
 		var b strings.Builder
 		for range 20 {
-			if do(t, ts, "GET", "/things/a", "", true).StatusCode == 500 {
+			if do(t, ts, "GET", "/things/a", "", true).StatusCode == http.StatusInternalServerError {
 				b.WriteByte('x')
 			} else {
 				b.WriteByte('.')
@@ -172,7 +172,7 @@ func TestBodyLimitAndBaseURL(t *testing.T) {
 	if r := do(t, ts, "PUT", "/things/a", `{"a":"0123456789"}`, true); r.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Errorf("large body: %d", r.StatusCode)
 	}
-	r := httptest.NewRequest("GET", "http://example.com:8080/x", nil)
+	r := httptest.NewRequest(http.MethodGet, "http://example.com:8080/x", nil)
 	if got := BaseURL(r); got != "http://example.com:8080" {
 		t.Errorf("BaseURL = %q", got)
 	}

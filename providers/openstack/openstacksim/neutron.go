@@ -127,7 +127,7 @@ func patch[T any](cur T, obj map[string]json.RawMessage, allowed ...string) (T, 
 	var zero T
 	for k := range obj {
 		if !slices.Contains(allowed, k) {
-			return zero, fmt.Errorf("Cannot update read-only attribute %s", k)
+			return zero, fmt.Errorf("Cannot update read-only attribute %s", k) //nolint:staticcheck // the service's own message, verbatim
 		}
 	}
 	data, err := json.Marshal(cur)

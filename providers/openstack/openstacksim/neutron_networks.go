@@ -160,7 +160,7 @@ func (sr *subnetRec) allocate(ip string) (netip.Addr, error) {
 	if ip != "" {
 		a, err := netip.ParseAddr(ip)
 		if err != nil || !sr.prefix.Contains(a) {
-			return netip.Addr{}, fmt.Errorf("IP address %s is not a valid IP for the specified subnet.", ip)
+			return netip.Addr{}, fmt.Errorf("IP address %s is not a valid IP for the specified subnet.", ip) //nolint:staticcheck // the service's own message, verbatim
 		}
 		if sr.used[a] && ip != sr.GatewayIP {
 			return netip.Addr{}, errIPInUse{ip: ip}

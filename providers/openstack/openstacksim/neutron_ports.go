@@ -144,7 +144,7 @@ func fixedIPFilter(values []string) (func(*Port) bool, error) {
 	for _, v := range values {
 		key, val, ok := strings.Cut(v, "=")
 		if !ok || !slices.Contains([]string{"ip_address", "subnet_id", "ip_address_substr"}, key) {
-			return nil, fmt.Errorf("Invalid input for fixed_ips. Reason: %q is not a valid filter.", v)
+			return nil, fmt.Errorf("Invalid input for fixed_ips. Reason: %q is not a valid filter.", v) //nolint:staticcheck // the service's own message, verbatim
 		}
 		conds = append(conds, cond{key, val})
 	}

@@ -106,7 +106,7 @@ func microversion(r *http.Request) (int, error) {
 	}
 	minor, err := strconv.Atoi(strings.TrimPrefix(v, "2."))
 	if err != nil || !strings.HasPrefix(v, "2.") || minor < 1 || minor > novaMaxMinor {
-		return 0, fmt.Errorf("Version %s is not supported by the API. Minimum is 2.1 and maximum is %s.", v, novaMaxVer)
+		return 0, fmt.Errorf("Version %s is not supported by the API. Minimum is 2.1 and maximum is %s.", v, novaMaxVer) //nolint:staticcheck // the service's own message, verbatim
 	}
 	return minor, nil
 }
@@ -166,7 +166,7 @@ func serverFilter(q map[string][]string) (func(NovaServer) bool, error) {
 		if v := get(k); v != "" {
 			re, err := regexp.Compile(v)
 			if err != nil {
-				return nil, fmt.Errorf("Invalid filter %s=%s: %v", k, v, err)
+				return nil, fmt.Errorf("Invalid filter %s=%s: %w", k, v, err) //nolint:staticcheck // the service's own message, verbatim
 			}
 			regex[k] = re
 		}

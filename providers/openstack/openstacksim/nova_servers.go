@@ -213,7 +213,7 @@ func (s *Server) Servers() []NovaServer {
 
 // serverView is the server with its current ports and floating IPs.
 func (s *Server) serverView(v *serverRec) NovaServer {
-	out := v.NovaServer.clone()
+	out := v.clone()
 	out.Ports = nil
 	for _, p := range s.st.ports.all() {
 		if p.DeviceID != v.ID {

@@ -99,7 +99,7 @@ func (s *Server) octaviaList(r *http.Request, plural string, items []map[string]
 
 // lbView is a load balancer with its listeners and pools.
 func (s *Server) lbView(lb *lbRec) LoadBalancer {
-	v := lb.LoadBalancer.clone()
+	v := lb.clone()
 	v.Listeners, v.Pools = []IDRef{}, []IDRef{}
 	for _, l := range s.st.listeners.all() {
 		if l.LoadBalancerID == lb.ID {

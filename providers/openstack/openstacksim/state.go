@@ -164,7 +164,7 @@ func (s *Server) State() Snapshot {
 	}
 	snap.Networks = clones(st.networks.all(), Network.clone)
 	for _, v := range st.subnets.all() {
-		snap.Subnets = append(snap.Subnets, v.Subnet.clone())
+		snap.Subnets = append(snap.Subnets, v.clone())
 	}
 	snap.Ports = clones(st.ports.all(), Port.clone)
 	snap.Routers = clones(st.routers.all(), Router.clone)
