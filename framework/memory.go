@@ -17,11 +17,11 @@ import (
 // Between two collections the heap grows to (1 + GOGC/100) times what the
 // last one found live, and a CCM's live heap is small: about 20 MiB with
 // 1,000 Nodes and 200 LoadBalancer Services. In `make bench` at that size,
-// 25 instead of 100 cut the anonymous (heap) part of the peak RSS from 69
-// to 50 MiB, for 5 s more CPU time over the 5-minute run (0.5 s of GC per
-// collection-heavy minute, with the bench's node monitor period of one
-// second; the default is five). 50 kept 9 MiB of that saving, at a quarter
-// of the cost. GOGC=100 restores Go's default; GOMEMLIMIT works as usual.
+// 25 instead of 100 cuts the anonymous part of the peak RSS (mostly heap)
+// by 20-25 MiB, to 47-50 MiB, for about 4% of a core more CPU time (the
+// bench's node monitor period of one second makes five times the garbage
+// of the default). GOGC=50 saves about 60% as much for a fifth of the CPU.
+// GOGC=100 restores Go's default; GOMEMLIMIT works as usual.
 const DefaultGOGC = 25
 
 // ApplyMemoryDefaults sets the garbage collector's target to DefaultGOGC
