@@ -16,7 +16,8 @@
 // n container images, as real kubelets do (up to 50); BENCH_HEAP_PROFILES=
 // <dir> also saves the CCM's heap profile after each step there (go tool
 // pprof -top <file>; serving them costs the CCM some memory, so compare
-// peak RSS from runs without).
+// peak RSS from runs without). GOGC, GOMEMLIMIT and GODEBUG are passed on
+// to the CCM (GODEBUG=gctrace=1 logs its heap at every collection).
 package main
 
 import (

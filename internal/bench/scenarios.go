@@ -59,7 +59,7 @@ func run(ctx context.Context, s settings) (*results, error) {
 	if err != nil {
 		return nil, err
 	}
-	ccm, err := c.StartCCM("ccm", "--instance-cache-ttl=30s", "--node-status-update-frequency="+s.AddressRefresh.String(),
+	ccm, err := c.StartCCMWithEnv("ccm", runtimeEnv(), "--instance-cache-ttl=30s", "--node-status-update-frequency="+s.AddressRefresh.String(),
 		"--secure-port="+strconv.Itoa(port))
 	if err != nil {
 		return nil, err
@@ -332,4 +332,17 @@ func peakRSS(pid int) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+}
+
+// runtimeEnv is the Go runtime's settings from the bench's environment
+// (GOGC, GOMEMLIMIT, GODEBUG), passed on to the CCM: GODEBUG=gctrace=1
+// shows its heap over the run in its log, GOGC=100 measures Go's default.
+func runtimeEnv() map[string]string {
+	env := map[string]string{}
+	for _, k := range []string{"GOGC", "GOMEMLIMIT", "GODEBUG"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env[k] = v
+		}
+	}
+	return env
 }

@@ -104,7 +104,7 @@ type LoadBalancerSection struct {
 	MonitorTimeout                 time.Duration `json:"monitor-timeout" default:"3s" doc:"Health monitor timeout; at most monitor-delay."`
 	MonitorMaxRetries              uint          `json:"monitor-max-retries" default:"1" doc:"Successful checks before a member is ONLINE (1-10)."`
 	MonitorMaxRetriesDown          uint          `json:"monitor-max-retries-down" default:"3" doc:"Failed checks before a member is ERROR (1-10)."`
-	ManageSecurityGroups           bool          `json:"manage-security-groups" doc:"Manage the node security group rules."`
+	ManageSecurityGroups           bool          `json:"manage-security-groups" doc:"Manage a security group per Service that opens its NodePorts on the member nodes' ports (as OCCM)."`
 	InternalLB                     bool          `json:"internal-lb" doc:"Create internal load balancers (no floating IP) by default."`
 	NodeSelector                   string        `json:"node-selector" doc:"Comma-separated key=value labels the member Nodes must carry."`
 	CascadeDelete                  bool          `json:"cascade-delete" default:"true" doc:"Delete load balancers with cascade=true."`

@@ -18,9 +18,11 @@
 //	               client, TLS settings, error classification
 //	instances.go   framework.Instances: Nova servers as Nodes see them
 //	addresses.go   a server's Node addresses, by [Networking]
-//	loadbalancer.go the Octavia driver of the framework's LB pipeline;
-//	lb_*.go        its annotations, desired state, diff, Octavia and
-//	               floating-IP calls
+//	loadbalancer.go the Octavia driver of the framework's LB pipeline:
+//	               validation and lookups; lb_apply.go its create,
+//	               update and delete
+//	lb_*.go        its annotations, desired state, diff, Octavia,
+//	               floating-IP and node security group calls
 //	routes.go      cloudprovider.Routes: Neutron router extra routes and
 //	               the nodes' allowed address pairs
 //
@@ -66,6 +68,10 @@
 // Changes are granular: only the listeners, pools, members and monitors
 // that differ are written, one Octavia write per sync because Octavia
 // refuses the next one (409) while the load balancer is PENDING_UPDATE.
+// With [LoadBalancer] manage-security-groups, each Service also gets a
+// Neutron security group, lb-sg-<uid>-<namespace>-<name> as OCCM names
+// it, that opens its NodePorts (and health check node port) to the
+// member subnet, on the ports of its member nodes.
 //
 // # Routes
 //

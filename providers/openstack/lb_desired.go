@@ -125,10 +125,12 @@ type monitorSpec struct {
 	URLPath, HTTPMethod, ExpectedCodes string
 }
 
-// nodeAddrs is a member candidate: a node's name and addresses.
+// nodeAddrs is a member candidate: a node's name and addresses, and its
+// server ID ("" when the Node has no providerID yet).
 type nodeAddrs struct {
-	name  string
-	addrs []corev1.NodeAddress
+	name     string
+	serverID string
+	addrs    []corev1.NodeAddress
 }
 
 // treeInput is what desiredListeners needs beyond the Service.

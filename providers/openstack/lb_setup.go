@@ -49,15 +49,15 @@ func buildLoadBalancer(ctx context.Context, env *framework.Env, network, lbClien
 		return nil, err
 	}
 	lbCfg := &cfg.LoadBalancer
-	if lbCfg.ManageSecurityGroups {
-		log.Info("Warning: [LoadBalancer] manage-security-groups is not supported yet; node security group rules are left as they are")
-	}
 	d := &lbDriver{
 		oct: &octaviaAPI{lb: lbClient}, net: &fipAPI{net: network}, env: env, cfg: lbCfg,
 		classes: cfg.LoadBalancerClass, features: featuresFor(minor, lbCfg.LBProvider), instances: inst,
 	}
+	if lbCfg.ManageSecurityGroups {
+		d.sg = &secGroupAPI{net: network, ovn: lbCfg.LBProvider == "ovn"}
+	}
 	log.Info("Octavia load balancers enabled", "octaviaAPI", fmt.Sprintf("v2.%d", minor), "provider", lbCfg.LBProvider,
-		"loadBalancerURL", redactedURL(lbClient.Endpoint))
+		"manageSecurityGroups", lbCfg.ManageSecurityGroups, "loadBalancerURL", redactedURL(lbClient.Endpoint))
 	return framework.NewLoadBalancer(env, d, framework.LoadBalancerOptions[LoadBalancerConfig]{
 		AnnotationPrefix: AnnotationPrefix,
 		IDAnnotation:     AnnotationLoadBalancerID,
@@ -110,13 +110,19 @@ func (d *lbDriver) memberNodes(ctx context.Context, req *lbRequest, cfg *LoadBal
 			continue
 		}
 		addrs := n.Status.Addresses
-		if len(addrs) == 0 && n.Spec.ProviderID != "" && d.instances != nil {
+		var serverID string
+		if n.Spec.ProviderID != "" {
 			id, err := Codec.Parse(n.Spec.ProviderID)
-			if err != nil {
+			switch {
+			case err == nil:
+				serverID = id.Value
+			case len(addrs) == 0 && d.instances != nil:
 				klog.FromContext(ctx).V(2).Info("Leaving node out of the load balancer", "node", klog.KObj(n), "err", err)
 				continue
 			}
-			inst, err := d.instances.InstanceByID(ctx, id.Value)
+		}
+		if len(addrs) == 0 && serverID != "" && d.instances != nil {
+			inst, err := d.instances.InstanceByID(ctx, serverID)
 			if framework.IsNotFound(err) {
 				continue
 			}
@@ -125,7 +131,7 @@ func (d *lbDriver) memberNodes(ctx context.Context, req *lbRequest, cfg *LoadBal
 			}
 			addrs = inst.Addresses
 		}
-		out = append(out, nodeAddrs{name: n.Name, addrs: addrs})
+		out = append(out, nodeAddrs{name: n.Name, serverID: serverID, addrs: addrs})
 	}
 	return out, nil
 }

@@ -42,6 +42,11 @@ type Fault struct {
 	Rate float64
 	// Count, when positive, removes the fault after that many requests.
 	Count int
+	// Do, when set, runs first (after Delay), outside the simulator's
+	// locks: a test's hook into the middle of a reconcile, such as
+	// expiring every token just before the Nth write. A fault with only a
+	// Do then serves the request normally.
+	Do func()
 }
 
 // Matches reports whether the fault applies to op.
@@ -161,6 +166,9 @@ func (k *Kit) pickFault(op string) (Fault, bool) {
 // that the request was answered (or dropped); status is what the client
 // saw, 0 for no answer.
 func (k *Kit) apply(f Fault, w http.ResponseWriter, r *http.Request, op string) (status int, done bool) {
+	if f.Do != nil {
+		f.Do()
+	}
 	switch {
 	case f.Reset:
 		ResetConnection(w)

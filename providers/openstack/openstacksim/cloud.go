@@ -70,13 +70,10 @@ func (c *Cloud) LoadBalancers() []frameworktest.LoadBalancer {
 	for _, lb := range s.st.lbs.all() {
 		n := frameworktest.LoadBalancer{ID: lb.ID, Name: lb.Name}
 		members := map[string]bool{}
-		for _, l := range s.st.listeners.all() {
-			if l.LoadBalancerID != lb.ID {
-				continue
-			}
+		for _, l := range s.st.listeners.in(lb.ID) {
 			port := 0
-			for _, m := range s.st.members.all() {
-				if m.PoolID == l.DefaultPoolID && l.DefaultPoolID != "" {
+			for _, m := range s.st.members.in(l.DefaultPoolID) {
+				if l.DefaultPoolID != "" {
 					if port == 0 || m.ProtocolPort < port {
 						port = m.ProtocolPort
 					}

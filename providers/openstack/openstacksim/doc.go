@@ -111,7 +111,13 @@
 // external network (404 ExternalGatewayForFloatingIPNotFound otherwise)
 // and one per fixed IP (409); router routes need a next hop on a subnet
 // the router is on, not one of its own addresses (400 InvalidRoutes), and
-// at most Options.MaxRoutes of them (400 RoutesExhausted).
+// at most Options.MaxRoutes of them (400 RoutesExhausted). Security groups
+// come with Neutron's two egress rules; a rule equal to an existing one
+// is 409 SecurityGroupRuleExists (no remote prefix and 0.0.0.0/0 or ::/0
+// being the same), a group still on a port cannot be deleted (409
+// SecurityGroupInUse), and a port without port security or addresses
+// cannot take groups (400 PortSecurityAndIPRequiredForSecurityGroups).
+// Ports filter on security_groups (port-security-groups-filtering).
 //
 // IDs are deterministic UUIDs from counters, so tests and scenarios
 // repeat; tokens are random.

@@ -22,6 +22,7 @@ var neutronExtensions = []struct{ alias, name string }{
 	{"extraroute-atomic", "Atomically add/remove extra routes"},
 	{"network-ip-availability", "Network IP Availability"},
 	{"port-security", "Port Security"},
+	{"port-security-groups-filtering", "Port filtering on security groups"},
 	{"quotas", "Quota management support"},
 	{"router", "Neutron L3 Router"},
 	{"security-group", "security-group"},

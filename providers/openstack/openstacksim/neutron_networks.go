@@ -8,7 +8,8 @@ import (
 )
 
 // Defaults are the IDs of what New creates unless Options.NoDefaults: a
-// tenant network "private" with subnet 10.0.0.0/24, an external network
+// tenant network "private" with subnet 10.0.0.0/16 (room for the
+// bench's 1,000 servers and 200 VIPs), an external network
 // "public" (router:external) with subnet 172.24.4.0/24 for floating IPs,
 // a router "router1" with its gateway on "public" and an interface on the
 // private subnet, and the project's "default" security group.
@@ -31,7 +32,7 @@ func (s *Server) Defaults() Defaults {
 
 func (s *Server) addDefaults() {
 	net := s.AddNetwork(Network{Name: "private"})
-	sub := s.AddSubnet(Subnet{Name: "private-subnet", NetworkID: net.ID, CIDR: "10.0.0.0/24"})
+	sub := s.AddSubnet(Subnet{Name: "private-subnet", NetworkID: net.ID, CIDR: "10.0.0.0/16"})
 	fnet, fsub := s.AddFloatingNetwork("public", "172.24.4.0/24")
 	router := s.AddRouter(Router{Name: "router1"}, fnet.ID, sub.ID)
 	s.mu.Lock()

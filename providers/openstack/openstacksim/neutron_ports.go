@@ -229,6 +229,10 @@ func (s *Server) updatePort(r *http.Request) response {
 	if errResp := s.checkPortAttrs(&next); errResp != nil {
 		return *errResp
 	}
+	if _, set := obj["security_groups"]; set && len(next.SecurityGroups) > 0 && (!next.PortSecurityEnabled || len(next.FixedIPs) == 0) {
+		return neutronError(http.StatusBadRequest, "PortSecurityAndIPRequiredForSecurityGroups",
+			"Port security must be enabled and port must have an IP address in order to use security groups.")
+	}
 	next.SecurityGroups, next.AllowedAddressPairs = nonNil(next.SecurityGroups), nonNil(next.AllowedAddressPairs)
 	next.Tags = nonNil(next.Tags)
 	next.RevisionNumber++

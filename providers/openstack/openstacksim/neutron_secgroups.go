@@ -224,12 +224,22 @@ func checkRule(r *SecurityGroupRule) *response {
 	return nil
 }
 
+// sameRule reports whether two rules are duplicates, as Neutron checks:
+// no remote prefix and 0.0.0.0/0 (or ::/0) are the same.
 func sameRule(a, b SecurityGroupRule) bool {
 	eqS := func(x, y *string) bool { return x == nil && y == nil || x != nil && y != nil && *x == *y }
 	eqI := func(x, y *int) bool { return x == nil && y == nil || x != nil && y != nil && *x == *y }
 	return a.Direction == b.Direction && a.EtherType == b.EtherType && eqS(a.Protocol, b.Protocol) &&
 		eqI(a.PortRangeMin, b.PortRangeMin) && eqI(a.PortRangeMax, b.PortRangeMax) &&
-		eqS(a.RemoteIPPrefix, b.RemoteIPPrefix) && eqS(a.RemoteGroupID, b.RemoteGroupID)
+		eqS(anyPrefix(a.RemoteIPPrefix), anyPrefix(b.RemoteIPPrefix)) && eqS(a.RemoteGroupID, b.RemoteGroupID)
+}
+
+// anyPrefix is nil for a prefix that matches every address.
+func anyPrefix(p *string) *string {
+	if p != nil && (*p == "0.0.0.0/0" || *p == "::/0") {
+		return nil
+	}
+	return p
 }
 
 func (s *Server) deleteSecurityGroupRule(r *http.Request) response {

@@ -42,7 +42,7 @@ func TestExtensionsAndExternalNetworks(t *testing.T) {
 		t.Fatal(err)
 	}
 	subs, _ := subnets.ExtractSubnets(pages)
-	if len(subs) != 1 || subs[0].CIDR != "10.0.0.0/24" || subs[0].GatewayIP != "10.0.0.1" {
+	if len(subs) != 1 || subs[0].CIDR != "10.0.0.0/16" || subs[0].GatewayIP != "10.0.0.1" {
 		t.Errorf("subnets = %+v", subs)
 	}
 	// Neutron rejects filters on unknown attributes.

@@ -101,15 +101,11 @@ func (s *Server) octaviaList(r *http.Request, plural string, items []map[string]
 func (s *Server) lbView(lb *lbRec) LoadBalancer {
 	v := lb.clone()
 	v.Listeners, v.Pools = []IDRef{}, []IDRef{}
-	for _, l := range s.st.listeners.all() {
-		if l.LoadBalancerID == lb.ID {
-			v.Listeners = append(v.Listeners, IDRef{l.ID})
-		}
+	for _, l := range s.st.listeners.in(lb.ID) {
+		v.Listeners = append(v.Listeners, IDRef{l.ID})
 	}
-	for _, p := range s.st.pools.all() {
-		if p.LoadBalancerID == lb.ID {
-			v.Pools = append(v.Pools, IDRef{p.ID})
-		}
+	for _, p := range s.st.pools.in(lb.ID) {
+		v.Pools = append(v.Pools, IDRef{p.ID})
 	}
 	return v
 }
@@ -137,15 +133,13 @@ func (s *Server) poolJSON(p *Pool) map[string]any {
 	delete(m, "loadbalancer_id")
 	m["loadbalancers"] = []IDRef{{p.LoadBalancerID}}
 	listeners, members := []IDRef{}, []IDRef{}
-	for _, l := range s.st.listeners.all() {
+	for _, l := range s.st.listeners.in(p.LoadBalancerID) {
 		if l.DefaultPoolID == p.ID {
 			listeners = append(listeners, IDRef{l.ID})
 		}
 	}
-	for _, mem := range s.st.members.all() {
-		if mem.PoolID == p.ID {
-			members = append(members, IDRef{mem.ID})
-		}
+	for _, mem := range s.st.members.in(p.ID) {
+		members = append(members, IDRef{mem.ID})
 	}
 	m["listeners"], m["members"], m["healthmonitor_id"] = listeners, members, nil
 	if hm := s.poolMonitor(p.ID); hm != nil {
@@ -171,10 +165,8 @@ func monitorJSON(hm *HealthMonitor) map[string]any {
 
 // poolMonitor is the pool's health monitor, nil if it has none.
 func (s *Server) poolMonitor(poolID string) *HealthMonitor {
-	for _, hm := range s.st.monitors.all() {
-		if hm.PoolID == poolID {
-			return hm
-		}
+	for _, hm := range s.st.monitors.in(poolID) {
+		return hm
 	}
 	return nil
 }

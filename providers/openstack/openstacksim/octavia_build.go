@@ -96,7 +96,7 @@ func (s *Server) touchPoolParents(p *Pool) {
 	if !isPending(p.ProvisioningStatus) {
 		touch(&p.ProvisioningStatus, &p.UpdatedAt)
 	}
-	for _, l := range s.st.listeners.all() {
+	for _, l := range s.st.listeners.in(p.LoadBalancerID) {
 		if l.DefaultPoolID == p.ID && !isPending(l.ProvisioningStatus) {
 			touch(&l.ProvisioningStatus, &l.UpdatedAt)
 		}

@@ -248,20 +248,13 @@ func (s *Server) deleteLoadBalancer(r *http.Request) response {
 	if !cascade && (len(v.Listeners) > 0 || len(v.Pools) > 0) {
 		return octaviaInvalid("Cannot delete Load Balancer %s - it has children", lb.ID)
 	}
-	for _, l := range s.st.listeners.all() {
-		if l.LoadBalancerID == lb.ID {
-			l.ProvisioningStatus = ProvisioningPendingDelete
-		}
+	for _, l := range s.st.listeners.in(lb.ID) {
+		l.ProvisioningStatus = ProvisioningPendingDelete
 	}
-	for _, p := range s.st.pools.all() {
-		if p.LoadBalancerID != lb.ID {
-			continue
-		}
+	for _, p := range s.st.pools.in(lb.ID) {
 		p.ProvisioningStatus = ProvisioningPendingDelete
-		for _, m := range s.st.members.all() {
-			if m.PoolID == p.ID {
-				m.ProvisioningStatus = ProvisioningPendingDelete
-			}
+		for _, m := range s.st.members.in(p.ID) {
+			m.ProvisioningStatus = ProvisioningPendingDelete
 		}
 		if hm := s.poolMonitor(p.ID); hm != nil {
 			hm.ProvisioningStatus = ProvisioningPendingDelete

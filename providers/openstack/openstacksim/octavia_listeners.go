@@ -56,8 +56,8 @@ func (s *Server) createListener(r *http.Request) response {
 // lbListeners are the listeners of a load balancer but except.
 func (s *Server) lbListeners(lbID, except string) []*Listener {
 	var out []*Listener
-	for _, l := range s.st.listeners.all() {
-		if l.LoadBalancerID == lbID && l.ID != except {
+	for _, l := range s.st.listeners.in(lbID) {
+		if l.ID != except {
 			out = append(out, l)
 		}
 	}
@@ -79,7 +79,7 @@ func (s *Server) checkDefaultPool(lb *lbRec, poolID, protocol, listenerID string
 	if !contains(listenerPools[protocol], p.Protocol) {
 		return invalid("The pool protocol '%s' is invalid while the listener protocol is '%s'.", p.Protocol, protocol)
 	}
-	for _, l := range s.st.listeners.all() {
+	for _, l := range s.st.listeners.in(lb.ID) {
 		if l.DefaultPoolID == poolID && l.ID != listenerID {
 			r := octaviaError(http.StatusConflict, "Pool %s is already used by listener %s.", poolID, l.ID)
 			return &r

@@ -18,10 +18,8 @@ func (s *Server) listMembers(r *http.Request) response {
 		return octaviaNotFound("Pool", r.PathValue("id"))
 	}
 	items := []map[string]any{}
-	for _, m := range s.st.members.all() {
-		if m.PoolID == p.ID {
-			items = append(items, memberJSON(m))
-		}
+	for _, m := range s.st.members.in(p.ID) {
+		items = append(items, memberJSON(m))
 	}
 	return s.octaviaList(r, "members", items)
 }
@@ -55,8 +53,8 @@ func (s *Server) createMember(r *http.Request) response {
 	if errResp := s.checkMember(req); errResp != nil {
 		return *errResp
 	}
-	for _, m := range s.st.members.all() {
-		if m.PoolID == p.ID && m.Address == req.Address && m.ProtocolPort == req.ProtocolPort {
+	for _, m := range s.st.members.in(p.ID) {
+		if m.Address == req.Address && m.ProtocolPort == req.ProtocolPort {
 			return octaviaError(http.StatusConflict, "Another member on this pool is already using ip address %s on protocol_port %d", req.Address, req.ProtocolPort)
 		}
 	}
@@ -156,12 +154,10 @@ func (s *Server) batchUpdateMembers(r *http.Request) response {
 	}
 	additive := r.URL.Query().Get("additive_only") == "true" || r.URL.Query().Get("additive_only") == "True"
 	current := map[string]*Member{}
-	for _, m := range s.st.members.all() {
-		if m.PoolID == p.ID {
-			current[key(m.Address, m.ProtocolPort)] = m
-			if !seen[key(m.Address, m.ProtocolPort)] && !additive {
-				m.ProvisioningStatus = ProvisioningPendingDelete
-			}
+	for _, m := range s.st.members.in(p.ID) {
+		current[key(m.Address, m.ProtocolPort)] = m
+		if !seen[key(m.Address, m.ProtocolPort)] && !additive {
+			m.ProvisioningStatus = ProvisioningPendingDelete
 		}
 	}
 	for i := range reqs {

@@ -11,7 +11,7 @@ func (s *Server) listPools(r *http.Request) response {
 	for _, p := range s.st.pools.all() {
 		m := s.poolJSON(p)
 		m["loadbalancer_id"] = p.LoadBalancerID
-		for _, l := range s.st.listeners.all() {
+		for _, l := range s.st.listeners.in(p.LoadBalancerID) {
 			if l.DefaultPoolID == p.ID {
 				m["listener_id"] = l.ID
 			}
@@ -119,10 +119,8 @@ func (s *Server) deletePool(r *http.Request) response {
 	}
 	s.touchPoolParents(p)
 	p.ProvisioningStatus = ProvisioningPendingDelete
-	for _, m := range s.st.members.all() {
-		if m.PoolID == p.ID {
-			m.ProvisioningStatus = ProvisioningPendingDelete
-		}
+	for _, m := range s.st.members.in(p.ID) {
+		m.ProvisioningStatus = ProvisioningPendingDelete
 	}
 	if hm := s.poolMonitor(p.ID); hm != nil {
 		hm.ProvisioningStatus = ProvisioningPendingDelete

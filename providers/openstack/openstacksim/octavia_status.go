@@ -62,19 +62,12 @@ func (s *Server) settle(lb *lbRec) {
 	if fail {
 		final = ProvisioningError
 	}
-	for _, l := range s.st.listeners.all() {
-		if l.LoadBalancerID == lb.ID {
-			settleChild(&l.ProvisioningStatus, final, func() { s.st.listeners.del(l.ID) })
-		}
+	for _, l := range s.st.listeners.in(lb.ID) {
+		settleChild(&l.ProvisioningStatus, final, func() { s.st.listeners.del(l.ID) })
 	}
-	for _, p := range s.st.pools.all() {
-		if p.LoadBalancerID != lb.ID {
-			continue
-		}
-		for _, m := range s.st.members.all() {
-			if m.PoolID == p.ID {
-				settleChild(&m.ProvisioningStatus, final, func() { s.st.members.del(m.ID) })
-			}
+	for _, p := range s.st.pools.in(lb.ID) {
+		for _, m := range s.st.members.in(p.ID) {
+			settleChild(&m.ProvisioningStatus, final, func() { s.st.members.del(m.ID) })
 		}
 		if hm := s.poolMonitor(p.ID); hm != nil {
 			settleChild(&hm.ProvisioningStatus, final, func() { s.st.monitors.del(hm.ID) })
@@ -109,26 +102,19 @@ func (s *Server) refreshOperating(lb *lbRec) {
 		return OperatingOnline
 	}
 	lb.OperatingStatus = op(lb.ProvisioningStatus, lb.AdminStateUp)
-	for _, l := range s.st.listeners.all() {
-		if l.LoadBalancerID == lb.ID {
-			l.OperatingStatus = op(l.ProvisioningStatus, l.AdminStateUp)
-		}
+	for _, l := range s.st.listeners.in(lb.ID) {
+		l.OperatingStatus = op(l.ProvisioningStatus, l.AdminStateUp)
 	}
-	for _, p := range s.st.pools.all() {
-		if p.LoadBalancerID != lb.ID {
-			continue
-		}
+	for _, p := range s.st.pools.in(lb.ID) {
 		p.OperatingStatus = op(p.ProvisioningStatus, p.AdminStateUp)
 		hm := s.poolMonitor(p.ID)
 		if hm != nil {
 			hm.OperatingStatus = op(hm.ProvisioningStatus, hm.AdminStateUp)
 		}
-		for _, m := range s.st.members.all() {
-			if m.PoolID == p.ID {
-				m.OperatingStatus = op(m.ProvisioningStatus, m.AdminStateUp)
-				if hm == nil && m.OperatingStatus == OperatingOnline {
-					m.OperatingStatus = OperatingNoMonitor
-				}
+		for _, m := range s.st.members.in(p.ID) {
+			m.OperatingStatus = op(m.ProvisioningStatus, m.AdminStateUp)
+			if hm == nil && m.OperatingStatus == OperatingOnline {
+				m.OperatingStatus = OperatingNoMonitor
 			}
 		}
 	}
@@ -136,15 +122,11 @@ func (s *Server) refreshOperating(lb *lbRec) {
 
 // removeLB deletes lb, its children and the VIP port Octavia made for it.
 func (s *Server) removeLB(lb *lbRec) {
-	for _, l := range s.st.listeners.all() {
-		if l.LoadBalancerID == lb.ID {
-			s.st.listeners.del(l.ID)
-		}
+	for _, l := range s.st.listeners.in(lb.ID) {
+		s.st.listeners.del(l.ID)
 	}
-	for _, p := range s.st.pools.all() {
-		if p.LoadBalancerID == lb.ID {
-			s.removePool(p)
-		}
+	for _, p := range s.st.pools.in(lb.ID) {
+		s.removePool(p)
 	}
 	if p, ok := s.st.ports.get(lb.VipPortID); ok && lb.ownsVIP {
 		s.removePort(p)
@@ -155,15 +137,13 @@ func (s *Server) removeLB(lb *lbRec) {
 // removePool deletes a pool with its members and health monitor, and
 // unsets it as any listener's default pool.
 func (s *Server) removePool(p *Pool) {
-	for _, m := range s.st.members.all() {
-		if m.PoolID == p.ID {
-			s.st.members.del(m.ID)
-		}
+	for _, m := range s.st.members.in(p.ID) {
+		s.st.members.del(m.ID)
 	}
 	if hm := s.poolMonitor(p.ID); hm != nil {
 		s.st.monitors.del(hm.ID)
 	}
-	for _, l := range s.st.listeners.all() {
+	for _, l := range s.st.listeners.in(p.LoadBalancerID) {
 		if l.DefaultPoolID == p.ID {
 			l.DefaultPoolID = ""
 		}
@@ -228,21 +208,16 @@ func (s *Server) loadBalancerStatus(r *http.Request) response {
 		return map[string]any{"id": id, "name": name, "provisioning_status": prov, "operating_status": op}
 	}
 	var listeners []map[string]any
-	for _, l := range s.st.listeners.all() {
-		if l.LoadBalancerID != lb.ID {
-			continue
-		}
+	for _, l := range s.st.listeners.in(lb.ID) {
 		ls := status(l.ID, l.Name, l.ProvisioningStatus, l.OperatingStatus)
 		var pools []map[string]any
 		if p, ok := s.st.pools.get(l.DefaultPoolID); ok {
 			ps := status(p.ID, p.Name, p.ProvisioningStatus, p.OperatingStatus)
 			var members []map[string]any
-			for _, m := range s.st.members.all() {
-				if m.PoolID == p.ID {
-					ms := status(m.ID, m.Name, m.ProvisioningStatus, m.OperatingStatus)
-					ms["address"], ms["protocol_port"] = m.Address, m.ProtocolPort
-					members = append(members, ms)
-				}
+			for _, m := range s.st.members.in(p.ID) {
+				ms := status(m.ID, m.Name, m.ProvisioningStatus, m.OperatingStatus)
+				ms["address"], ms["protocol_port"] = m.Address, m.ProtocolPort
+				members = append(members, ms)
 			}
 			ps["members"] = nonNil(members)
 			if hm := s.poolMonitor(p.ID); hm != nil {
