@@ -37,6 +37,10 @@ type results struct {
 	Scenarios []scenario `json:"scenarios"`
 	// PeakRSSBytes is the CCM process's peak resident memory (VmHWM).
 	PeakRSSBytes int64 `json:"peakRSSBytes"`
+	// PeakAnonBytes and PeakFileBytes are the largest anonymous and
+	// file-backed parts of its RSS, sampled every 100 ms (see memSampler).
+	PeakAnonBytes int64 `json:"peakAnonBytes"`
+	PeakFileBytes int64 `json:"peakFileBytes"`
 	// CPUSeconds is the CPU time (user and system) the CCM process used,
 	// start-up included: what a lower memory use may cost in garbage
 	// collection.
@@ -65,6 +69,7 @@ func run(ctx context.Context, s settings) (*results, error) {
 		return nil, err
 	}
 	res := &results{}
+	sampler := startMemSampler(ccm.PID(), 100*time.Millisecond)
 	m := meter{c: c, pid: ccm.PID()}
 	if s.HeapProfiles != "" {
 		m.profile = func(name string) error { return writeHeapProfile(ctx, c, port, s.HeapProfiles, name) }
@@ -153,6 +158,7 @@ func run(ctx context.Context, s settings) (*results, error) {
 	}
 	res.Scenarios = append(res.Scenarios, e)
 
+	res.PeakAnonBytes, res.PeakFileBytes = sampler.Stop()
 	res.PeakRSSBytes, err = peakRSS(ccm.PID())
 	if err != nil {
 		return nil, err
@@ -317,21 +323,6 @@ func cpuSeconds(pid int) (float64, error) {
 		ticks += n
 	}
 	return float64(ticks) / 100, nil
-}
-
-// peakRSS reads VmHWM, the process's peak resident set size.
-func peakRSS(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, fmt.Errorf("reading the CCM's peak RSS: %w", err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			return kb * 1024, err
-		}
-	}
-	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
 }
 
 // runtimeEnv is the Go runtime's settings from the bench's environment
