@@ -2,22 +2,17 @@ package main
 
 import (
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/ccmkit/ccmkit/internal/cmdtest"
 )
 
 // TestBinary builds cloudsim and runs it as a script would: read the
 // printed environment, use the cloud, stop it with SIGTERM.
 func TestBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "cloudsim")
-	if out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := cmdtest.Build(t)
 
 	cmd := exec.CommandContext(t.Context(), bin, "--scenario="+exampleScenario)
 	stderr := &syncBuffer{}

@@ -2,14 +2,9 @@ package skeleton_test
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
@@ -19,7 +14,7 @@ import (
 	"github.com/ccmkit/ccmkit/examples/skeleton/skeletonsim"
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
-	"github.com/ccmkit/ccmkit/framework/config"
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 )
 
 const clusterName = "test-cluster"
@@ -78,143 +73,81 @@ func newCloud(t *testing.T, kube kubernetes.Interface, events record.EventRecord
 
 func TestConfigErrors(t *testing.T) {
 	const token = "tok-do-not-print"
-	tests := []struct {
-		name     string
-		vars     map[string]string
-		wantErrs []string
-	}{
+	frameworktest.RunStartupFailures(t, newProvider, []frameworktest.StartupFailure{
 		{
-			name:     "nothing set",
-			vars:     map[string]string{},
-			wantErrs: []string{"SKELETON_API_URL: required", "SKELETON_TOKEN: required"},
+			Name: "nothing set",
+			Env:  map[string]string{},
+			Want: []string{"SKELETON_API_URL: required", "SKELETON_TOKEN: required"},
 		},
 		{
-			name:     "no URL",
-			vars:     map[string]string{"SKELETON_TOKEN": token},
-			wantErrs: []string{"SKELETON_API_URL: required"},
+			Name: "no URL",
+			Env:  map[string]string{"SKELETON_TOKEN": token},
+			Want: []string{"SKELETON_API_URL: required"},
 		},
 		{
-			name:     "not an http URL",
-			vars:     map[string]string{"SKELETON_API_URL": "ftp://files.example", "SKELETON_TOKEN": token},
-			wantErrs: []string{"SKELETON_API_URL: ftp://files.example is not an http(s) URL"},
+			Name: "not an http URL",
+			Env:  map[string]string{"SKELETON_API_URL": "ftp://files.example", "SKELETON_TOKEN": token},
+			Want: []string{"SKELETON_API_URL: ftp://files.example is not an http(s) URL"},
 		},
 		{
-			name:     "bad QPS",
-			vars:     map[string]string{"SKELETON_API_URL": "http://127.0.0.1:1", "SKELETON_TOKEN": token, "SKELETON_API_QPS": "fast"},
-			wantErrs: []string{"SKELETON_API_QPS"},
+			Name: "bad QPS",
+			Env:  map[string]string{"SKELETON_API_URL": "http://127.0.0.1:1", "SKELETON_TOKEN": token, "SKELETON_API_QPS": "fast"},
+			Want: []string{"SKELETON_API_QPS"},
 		},
 		{
-			name: "token twice",
-			vars: map[string]string{
+			Name: "token twice",
+			Env: map[string]string{
 				"SKELETON_API_URL": "http://127.0.0.1:1", "SKELETON_TOKEN": token, "SKELETON_TOKEN_FILE": "/nonexistent",
 			},
-			wantErrs: []string{"SKELETON_TOKEN and SKELETON_TOKEN_FILE are both set"},
+			Want: []string{"SKELETON_TOKEN and SKELETON_TOKEN_FILE are both set"},
 		},
 		{
-			name:     "token file missing",
-			vars:     map[string]string{"SKELETON_API_URL": "http://127.0.0.1:1", "SKELETON_TOKEN_FILE": "/nonexistent/token"},
-			wantErrs: []string{"SKELETON_TOKEN_FILE", "/nonexistent/token"},
+			Name: "token file missing",
+			Env:  map[string]string{"SKELETON_API_URL": "http://127.0.0.1:1", "SKELETON_TOKEN_FILE": "/nonexistent/token"},
+			Want: []string{"SKELETON_TOKEN_FILE", "/nonexistent/token"},
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := newCloud(t, nil, nil, tt.vars)
-			if err == nil {
-				t.Fatal("NewCloud succeeded, want an error")
-			}
-			for _, want := range tt.wantErrs {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error %q does not mention %q", err, want)
-				}
-			}
-			if strings.Contains(err.Error(), token) {
-				t.Errorf("error reveals the token: %v", err)
-			}
-		})
-	}
+	})
 }
 
 func TestInitChecksAccess(t *testing.T) {
 	sim := skeletonsim.NewServer(t, skeletonsim.Options{Token: "the-right-token"})
 	down := skeletonsim.NewServer(t, skeletonsim.Options{})
 	down.Close()
-	tests := []struct {
-		name    string
-		url     string
-		token   string
-		wantErr string
-	}{
-		{"wrong token", sim.URL(), "a-wrong-token", "rejected the token"},
-		{"unreachable API", down.URL(), "a-wrong-token", "cannot use the Skeleton API at SKELETON_API_URL"},
-		{"wrong base path", sim.URL() + "/api", "the-right-token", "cannot use the Skeleton API at SKELETON_API_URL"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := newCloud(t, nil, nil, map[string]string{"SKELETON_API_URL": tt.url, "SKELETON_TOKEN": tt.token})
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Fatalf("NewCloud error = %v, want one containing %q", err, tt.wantErr)
-			}
-			if strings.Contains(err.Error(), tt.token) {
-				t.Errorf("error reveals the token: %v", err)
-			}
-		})
-	}
+	frameworktest.RunStartupFailures(t, newProvider, []frameworktest.StartupFailure{
+		{
+			Name: "wrong token",
+			Env:  map[string]string{"SKELETON_API_URL": sim.URL(), "SKELETON_TOKEN": "a-wrong-token"},
+			Want: []string{"rejected the token"},
+		},
+		{
+			Name: "unreachable API",
+			Env:  map[string]string{"SKELETON_API_URL": down.URL(), "SKELETON_TOKEN": "a-wrong-token"},
+			Want: []string{"cannot use the Skeleton API at SKELETON_API_URL"},
+		},
+		{
+			Name: "wrong base path",
+			Env:  map[string]string{"SKELETON_API_URL": sim.URL() + "/api", "SKELETON_TOKEN": "the-right-token"},
+			Want: []string{"cannot use the Skeleton API at SKELETON_API_URL"},
+		},
+	})
 }
 
-// TestTokenRotation rotates the token the way the kubelet updates a Secret
-// volume (a new file renamed over the old) and expects the very next
-// request to use it, with no restart.
+func newProvider() framework.Provider { return skeleton.New() }
+
+// TestTokenRotation rotates the token in SKELETON_TOKEN_FILE the way the
+// kubelet updates a Secret volume and expects the very next request to use
+// it, with no restart.
 func TestTokenRotation(t *testing.T) {
-	sim := skeletonsim.NewServer(t, skeletonsim.Options{Token: "token-1"})
-	inst := sim.AddInstance(skeletonsim.Instance{Name: "node-1", PrivateIPv4: "10.0.0.1"})
-	path := filepath.Join(t.TempDir(), "token")
-	writeAtomically(t, path, "token-1\n")
-
-	cloud, ctx, err := newCloud(t, nil, nil, map[string]string{"SKELETON_API_URL": sim.URL(), "SKELETON_TOKEN_FILE": path})
-	if err != nil {
-		t.Fatalf("NewCloud: %v", err)
-	}
-	instances := cloud.Provider().(framework.InstancesProvider).Instances()
-
-	sim.SetToken("token-2") // the cloud rotates first...
-	if _, err := instances.InstanceByID(ctx, inst.ID); err == nil || framework.IsNotFound(err) {
-		t.Fatalf("with the old token: err = %v, want an authorization error that is not not-found", err)
-	}
-	writeAtomically(t, path, "token-2\n") // ...then the Secret follows
-	if _, err := instances.InstanceByID(ctx, inst.ID); err != nil {
-		t.Fatalf("with the rotated token: %v", err)
-	}
-}
-
-func writeAtomically(t *testing.T, path, content string) {
-	t.Helper()
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
+	frameworktest.RunSecretRotation(t, harness{}, "SKELETON_TOKEN")
 }
 
 // TestConfigTags catches a config struct tag that package config cannot
 // honour, and pins the settings operators rely on.
 func TestConfigTags(t *testing.T) {
-	fields, err := config.Fields(skeleton.New().Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, f := range fields {
-		got = append(got, fmt.Sprintf("%s %s required=%v default=%q", f.Env, f.Type, f.Required, f.Default))
-	}
-	want := []string{
+	frameworktest.CheckSettings(t, skeleton.New(), []string{
 		`SKELETON_API_URL string required=true default=""`,
 		`SKELETON_TOKEN secret required=true default=""`,
 		`SKELETON_REGION string required=false default=""`,
 		`SKELETON_API_QPS float64 required=false default="10"`,
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("settings (-want +got):\n%s", diff)
-	}
+	})
 }

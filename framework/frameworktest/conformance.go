@@ -71,15 +71,38 @@ const clusterName = "conformance"
 
 func newSuite(t *testing.T, h Harness) *suite {
 	t.Helper()
-	target := h.Setup(t)
+	return newSuiteFor(t, h.Setup(t))
+}
+
+// newSuiteFor initializes target's provider against its cloud.
+func newSuiteFor(t *testing.T, target *Target) *suite {
+	t.Helper()
 	if target.MaxProvisioningPolls == 0 {
 		target.MaxProvisioningPolls = 20
 	}
 	_, ctx := ktesting.NewTestContext(t)
 	s := &suite{target: target, kube: fake.NewClientset(), recorder: record.NewFakeRecorder(1000), ctx: ctx}
+	cloud, err := framework.NewCloud(ctx, target.Provider, newEnv(t, target, s.kube, s.recorder))
+	if err != nil {
+		t.Fatalf("framework.NewCloud: %v", err)
+	}
+	s.cloud.Cloud = cloud
+	if lb, ok := cloud.LoadBalancer(); ok {
+		s.cloud.lb = lb
+	}
+	if r, ok := cloud.Routes(); ok {
+		s.cloud.routes = r
+	}
+	return s
+}
+
+// newEnv is what framework.Main hands target's provider: its settings and
+// cloud config, kube, and recorder.
+func newEnv(t *testing.T, target *Target, kube *fake.Clientset, recorder record.EventRecorder) *framework.Env {
+	t.Helper()
 	env := &framework.Env{
-		Client:      s.kube,
-		Recorder:    s.recorder,
+		Client:      kube,
+		Recorder:    recorder,
 		ClusterName: clusterName,
 		ClusterCIDR: "10.244.0.0/16",
 		LookupEnv: func(k string) (string, bool) {
@@ -99,18 +122,7 @@ func newSuite(t *testing.T, h Harness) *suite {
 			t.Fatal(err)
 		}
 	}
-	cloud, err := framework.NewCloud(ctx, target.Provider, env)
-	if err != nil {
-		t.Fatalf("framework.NewCloud: %v", err)
-	}
-	s.cloud.Cloud = cloud
-	if lb, ok := cloud.LoadBalancer(); ok {
-		s.cloud.lb = lb
-	}
-	if r, ok := cloud.Routes(); ok {
-		s.cloud.routes = r
-	}
-	return s
+	return env
 }
 
 func (s *suite) instances(t *testing.T) cloudprovider.InstancesV2 {

@@ -5,6 +5,10 @@
 //     not-found semantics, idempotent load balancers with zero writes on a
 //     no-op, members-only changes on node churn, invalid annotations rejected
 //     without cloud writes, idempotent deletes, routes);
+//   - the start-up contract: RunStartupFailures (bad settings refused with
+//     an error naming them and no credential), RunSecretRotation (a
+//     credential file re-read when its Secret rotates, on the conformance
+//     Harness) and CheckSettings (the settings pinned);
 //   - FakeCloud and FakeProvider, an in-memory provider with fault injection
 //     for testing code built on the framework, and for proving the suite
 //     catches broken providers;

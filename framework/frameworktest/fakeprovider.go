@@ -187,7 +187,7 @@ func (d fakeLBDriver) Update(ctx context.Context, lb *fakeLB, req *fakeLBRequest
 		return false, framework.NotFound("fake load balancer %s", lb.ID)
 	}
 	if c.Broken.ListenersOnNodeChange && !slices.Equal(want.Members, cur.Members) {
-		want.Listeners = append(want.Listeners, fmt.Sprintf("TCP:%d->:%d", 10000+len(want.Members), 30000+len(want.Members)))
+		want.Listeners = append(want.Listeners, FormatListener("TCP", 10000+len(want.Members), 30000+len(want.Members)))
 	}
 	cur.Listeners, cur.Members, cur.HealthInterval, cur.ProxyProtocol = want.Listeners, want.Members, want.HealthInterval, want.ProxyProtocol
 	*lb = *cur
@@ -220,7 +220,7 @@ func desiredFakeLB(req *fakeLBRequest) fakeLB {
 		HealthInterval: req.Config.HealthCheckInterval, ProxyProtocol: req.Config.ProxyProtocol,
 	}
 	for _, p := range req.Service.Spec.Ports {
-		lb.Listeners = append(lb.Listeners, fmt.Sprintf("%s:%d->:%d", p.Protocol, p.Port, p.NodePort))
+		lb.Listeners = append(lb.Listeners, FormatListener(string(p.Protocol), int(p.Port), int(p.NodePort)))
 	}
 	codec := framework.Codec(&FakeProvider{})
 	for _, n := range req.Nodes {

@@ -1,6 +1,8 @@
 package frameworktest
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,8 +81,16 @@ var (
 type LoadBalancer struct {
 	ID   string
 	Name string
-	// Listeners as "<PROTO>:<port>->:<nodePort>", sorted.
+	// Listeners as "<PROTO>:<port>->:<nodePort>" (FormatListener),
+	// sorted.
 	Listeners []string
 	// Members are the instance IDs behind the LB, sorted.
 	Members []string
+}
+
+// FormatListener writes a listener as LoadBalancer.Listeners holds it:
+// "<PROTO>:<port>->:<nodePort>", the protocol in upper case, e.g.
+// "TCP:80->:30080".
+func FormatListener(protocol string, port, nodePort int) string {
+	return fmt.Sprintf("%s:%d->:%d", strings.ToUpper(protocol), port, nodePort)
 }

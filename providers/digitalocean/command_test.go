@@ -5,12 +5,12 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/internal/cmdtest"
 	"github.com/ccmkit/ccmkit/providers/digitalocean"
 	"github.com/ccmkit/ccmkit/providers/digitalocean/dosim"
 )
@@ -37,16 +37,7 @@ func TestCommandStartup(t *testing.T) {
 		t.Skip("starts the command in a child process")
 	}
 	sim := dosim.NewServer(t, dosim.Options{Token: "the-right-token"})
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
-users: [{name: u, user: {token: kube-token}}]
-contexts: [{name: c, context: {cluster: c, user: u}}]
-current-context: c
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := cmdtest.Kubeconfig(t)
 	const wrong = "wrong-token-do-not-print"
 	tests := []struct {
 		name    string

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +18,7 @@ import (
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
 	"github.com/ccmkit/ccmkit/framework/config"
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/providers/digitalocean"
 	"github.com/ccmkit/ccmkit/providers/digitalocean/dosim"
 )
@@ -59,75 +58,55 @@ func mustCloud(t *testing.T, vars map[string]string) (*framework.Cloud, context.
 
 func TestConfigErrors(t *testing.T) {
 	const token = "tok-do-not-print"
-	tests := []struct {
-		name     string
-		vars     map[string]string
-		wantErrs []string
-	}{
+	frameworktest.RunStartupFailures(t, newProvider, []frameworktest.StartupFailure{
 		{
-			name:     "nothing set",
-			vars:     map[string]string{},
-			wantErrs: []string{"DO_ACCESS_TOKEN: required"},
+			Name: "nothing set",
+			Env:  map[string]string{},
+			Want: []string{"DO_ACCESS_TOKEN: required"},
 		},
 		{
-			name:     "empty token",
-			vars:     map[string]string{"DO_ACCESS_TOKEN": "", "REGION": "nyc3"},
-			wantErrs: []string{"DO_ACCESS_TOKEN: required"},
+			Name: "empty token",
+			Env:  map[string]string{"DO_ACCESS_TOKEN": "", "REGION": "nyc3"},
+			Want: []string{"DO_ACCESS_TOKEN: required"},
 		},
 		{
-			name:     "bad QPS",
-			vars:     map[string]string{"DO_ACCESS_TOKEN": token, "DO_API_RATE_LIMIT_QPS": "fast"},
-			wantErrs: []string{"DO_API_RATE_LIMIT_QPS"},
+			Name: "bad QPS",
+			Env:  map[string]string{"DO_ACCESS_TOKEN": token, "DO_API_RATE_LIMIT_QPS": "fast"},
+			Want: []string{"DO_API_RATE_LIMIT_QPS"},
 		},
 		{
-			name:     "negative QPS",
-			vars:     map[string]string{"DO_ACCESS_TOKEN": token, "DO_API_RATE_LIMIT_QPS": "-1"},
-			wantErrs: []string{"DO_API_RATE_LIMIT_QPS: must not be negative"},
+			Name: "negative QPS",
+			Env:  map[string]string{"DO_ACCESS_TOKEN": token, "DO_API_RATE_LIMIT_QPS": "-1"},
+			Want: []string{"DO_API_RATE_LIMIT_QPS: must not be negative"},
 		},
 		{
-			name:     "unknown LB type",
-			vars:     map[string]string{"DO_ACCESS_TOKEN": token, "DEFAULT_LB_TYPE": "GLOBALISH"},
-			wantErrs: []string{`DEFAULT_LB_TYPE: "GLOBALISH" is not REGIONAL or REGIONAL_NETWORK`},
+			Name: "unknown LB type",
+			Env:  map[string]string{"DO_ACCESS_TOKEN": token, "DEFAULT_LB_TYPE": "GLOBALISH"},
+			Want: []string{`DEFAULT_LB_TYPE: "GLOBALISH" is not REGIONAL or REGIONAL_NETWORK`},
 		},
 		{
-			name:     "override URL not http",
-			vars:     map[string]string{"DO_ACCESS_TOKEN": token, "DO_OVERRIDE_URL": "ftp://files.example"},
-			wantErrs: []string{"DO_OVERRIDE_URL: ftp://files.example is not an http(s) URL"},
+			Name: "override URL not http",
+			Env:  map[string]string{"DO_ACCESS_TOKEN": token, "DO_OVERRIDE_URL": "ftp://files.example"},
+			Want: []string{"DO_OVERRIDE_URL: ftp://files.example is not an http(s) URL"},
 		},
 		{
-			name:     "token twice",
-			vars:     map[string]string{"DO_ACCESS_TOKEN": token, "DO_ACCESS_TOKEN_FILE": "/nonexistent"},
-			wantErrs: []string{"DO_ACCESS_TOKEN and DO_ACCESS_TOKEN_FILE are both set"},
+			Name: "token twice",
+			Env:  map[string]string{"DO_ACCESS_TOKEN": token, "DO_ACCESS_TOKEN_FILE": "/nonexistent"},
+			Want: []string{"DO_ACCESS_TOKEN and DO_ACCESS_TOKEN_FILE are both set"},
 		},
 		{
-			name:     "token file missing",
-			vars:     map[string]string{"DO_ACCESS_TOKEN_FILE": "/nonexistent/token"},
-			wantErrs: []string{"DO_ACCESS_TOKEN_FILE", "/nonexistent/token"},
+			Name: "token file missing",
+			Env:  map[string]string{"DO_ACCESS_TOKEN_FILE": "/nonexistent/token"},
+			Want: []string{"DO_ACCESS_TOKEN_FILE", "/nonexistent/token"},
 		},
 		{
-			name: "validation waits for the required token",
-			vars: map[string]string{"DO_API_RATE_LIMIT_QPS": "-2", "DEFAULT_LB_TYPE": "x"},
+			Name: "validation waits for the required token",
+			Env:  map[string]string{"DO_API_RATE_LIMIT_QPS": "-2", "DEFAULT_LB_TYPE": "x"},
 			// Validate runs only when the tags passed, so the required
 			// token is what is reported.
-			wantErrs: []string{"DO_ACCESS_TOKEN: required"},
+			Want: []string{"DO_ACCESS_TOKEN: required"},
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := newCloud(t, digitalocean.New(), tt.vars)
-			if err == nil {
-				t.Fatal("NewCloud succeeded, want an error")
-			}
-			for _, want := range tt.wantErrs {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error %q does not mention %q", err, want)
-				}
-			}
-			if strings.Contains(err.Error(), token) {
-				t.Errorf("error reveals the token: %v", err)
-			}
-		})
-	}
+	})
 }
 
 func TestInitChecksAccess(t *testing.T) {
@@ -136,35 +115,17 @@ func TestInitChecksAccess(t *testing.T) {
 	down.Close()
 	htmlProxy := httptest.NewServer(http.NotFoundHandler())
 	t.Cleanup(htmlProxy.Close)
-	tests := []struct {
-		name    string
-		url     string
-		token   string
-		wantErr []string
-	}{
-		{"wrong token", sim.URL(), "a-wrong-token", []string{"rejected the token", "DO_ACCESS_TOKEN"}},
-		{"unreachable API", down.URL, "the-right-token", []string{"cannot use the DigitalOcean API", "DO_OVERRIDE_URL"}},
-		{"not the API", htmlProxy.URL, "the-right-token", []string{"cannot use the DigitalOcean API", "DO_OVERRIDE_URL"}},
+	env := func(url, token string) map[string]string {
+		return map[string]string{"DO_OVERRIDE_URL": url, "DO_ACCESS_TOKEN": token, "REGION": "nyc3"}
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := newCloud(t, digitalocean.New(), map[string]string{
-				"DO_OVERRIDE_URL": tt.url, "DO_ACCESS_TOKEN": tt.token, "REGION": "nyc3",
-			})
-			if err == nil {
-				t.Fatal("NewCloud succeeded, want an error")
-			}
-			for _, want := range tt.wantErr {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error %q does not mention %q", err, want)
-				}
-			}
-			if strings.Contains(err.Error(), tt.token) {
-				t.Errorf("error reveals the token: %v", err)
-			}
-		})
-	}
+	frameworktest.RunStartupFailures(t, newProvider, []frameworktest.StartupFailure{
+		{Name: "wrong token", Env: env(sim.URL(), "a-wrong-token"), Want: []string{"rejected the token", "DO_ACCESS_TOKEN"}},
+		{Name: "unreachable API", Env: env(down.URL, "the-right-token"), Want: []string{"cannot use the DigitalOcean API", "DO_OVERRIDE_URL"}},
+		{Name: "not the API", Env: env(htmlProxy.URL, "the-right-token"), Want: []string{"cannot use the DigitalOcean API", "DO_OVERRIDE_URL"}},
+	})
 }
+
+func newProvider() framework.Provider { return digitalocean.New() }
 
 // TestRegion checks where the region comes from: REGION, else the droplet
 // metadata service, else a start-up error naming REGION.
@@ -227,37 +188,11 @@ func TestRegion(t *testing.T) {
 	}
 }
 
-// TestTokenRotation rotates the token the way the kubelet updates a Secret
-// volume (a new file renamed over the old) and expects the very next
-// request to use it, with no restart.
+// TestTokenRotation rotates the token in DO_ACCESS_TOKEN_FILE the way the
+// kubelet updates a Secret volume and expects the very next request to use
+// it, with no restart.
 func TestTokenRotation(t *testing.T) {
-	sim := dosim.NewServer(t, dosim.Options{Token: "token-1"})
-	id := sim.Cloud().AddInstance("node-1")
-	path := filepath.Join(t.TempDir(), "token")
-	writeAtomically(t, path, "token-1\n")
-
-	cloud, ctx := mustCloud(t, map[string]string{"DO_OVERRIDE_URL": sim.URL(), "DO_ACCESS_TOKEN_FILE": path, "REGION": "nyc3"})
-	instances := cloud.Provider().(framework.InstancesProvider).Instances()
-
-	sim.SetToken("token-2") // the cloud rotates first...
-	if _, err := instances.InstanceByID(ctx, id); err == nil || framework.IsNotFound(err) {
-		t.Fatalf("with the old token: err = %v, want an authorization error that is not not-found", err)
-	}
-	writeAtomically(t, path, "token-2\n") // ...then the Secret follows
-	if _, err := instances.InstanceByID(ctx, id); err != nil {
-		t.Fatalf("with the rotated token: %v", err)
-	}
-}
-
-func writeAtomically(t *testing.T, path, content string) {
-	t.Helper()
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
+	frameworktest.RunSecretRotation(t, harness{}, "DO_ACCESS_TOKEN")
 }
 
 // TestTokenNeverLogged runs the provider at -v=10, where the cloudapi
@@ -304,15 +239,7 @@ func TestTokenNeverLogged(t *testing.T) {
 // TestConfigTags pins the settings: they are the existing CCM's, and a
 // manifest written for it must keep working.
 func TestConfigTags(t *testing.T) {
-	fields, err := config.Fields(digitalocean.New().Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, f := range fields {
-		got = append(got, fmt.Sprintf("%s %s required=%v default=%q", f.Env, f.Type, f.Required, f.Default))
-	}
-	want := []string{
+	frameworktest.CheckSettings(t, digitalocean.New(), []string{
 		`DO_ACCESS_TOKEN secret required=true default=""`,
 		`DO_OVERRIDE_URL string required=false default=""`,
 		`DO_CLUSTER_ID string required=false default=""`,
@@ -322,10 +249,7 @@ func TestConfigTags(t *testing.T) {
 		`DEFAULT_LB_TYPE string required=false default="REGIONAL_NETWORK"`,
 		`PUBLIC_ACCESS_FIREWALL_NAME string required=false default=""`,
 		`PUBLIC_ACCESS_FIREWALL_TAGS []string required=false default=""`,
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("settings (-want +got):\n%s", diff)
-	}
+	})
 }
 
 // TestConfigValues checks every variable lands in Config, normalised.

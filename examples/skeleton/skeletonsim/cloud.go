@@ -1,7 +1,6 @@
 package skeletonsim
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest"
@@ -14,7 +13,10 @@ type Cloud struct {
 	s *Server
 }
 
-var _ frameworktest.Cloud = (*Cloud)(nil)
+var (
+	_ frameworktest.Cloud         = (*Cloud)(nil)
+	_ frameworktest.SecretRotator = (*Cloud)(nil)
+)
 
 // Cloud returns the server as a frameworktest.Cloud.
 func (s *Server) Cloud() *Cloud { return &Cloud{s: s} }
@@ -38,6 +40,9 @@ func (c *Cloud) Fail(f frameworktest.Fault) (restore func()) {
 	return c.s.Inject(Fault{Status: f.Status, Delay: f.Delay})
 }
 
+// RotateSecret rotates the API token (SetToken).
+func (c *Cloud) RotateSecret(token string) { c.s.SetToken(token) }
+
 // Writes counts the mutating requests served.
 func (c *Cloud) Writes() int { return c.s.Writes() }
 
@@ -58,7 +63,7 @@ func (c *Cloud) LoadBalancers() []frameworktest.LoadBalancer {
 func neutral(lb LoadBalancer) frameworktest.LoadBalancer {
 	out := frameworktest.LoadBalancer{ID: lb.ID, Name: lb.Name, Members: slices.Sorted(slices.Values(lb.Members))}
 	for _, l := range lb.Listeners {
-		out.Listeners = append(out.Listeners, fmt.Sprintf("%s:%d->:%d", l.Protocol, l.Port, l.TargetPort))
+		out.Listeners = append(out.Listeners, frameworktest.FormatListener(l.Protocol, l.Port, l.TargetPort))
 	}
 	slices.Sort(out.Listeners)
 	return out

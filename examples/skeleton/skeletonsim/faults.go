@@ -69,19 +69,6 @@ func (s *Server) RateLimit(retryAfter time.Duration, ops ...string) (remove func
 	return s.kit.InjectAll(f.kit(), ops...)
 }
 
-// ResetConnections makes requests to ops (every endpoint when none) end
-// with a closed connection and no answer.
-func (s *Server) ResetConnections(ops ...string) (remove func()) {
-	return s.kit.ResetConnections(ops...)
-}
-
-// SetLatency delays every API request (never /_sim) by d from now on; 0
-// turns it off. InjectedLatency and /_sim/stats report the delay served.
-func (s *Server) SetLatency(d time.Duration) { s.kit.SetLatency(d) }
-
-// ClearFaults removes every injected fault and the latency.
-func (s *Server) ClearFaults() { s.kit.ClearFaults() }
-
 // operations are the short names of the API's endpoints, for scenarios;
 // keep them in step with routes (TestScenarioOperationsAreEndpoints).
 var operations = map[string]string{

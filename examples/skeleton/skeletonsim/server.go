@@ -52,14 +52,19 @@ type Options struct {
 // stats, the listener) is simkit's; Server keeps what is Skeleton
 // Cloud's: routes, resources, JSON shapes, error bodies and bearer auth.
 type Server struct {
-	ln   simkit.Listener
+	// Base brings Start, Close, URL, Handler, Stats, Writes,
+	// InjectedLatency, Requests, ResetConnections, SetLatency and
+	// ClearFaults, and serves /_sim/stats and /_sim/state.
+	simkit.Base
+	// Bearer brings Token and SetToken.
+	simkit.Bearer
+
 	opts Options
 	mux  *http.ServeMux
 	kit  *simkit.Kit
 
-	mu    sync.Mutex
-	token string
-	st    *state
+	mu sync.Mutex
+	st *state
 }
 
 // Request is one entry of the request log.
@@ -79,12 +84,11 @@ func New(opts Options) *Server {
 		opts.ProvisioningReads = DefaultProvisioningReads
 	}
 	s := &Server{
-		opts:  opts,
-		mux:   http.NewServeMux(),
-		token: opts.Token,
-		st:    newState(),
+		opts: opts,
+		mux:  http.NewServeMux(),
+		st:   newState(),
 	}
-	s.ln = simkit.NewListener(s.mux)
+	s.SetToken(opts.Token)
 	faults := make([]simkit.Fault, 0, len(opts.Faults))
 	for _, f := range opts.Faults {
 		faults = append(faults, f.kit())
@@ -101,6 +105,7 @@ func New(opts Options) *Server {
 		Seed:            opts.Seed,
 		Logger:          opts.Logger,
 	})
+	s.Base = simkit.NewBase(s.kit, s.mux, func() any { return s.State() })
 	s.routes()
 	return s
 }
@@ -115,18 +120,6 @@ func NewServer(t TB, opts Options) *Server {
 	return simkit.StartForTest(t, New(opts))
 }
 
-// Start serves the API on a loopback port.
-func (s *Server) Start() { s.ln.Start() }
-
-// Close stops serving and waits for in-flight requests.
-func (s *Server) Close() { s.ln.Close() }
-
-// URL is the API's base URL, e.g. "http://127.0.0.1:41234".
-func (s *Server) URL() string { return s.ln.URL() }
-
-// Handler serves the API, for mounting at the root of another server.
-func (s *Server) Handler() http.Handler { return s.mux }
-
 // Env returns the environment variables that point the skeleton provider
 // at this cloud when it is served at baseURL (URL() once started).
 func (s *Server) Env(baseURL string) map[string]string {
@@ -136,43 +129,12 @@ func (s *Server) Env(baseURL string) map[string]string {
 	}
 }
 
-// Token returns the bearer token the API accepts.
-func (s *Server) Token() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.token
-}
-
-// SetToken rotates the accepted token; the old one is rejected from now on.
-func (s *Server) SetToken(token string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.token = token
-}
-
 // State returns a copy of everything the cloud holds.
 func (s *Server) State() Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.st.snapshot()
 }
-
-// Stats returns the number of requests received per operation, e.g.
-// {"GET /v1/instances": 3}, faulted and unauthorized ones included.
-func (s *Server) Stats() map[string]int { return s.kit.Stats() }
-
-// Writes returns the number of non-GET requests that reached an endpoint:
-// authorized and not failed by an injected fault.
-func (s *Server) Writes() int { return s.kit.Writes() }
-
-// InjectedLatency returns the total delay the server has added to requests
-// so far, from SetLatency and from faults with a Delay. A request whose
-// client went away mid-delay does not count.
-func (s *Server) InjectedLatency() time.Duration { return s.kit.InjectedLatency() }
-
-// Requests returns the request log, oldest first. It holds at least the
-// last MaxRequestLog requests; older ones are dropped.
-func (s *Server) Requests() []Request { return s.kit.Requests() }
 
 // handlerFunc serves one endpoint with the state locked. It returns the
 // status and the value to encode as JSON (nil for no body).
@@ -189,10 +151,6 @@ func (s *Server) routes() {
 	s.handle("GET /v1/routes", s.listRoutes)
 	s.handle("POST /v1/routes", s.createRoute)
 	s.handle("DELETE /v1/routes/{id}", s.deleteRoute)
-	s.mux.HandleFunc("GET /_sim/stats", s.kit.ServeStats)
-	s.mux.HandleFunc("GET /_sim/state", func(w http.ResponseWriter, _ *http.Request) {
-		simkit.WriteJSON(w, http.StatusOK, s.State())
-	})
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		// Not "not_found": that code means a resource is gone, and a
 		// client must be able to tell that from a wrong URL.

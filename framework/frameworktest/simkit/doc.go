@@ -34,8 +34,12 @@
 // more than Fault (an error code, its own default messages) keeps its own
 // Fault type and converts it, setting Body and NoRetryAfter.
 //
-// Besides: Listener, TB and StartForTest for a Server's Start, Close, URL
-// and NewServer; HasBearer for bearer-token auth; Decode,
+// A simulator's Server embeds Base for what every Server exports alike
+// (Start, Close, URL, Handler, the Kit's counters and its latency and
+// connection-reset controls, /_sim/stats and /_sim/state), and Bearer for a
+// rotating bearer token, which its Auth checks with HasBearer.
+//
+// Besides: Listener, TB and StartForTest for a Server's NewServer; Decode,
 // DecodeStrict and PositiveInt for requests; and for scenario files
 // LoadScenario (strict YAML, every problem at once), ScenarioFault and
 // ResolveOperation.

@@ -1,10 +1,8 @@
 package dosim
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest"
 )
@@ -15,7 +13,10 @@ type Cloud struct {
 	s *Server
 }
 
-var _ frameworktest.Cloud = (*Cloud)(nil)
+var (
+	_ frameworktest.Cloud         = (*Cloud)(nil)
+	_ frameworktest.SecretRotator = (*Cloud)(nil)
+)
 
 // Cloud returns the server as a frameworktest.Cloud.
 func (s *Server) Cloud() *Cloud { return &Cloud{s: s} }
@@ -47,6 +48,9 @@ func (c *Cloud) Fail(f frameworktest.Fault) (restore func()) {
 	return c.s.Inject(Fault{Status: f.Status, Delay: f.Delay})
 }
 
+// RotateSecret rotates the API token (SetToken).
+func (c *Cloud) RotateSecret(token string) { c.s.SetToken(token) }
+
 // Writes counts the mutating requests served.
 func (c *Cloud) Writes() int { return c.s.Writes() }
 
@@ -61,7 +65,7 @@ func (c *Cloud) LoadBalancers() []frameworktest.LoadBalancer {
 	for _, lb := range c.s.LoadBalancers() {
 		n := frameworktest.LoadBalancer{ID: lb.ID, Name: lb.Name}
 		for _, fr := range lb.ForwardingRules {
-			n.Listeners = append(n.Listeners, fmt.Sprintf("%s:%d->:%d", strings.ToUpper(fr.EntryProtocol), fr.EntryPort, fr.TargetPort))
+			n.Listeners = append(n.Listeners, frameworktest.FormatListener(fr.EntryProtocol, fr.EntryPort, fr.TargetPort))
 		}
 		slices.Sort(n.Listeners)
 		for _, id := range c.s.members(lb) {

@@ -89,16 +89,3 @@ func (s *Server) Fail(status int, ops ...string) (remove func()) {
 func (s *Server) RateLimit(retryAfter time.Duration, ops ...string) (remove func()) {
 	return s.kit.InjectAll(Fault{Status: http.StatusTooManyRequests, RetryAfter: retryAfter}.kit(), ops...)
 }
-
-// ResetConnections makes requests to ops (every endpoint when none) end
-// with a closed connection and no answer.
-func (s *Server) ResetConnections(ops ...string) (remove func()) {
-	return s.kit.ResetConnections(ops...)
-}
-
-// SetLatency delays every API request (never /_sim) by d from now on; 0
-// turns it off.
-func (s *Server) SetLatency(d time.Duration) { s.kit.SetLatency(d) }
-
-// ClearFaults removes every injected fault and the latency.
-func (s *Server) ClearFaults() { s.kit.ClearFaults() }

@@ -53,14 +53,21 @@ type Options struct {
 }
 
 // Server is a simulated DigitalOcean API v2. It is safe for concurrent use.
+// Its URL has no trailing slash; godo wants one:
+// godo.SetBaseURL(s.URL()+"/").
 type Server struct {
-	ln   simkit.Listener
+	// Base brings Start, Close, URL, Handler, Stats, Writes,
+	// InjectedLatency, Requests, ResetConnections, SetLatency and
+	// ClearFaults, and serves /_sim/stats and /_sim/state.
+	simkit.Base
+	// Bearer brings Token and SetToken.
+	simkit.Bearer
+
 	opts Options
 	mux  *http.ServeMux
 	kit  *simkit.Kit
 
 	mu        sync.Mutex
-	token     string
 	st        *state
 	served    int // answers sent, for RateLimit-Remaining and request IDs
 	rateReset time.Time
@@ -88,11 +95,10 @@ func New(opts Options) *Server {
 	s := &Server{
 		opts:      opts,
 		mux:       http.NewServeMux(),
-		token:     opts.Token,
 		st:        newState(),
 		rateReset: time.Now().Add(time.Hour).Truncate(time.Second),
 	}
-	s.ln = simkit.NewListener(s.mux)
+	s.SetToken(opts.Token)
 	faults := make([]simkit.Fault, 0, len(opts.Faults))
 	for _, f := range opts.Faults {
 		faults = append(faults, f.kit())
@@ -108,6 +114,7 @@ func New(opts Options) *Server {
 		Seed:            opts.Seed,
 		Logger:          opts.Logger,
 	})
+	s.Base = simkit.NewBase(s.kit, s.mux, func() any { return s.State() })
 	s.routes()
 	return s
 }
@@ -122,19 +129,6 @@ func NewServer(t TB, opts Options) *Server {
 	return simkit.StartForTest(t, New(opts))
 }
 
-// Start serves the API on a loopback port.
-func (s *Server) Start() { s.ln.Start() }
-
-// Close stops serving and waits for in-flight requests.
-func (s *Server) Close() { s.ln.Close() }
-
-// URL is the API's base URL, e.g. "http://127.0.0.1:41234" (no trailing
-// slash; godo wants one: godo.SetBaseURL(s.URL()+"/")).
-func (s *Server) URL() string { return s.ln.URL() }
-
-// Handler serves the API, for mounting at the root of another server.
-func (s *Server) Handler() http.Handler { return s.mux }
-
 // Env returns the environment variables that point the DigitalOcean
 // provider at this cloud when it is served at baseURL.
 func (s *Server) Env(baseURL string) map[string]string {
@@ -144,35 +138,6 @@ func (s *Server) Env(baseURL string) map[string]string {
 		"REGION":          s.opts.Region,
 	}
 }
-
-// Token returns the bearer token the API accepts.
-func (s *Server) Token() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.token
-}
-
-// SetToken rotates the accepted token; the old one is rejected from now on.
-func (s *Server) SetToken(token string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.token = token
-}
-
-// Stats returns the number of requests received per operation, e.g.
-// {"GET /v2/droplets": 3}, faulted and unauthorized ones included.
-func (s *Server) Stats() map[string]int { return s.kit.Stats() }
-
-// Writes returns the number of non-GET requests that reached an endpoint:
-// authorized and not failed by an injected fault.
-func (s *Server) Writes() int { return s.kit.Writes() }
-
-// InjectedLatency returns the total delay the server has added so far.
-func (s *Server) InjectedLatency() time.Duration { return s.kit.InjectedLatency() }
-
-// Requests returns the request log, oldest first (at least the last
-// MaxRequestLog requests).
-func (s *Server) Requests() []Request { return s.kit.Requests() }
 
 // handlerFunc serves one endpoint with the state locked. It returns the
 // status and the value to encode as JSON (nil for no body).
@@ -205,10 +170,6 @@ func (s *Server) routes() {
 	s.handle("GET /v2/firewalls/{id}", s.getFirewall)
 	s.handle("PUT /v2/firewalls/{id}", s.updateFirewall)
 	s.handle("DELETE /v2/firewalls/{id}", s.deleteFirewall)
-	s.mux.HandleFunc("GET /_sim/stats", s.kit.ServeStats)
-	s.mux.HandleFunc("GET /_sim/state", func(w http.ResponseWriter, _ *http.Request) {
-		simkit.WriteJSON(w, http.StatusOK, s.State())
-	})
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		body := apiError{ID: "not_found", Message: fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path)}
 		simkit.Write(w, r, s.respond(r, "", simkit.JSON(http.StatusNotFound, body)))

@@ -1,0 +1,98 @@
+package simkit
+
+import (
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Base is what every simulator's Server does alike, for the Server to
+// embed: it serves the simulator's ServeMux on a loopback Listener, answers
+// GET /_sim/stats and GET /_sim/state, and exports what the Kit counts and
+// the Kit's fault controls that take no cloud-specific fault. The
+// simulator keeps its Kit and ServeMux to register its endpoints and to
+// inject its own faults.
+type Base struct {
+	kit *Kit
+	mux *http.ServeMux
+	ln  Listener
+}
+
+// NewBase returns the Base of a simulator whose endpoints kit serves on
+// mux, and registers GET /_sim/stats and GET /_sim/state (state's value as
+// JSON) on mux.
+func NewBase(kit *Kit, mux *http.ServeMux, state func() any) Base {
+	mux.HandleFunc("GET /_sim/stats", kit.ServeStats)
+	mux.HandleFunc("GET /_sim/state", func(w http.ResponseWriter, _ *http.Request) {
+		WriteJSON(w, http.StatusOK, state())
+	})
+	return Base{kit: kit, mux: mux, ln: NewListener(mux)}
+}
+
+// Start serves the API on a loopback port.
+func (b *Base) Start() { b.ln.Start() }
+
+// Close stops serving and waits for in-flight requests.
+func (b *Base) Close() { b.ln.Close() }
+
+// URL is the API's base URL, e.g. "http://127.0.0.1:41234" (no trailing
+// slash); "" before Start.
+func (b *Base) URL() string { return b.ln.URL() }
+
+// Handler serves the API and /_sim/*, for mounting at the root of another
+// server.
+func (b *Base) Handler() http.Handler { return b.mux }
+
+// Stats returns the number of requests received per operation, e.g.
+// {"GET /v2/things": 3}, faulted and unauthorized ones included.
+func (b *Base) Stats() map[string]int { return b.kit.Stats() }
+
+// Writes returns the number of non-GET requests that reached an endpoint:
+// authorized and not failed by an injected fault (only the 2xx ones,
+// unless the simulator counts every answer: Options.WritesAnyStatus).
+func (b *Base) Writes() int { return b.kit.Writes() }
+
+// InjectedLatency returns the total delay the server has added to requests
+// so far, from SetLatency and from faults with a Delay. A request whose
+// client went away mid-delay does not count.
+func (b *Base) InjectedLatency() time.Duration { return b.kit.InjectedLatency() }
+
+// Requests returns the request log, oldest first. It holds at least the
+// last Options.MaxRequestLog requests; older ones are dropped.
+func (b *Base) Requests() []Request { return b.kit.Requests() }
+
+// ResetConnections makes requests to ops (every endpoint when none) end
+// with a closed connection and no answer.
+func (b *Base) ResetConnections(ops ...string) (remove func()) {
+	return b.kit.ResetConnections(ops...)
+}
+
+// SetLatency delays every API request (never /_sim) by d from now on; 0
+// turns it off. InjectedLatency and /_sim/stats report the delay served.
+func (b *Base) SetLatency(d time.Duration) { b.kit.SetLatency(d) }
+
+// ClearFaults removes every injected fault and the latency.
+func (b *Base) ClearFaults() { b.kit.ClearFaults() }
+
+// Bearer is the bearer token a simulated API accepts, for a simulator's
+// Server to embed: tests rotate it with SetToken, and the simulator's
+// Options.Auth checks requests with HasBearer(r, Token()). The zero Bearer
+// accepts no token until SetToken.
+type Bearer struct {
+	mu    sync.Mutex
+	token string
+}
+
+// Token returns the bearer token the API accepts.
+func (b *Bearer) Token() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.token
+}
+
+// SetToken rotates the accepted token; the old one is rejected from now on.
+func (b *Bearer) SetToken(token string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.token = token
+}

@@ -1,0 +1,93 @@
+package simkit
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+)
+
+// sim is the smallest simulator: one endpoint behind a rotating bearer
+// token.
+type sim struct {
+	Base
+	Bearer
+}
+
+func newSim(t *testing.T) *sim {
+	s := &sim{}
+	s.SetToken("tok-1")
+	kit := New(Options{Auth: func(r *http.Request) *Response {
+		if HasBearer(r, s.Token()) {
+			return nil
+		}
+		return &Response{Status: http.StatusUnauthorized}
+	}})
+	mux := http.NewServeMux()
+	kit.Handle(mux, "POST /things", func(*http.Request) Response { return NoContent(http.StatusCreated) })
+	s.Base = NewBase(kit, mux, func() any { return map[string]int{"things": 1} })
+	if s.URL() != "" {
+		t.Errorf("URL before Start = %q", s.URL())
+	}
+	return StartForTest(t, s)
+}
+
+func (s *sim) post(t *testing.T, token string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, s.URL()+"/things", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func TestBaseAndBearer(t *testing.T) {
+	s := newSim(t)
+	if got := s.post(t, "tok-1"); got != http.StatusCreated {
+		t.Errorf("with the token: %d", got)
+	}
+	s.SetToken("tok-2")
+	if got := s.post(t, "tok-1"); got != http.StatusUnauthorized {
+		t.Errorf("with the old token after SetToken: %d", got)
+	}
+	if s.Writes() != 1 || s.Stats()["POST /things"] != 2 || len(s.Requests()) != 2 {
+		t.Errorf("writes %d, stats %v, requests %v", s.Writes(), s.Stats(), s.Requests())
+	}
+
+	resp, err := http.Get(s.URL() + "/_sim/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var state map[string]int
+	err = json.NewDecoder(resp.Body).Decode(&state)
+	resp.Body.Close()
+	if err != nil || state["things"] != 1 {
+		t.Errorf("/_sim/state: %v %v", state, err)
+	}
+	resp, err = http.Get(s.URL() + "/_sim/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/_sim/stats: %d", resp.StatusCode)
+	}
+
+	s.SetLatency(5 * time.Millisecond)
+	s.post(t, "tok-2")
+	if s.InjectedLatency() < 5*time.Millisecond {
+		t.Errorf("InjectedLatency = %v after SetLatency", s.InjectedLatency())
+	}
+	s.ClearFaults()
+	s.ResetConnections("POST")
+	req, _ := http.NewRequest(http.MethodPost, s.URL()+"/things", nil)
+	if _, err := http.DefaultClient.Do(req); err == nil {
+		t.Error("ResetConnections: the request got an answer")
+	}
+	if s.Handler() == nil {
+		t.Error("no Handler")
+	}
+}
