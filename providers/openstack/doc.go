@@ -20,9 +20,13 @@
 //	addresses.go   a server's Node addresses, by [Networking]
 //	loadbalancer.go the Octavia driver of the framework's LB pipeline:
 //	               validation and lookups; lb_apply.go its create,
-//	               update and delete
-//	lb_*.go        its annotations, desired state, diff, Octavia,
-//	               floating-IP and node security group calls
+//	               update and delete; lb_list.go the shared list of load
+//	               balancers, lb_known.go what it knows of each between
+//	               syncs
+//	lb_*.go        its annotations, desired state, diff, members,
+//	               Octavia calls and answers, floating-IP and node
+//	               security group calls
+//	pages.go       paginated lists decoded straight into their types
 //	routes.go      cloudprovider.Routes: Neutron router extra routes and
 //	               the nodes' allowed address pairs
 //
@@ -68,6 +72,13 @@
 // Changes are granular: only the listeners, pools, members and monitors
 // that differ are written, one Octavia write per sync because Octavia
 // refuses the next one (409) while the load balancer is PENDING_UPDATE.
+// Lookups are served from one shared list of the project's load balancers
+// (framework.LoadBalancerLister), and the driver keeps what it read or
+// wrote of each (children, a digest of each pool's members, the floating
+// IP) while Octavia's updated_at shows no other change: a sync with
+// nothing to change, or one that polls a change being applied, reads
+// nothing of its own, and a node joining or leaving costs one batch
+// member update per pool.
 // With [LoadBalancer] manage-security-groups, each Service also gets a
 // Neutron security group, lb-sg-<uid>-<namespace>-<name> as OCCM names
 // it, that opens its NodePorts (and health check node port) to the

@@ -12,7 +12,6 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/flavors"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
-	"github.com/gophercloud/gophercloud/v2/pagination"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/klog/v2"
 
@@ -22,10 +21,6 @@ import (
 
 // serverShutoff is Nova's status of a server that is powered off.
 const serverShutoff = "SHUTOFF"
-
-// maxListPages bounds a server list; Nova pages hold up to its max_limit
-// (1000 by default), so this is far beyond any project.
-const maxListPages = 10000
 
 // server is the part of a Nova server a Node needs.
 type server struct {
@@ -136,25 +131,17 @@ func (i *instances) ListInstances(ctx context.Context) ([]*framework.Instance, e
 }
 
 // listServers reads servers/detail, following the servers_links pages
-// (Nova's page size is its max_limit, 1000 by default). Any failure fails
-// the whole list: a partial list must never make a server look deleted.
+// (Nova's page size is its max_limit, 1000 by default), each decoded
+// straight into server values (see eachPage). Any failure fails the whole
+// list: a partial list must never make a server look deleted.
 func (i *instances) listServers(ctx context.Context, opts servers.ListOpts) ([]server, error) {
-	ctx = cloudapi.WithOperation(ctx, "servers.list")
-	var all []server
-	pages := 0
-	err := servers.List(i.compute, opts).EachPage(ctx, func(_ context.Context, page pagination.Page) (bool, error) {
-		if pages++; pages > maxListPages {
-			return false, fmt.Errorf("more than %d pages", maxListPages)
-		}
-		var list []server
-		if err := servers.ExtractServersInto(page, &list); err != nil {
-			return false, fmt.Errorf("page %d: %w", pages, err)
-		}
-		all = append(all, list...)
-		return true, nil
-	})
+	q, err := opts.ToServerListQuery()
 	if err != nil {
-		return nil, fmt.Errorf("listing servers: %w", serviceError(err))
+		return nil, fmt.Errorf("listing servers: %w", err)
+	}
+	all, err := listAll[server](cloudapi.WithOperation(ctx, "servers.list"), i.compute, i.compute.ServiceURL("servers", "detail")+q, "servers")
+	if err != nil {
+		return nil, fmt.Errorf("listing servers: %w", err)
 	}
 	return all, nil
 }

@@ -3,6 +3,8 @@ package openstack
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	corev1 "k8s.io/api/core/v1"
@@ -54,8 +56,9 @@ func (d *lbDriver) Create(ctx context.Context, req *lbRequest) (*octaviaLB, erro
 	if d.features.availabilityZones {
 		opts.AvailabilityZone = cfg.AvailabilityZone
 	}
+	var want []listenerSpec
 	if !d.cfg.ProviderRequiresSerialAPICalls {
-		want, err := desiredListeners(svc, treeInput{
+		want, err = desiredListeners(svc, treeInput{
 			cfg: cfg, lbName: req.Name, features: d.features, ipv6: preferIPv6(svc), nodes: nodes,
 			memberSubnetID: firstOf(cfg.MemberSubnetID, opts.VipSubnetID), createMonitor: d.cfg.CreateMonitor,
 		})
@@ -66,11 +69,14 @@ func (d *lbDriver) Create(ctx context.Context, req *lbRequest) (*octaviaLB, erro
 			opts.Listeners = append(opts.Listeners, listenerCreateOpts(&want[i], true))
 		}
 	}
-	lb, err := d.oct.create(ctx, opts)
+	lb, answer, err := d.oct.create(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &octaviaLB{LB: *lb}, nil
+	// The tree is known from the answer, and a VIP port Octavia made just
+	// now has no floating IP: the syncs that follow read neither.
+	d.known.created(lb, createdTree(answer, want), cfg.PortID == "")
+	return lb, nil
 }
 
 // Update brings an ACTIVE load balancer in line with the Service: its
@@ -81,7 +87,14 @@ func (d *lbDriver) Create(ctx context.Context, req *lbRequest) (*octaviaLB, erro
 // until it is ACTIVE again, so Update does not wait: it leaves lb
 // PENDING_UPDATE, the pipeline requeues, and the next sync reads the
 // result and makes the next write. A load balancer in ERROR is recreated.
-func (d *lbDriver) Update(ctx context.Context, lb *octaviaLB, req *lbRequest) (bool, error) {
+//
+// What the shared list does not know of lb (its children, its floating
+// IP) is read first. A member update, the write a node joining or leaving
+// asks for, leaves members the driver knows, so the sync after it reads
+// nothing when Octavia has applied it; any other write makes the next
+// sync read the children again, and a failed one forgets the load
+// balancer.
+func (d *lbDriver) Update(ctx context.Context, lb *octaviaLB, req *lbRequest) (changed bool, err error) {
 	cfg, err := d.settings(req)
 	if err != nil {
 		return false, err
@@ -96,16 +109,19 @@ func (d *lbDriver) Update(ctx context.Context, lb *octaviaLB, req *lbRequest) (b
 		return d.recover(ctx, lb, req, own)
 	case isPending(lb.LB.ProvisioningStatus):
 		return false, framework.Provisioning("load balancer %s is %s", lb.LB.ID, lb.LB.ProvisioningStatus)
-	case !lb.loaded:
-		if err := d.oct.loadChildren(ctx, lb); err != nil {
-			return false, err
-		}
-		if err := d.loadFIP(ctx, lb); err != nil {
-			return false, err
-		}
 	}
-	changed, err := d.reconcileFIP(ctx, lb, cfg, req, own)
-	if err != nil {
+	defer func() {
+		if err != nil {
+			// What the driver knew may be what made the call fail (a 409:
+			// the load balancer was not ACTIVE); the next sync reads.
+			d.known.forget(lb.LB.ID)
+		}
+	}()
+	before, completed := d.Inspect(lb), !lb.loaded || !lb.fipLoaded
+	if err := d.complete(ctx, lb); err != nil {
+		return false, err
+	}
+	if changed, err = d.reconcileFIP(ctx, lb, cfg, req, own); err != nil {
 		return changed, err
 	}
 	nodes, err := d.memberNodes(ctx, req, cfg)
@@ -132,7 +148,10 @@ func (d *lbDriver) Update(ctx context.Context, lb *octaviaLB, req *lbRequest) (b
 	}
 	plan := planChanges(lb, want, d.features, d.cfg.ProviderRequiresSerialAPICalls)
 	if len(plan) == 0 {
-		return changed, nil
+		// The pipeline takes the status from lb as it was listed unless
+		// something changed: when what was read changes it (a PROXY
+		// pool), say so.
+		return changed || completed && !sameState(before, d.Inspect(lb)), nil
 	}
 	klog.FromContext(ctx).Info("Updating load balancer", "service", klog.KObj(req.Service), "loadBalancerID", lb.LB.ID,
 		"change", plan[0].String(), "remaining", len(plan)-1)
@@ -140,8 +159,31 @@ func (d *lbDriver) Update(ctx context.Context, lb *octaviaLB, req *lbRequest) (b
 	if err := d.oct.apply(ctx, lb.LB.ID, plan[0]); err != nil {
 		return changed, err
 	}
-	lb.LB.ProvisioningStatus = statusPendingUpdate
+	d.applied(lb, plan[0])
 	return true, nil
+}
+
+// applied records a write Octavia accepted: lb is PENDING_UPDATE, with
+// the members a batch update leaves, or with its children unknown.
+func (d *lbDriver) applied(lb *octaviaLB, a action) {
+	if a.kind == actBatchMembers {
+		members := maps.Clone(lb.Members)
+		if members == nil {
+			members = map[string]poolMembers{}
+		}
+		members[a.poolID] = desiredPoolMembers(a.want.Pool.Members)
+		lb.Members = members
+		d.known.wrote(lb, true)
+	} else {
+		d.known.wrote(lb, false)
+		lb.loaded, lb.Listeners, lb.Pools, lb.Members, lb.Monitors = false, nil, nil, nil, nil
+	}
+	lb.LB.ProvisioningStatus = statusPendingUpdate
+}
+
+// sameState reports whether two states publish the same Service status.
+func sameState(a, b framework.LoadBalancerState) bool {
+	return slices.Equal(a.IPs, b.IPs) && a.Hostname == b.Hostname && a.ProxyProtocol == b.ProxyProtocol
 }
 
 // recover replaces a load balancer in ERROR, which Octavia only lets one
@@ -154,6 +196,11 @@ func (d *lbDriver) recover(ctx context.Context, lb *octaviaLB, req *lbRequest, o
 	if own != lbOwned {
 		return false, fmt.Errorf("load balancer %s is in ERROR; it is not the CCM's (name %q), so it is not recreated: repair or delete it in Octavia", lb.LB.ID, lb.LB.Name)
 	}
+	if !lb.fipLoaded {
+		if err := d.loadFIP(ctx, lb); err != nil {
+			return false, err
+		}
+	}
 	klog.FromContext(ctx).Info("Recreating load balancer in ERROR", "service", klog.KObj(req.Service), "loadBalancerID", lb.LB.ID)
 	d.event(req.Service, corev1.EventTypeWarning, eventRecreating, "Load balancer %s is in ERROR: deleting it to create it again (the floating IP is kept)", lb.LB.ID)
 	if lb.FIP != nil {
@@ -162,7 +209,9 @@ func (d *lbDriver) recover(ctx context.Context, lb *octaviaLB, req *lbRequest, o
 		}
 		lb.FIP = nil
 	}
-	if err := d.oct.deleteLB(ctx, lb.LB.ID, true); err != nil && !framework.IsNotFound(err) {
+	err := d.oct.deleteLB(ctx, lb.LB.ID, true)
+	d.known.forget(lb.LB.ID)
+	if err != nil && !framework.IsNotFound(err) {
 		return true, err
 	}
 	lb.LB.ProvisioningStatus = statusPendingDelete
@@ -191,6 +240,7 @@ func (d *lbDriver) reconcileFIP(ctx context.Context, lb *octaviaLB, cfg *LoadBal
 			return false, err
 		}
 		lb.FIP = nil
+		d.known.setFIP(lb.LB.ID, nil)
 		return true, nil
 	}
 	if lb.FIP != nil {
@@ -209,6 +259,7 @@ func (d *lbDriver) reconcileFIP(ctx context.Context, lb *octaviaLB, cfg *LoadBal
 		return false, nil
 	}
 	lb.FIP = fip
+	d.known.setFIP(lb.LB.ID, fip)
 	return true, nil
 }
 
@@ -241,6 +292,10 @@ func (d *lbDriver) Delete(ctx context.Context, lb *octaviaLB, req *lbRequest) er
 	if own == lbForeign {
 		log.Info("Not deleting another Service's load balancer", "name", lb.LB.Name)
 		return nil
+	}
+	defer d.known.forget(id)
+	if err := d.complete(ctx, lb); err != nil {
+		return err
 	}
 	// A floating IP the CCM did not make stays; Neutron detaches it when
 	// the VIP port goes.

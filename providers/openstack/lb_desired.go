@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -99,7 +100,7 @@ type poolSpec struct {
 	Method   string
 	// Persistence is "SOURCE_IP" for sessionAffinity ClientIP, else "".
 	Persistence string
-	Members     []memberSpec // sorted by key
+	Members     []memberSpec // sorted by address and port
 	Monitor     *monitorSpec // nil: no health monitor
 }
 
@@ -114,7 +115,7 @@ type memberSpec struct {
 
 func (m memberSpec) key() string { return memberKey(m.Address, m.Port) }
 
-func memberKey(addr string, port int) string { return fmt.Sprintf("%s:%d", addr, port) }
+func memberKey(addr string, port int) string { return addr + ":" + strconv.Itoa(port) }
 
 // monitorSpec is a pool's health monitor.
 type monitorSpec struct {
@@ -222,8 +223,8 @@ func desiredPool(svc *corev1.Service, p *corev1.ServicePort, i int, listenerProt
 		}
 		pool.Members = append(pool.Members, m)
 	}
-	slices.SortFunc(pool.Members, func(a, b memberSpec) int { return cmp.Compare(a.key(), b.key()) })
-	pool.Members = slices.CompactFunc(pool.Members, func(a, b memberSpec) bool { return a.key() == b.key() })
+	slices.SortFunc(pool.Members, compareMembers)
+	pool.Members = slices.CompactFunc(pool.Members, func(a, b memberSpec) bool { return compareMembers(a, b) == 0 })
 	pool.Monitor = mon
 	return pool
 }

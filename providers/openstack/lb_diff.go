@@ -13,22 +13,29 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/monitors"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
-
-	"github.com/ccmkit/ccmkit/framework/reconcile"
 )
 
-// octaviaLB is one Octavia load balancer as the driver sees it, read in one
-// go: the load balancer and, once it is ACTIVE (or in ERROR), its children
-// and its floating IP.
+// octaviaLB is one Octavia load balancer as the driver sees it: the load
+// balancer and, once it is ACTIVE (or in ERROR), its children and its
+// floating IP, read or known from earlier syncs (see lb_known.go). Its
+// slices and maps are never modified once set, only replaced: the
+// pipeline's shared list hands out shallow copies, and the driver shares
+// them with what it knows.
 type octaviaLB struct {
+	// LB is the load balancer without its listener and pool references
+	// (see shape) and timestamps (see updated).
 	LB loadbalancers.LoadBalancer
-	// loaded: Listeners, Pools, Members and Monitors were read.
+	// shape names the listeners and pools the load balancer lists, and
+	// updated is its updated_at as Octavia wrote it: any change to the
+	// load balancer or a child changes it.
+	shape, updated string
+	// loaded: Listeners, Pools, Members and Monitors are known.
 	loaded    bool
 	Listeners []listeners.Listener
-	Pools     []pools.Pool
-	Members   map[string][]pools.Member   // by pool ID
+	Pools     []pools.Pool                // without their member references
+	Members   map[string]poolMembers      // by pool ID
 	Monitors  map[string]monitors.Monitor // by pool ID
-	// fipLoaded: FIP was looked up (nil: the VIP has none).
+	// fipLoaded: FIP is known (nil: the VIP has none).
 	fipLoaded bool
 	FIP       *floatingips.FloatingIP
 }
@@ -163,44 +170,6 @@ func planPool(have *octaviaLB, l *listeners.Listener, p *pools.Pool, w *listener
 	plan = append(plan, remove...)
 	plan = append(plan, planMembers(have.Members[p.ID], w, p.ID, serial)...)
 	return append(plan, add...)
-}
-
-// planMembers compares members by address and port, and their monitor
-// port.
-func planMembers(have []pools.Member, w *listenerSpec, poolID string, serial bool) []action {
-	actual := make([]memberSpec, len(have))
-	ids := map[string]string{}
-	for i, m := range have {
-		actual[i] = memberSpec{Name: m.Name, Address: normalizeIP(m.Address), Port: m.ProtocolPort, SubnetID: m.SubnetID, MonitorPort: m.MonitorPort}
-		ids[actual[i].key()] = m.ID
-	}
-	diff, err := reconcile.Diff(w.Pool.Members, actual, memberSpec.key, func(d, a memberSpec) bool { return d.MonitorPort == a.MonitorPort })
-	switch {
-	case err == nil && diff.Empty():
-		return nil
-	case !serial || err != nil:
-		// err: duplicate members (Octavia refuses them); a batch fixes it.
-		return []action{{kind: actBatchMembers, want: w, poolID: poolID}}
-	}
-	var plan []action
-	for _, m := range diff.Delete {
-		plan = append(plan, action{kind: actDeleteMember, want: w, poolID: poolID, memberID: ids[m.key()]})
-	}
-	for _, c := range diff.Update {
-		plan = append(plan, action{kind: actDeleteMember, want: w, poolID: poolID, memberID: ids[c.Actual.key()]})
-	}
-	for _, m := range append(diff.Create, changedDesired(diff.Update)...) {
-		plan = append(plan, action{kind: actCreateMember, want: w, poolID: poolID, member: &m})
-	}
-	return plan
-}
-
-func changedDesired(changes []reconcile.Change[memberSpec]) []memberSpec {
-	out := make([]memberSpec, len(changes))
-	for i, c := range changes {
-		out[i] = c.Desired
-	}
-	return out
 }
 
 // planMonitor compares the pool's health monitor with the desired one: a

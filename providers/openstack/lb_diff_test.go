@@ -137,7 +137,7 @@ func TestDesiredListeners(t *testing.T) {
 
 // actualOf is the load balancer Octavia would hold for want.
 func actualOf(want []listenerSpec) *octaviaLB {
-	lb := &octaviaLB{loaded: true, Members: map[string][]pools.Member{}, Monitors: map[string]monitors.Monitor{}}
+	lb := &octaviaLB{loaded: true, Members: map[string]poolMembers{}, Monitors: map[string]monitors.Monitor{}}
 	for i, w := range want {
 		lid, pid := "l"+w.key(), "p"+w.key()
 		lb.Listeners = append(lb.Listeners, listeners.Listener{
@@ -147,9 +147,11 @@ func actualOf(want []listenerSpec) *octaviaLB {
 			AllowedCIDRs: []string{"0.0.0.0/0"}, // as OCCM writes "everyone"
 		})
 		lb.Pools = append(lb.Pools, pools.Pool{ID: pid, Protocol: w.Pool.Protocol, LBMethod: w.Pool.Method})
+		var members []memberRecord
 		for _, m := range w.Pool.Members {
-			lb.Members[pid] = append(lb.Members[pid], pools.Member{ID: m.key(), Address: m.Address, ProtocolPort: m.Port, MonitorPort: m.MonitorPort})
+			members = append(members, memberRecord{ID: m.key(), Address: m.Address, ProtocolPort: m.Port, MonitorPort: m.MonitorPort})
 		}
+		lb.Members[pid] = newPoolMembers(members, true)
 		if mon := want[i].Pool.Monitor; mon != nil {
 			lb.Monitors[pid] = monitors.Monitor{ID: "m" + w.key(), Type: mon.Type, Delay: mon.Delay, Timeout: mon.Timeout,
 				MaxRetries: mon.MaxRetries, MaxRetriesDown: mon.MaxRetriesDown, URLPath: mon.URLPath, HTTPMethod: mon.HTTPMethod, ExpectedCodes: mon.ExpectedCodes}

@@ -51,11 +51,15 @@ func (n *fipAPI) fipByPort(ctx context.Context, portID string) (*floatingips.Flo
 }
 
 func (n *fipAPI) listFIPs(ctx context.Context, opts floatingips.ListOpts) ([]floatingips.FloatingIP, error) {
-	pages, err := floatingips.List(n.net, opts).AllPages(lbOp(ctx, "floatingips.list"))
+	q, err := opts.ToFloatingIPListQuery()
 	if err != nil {
-		return nil, fmt.Errorf("listing floating IPs: %w", serviceError(err))
+		return nil, fmt.Errorf("listing floating IPs: %w", err)
 	}
-	return floatingips.ExtractFloatingIPs(pages)
+	fips, err := listAll[floatingips.FloatingIP](lbOp(ctx, "floatingips.list"), n.net, n.net.ServiceURL("floatingips")+q, "floatingips")
+	if err != nil {
+		return nil, fmt.Errorf("listing floating IPs: %w", err)
+	}
+	return fips, nil
 }
 
 // fipRequest is the floating IP a Service asks for.
@@ -89,6 +93,11 @@ func (n *fipAPI) ensure(ctx context.Context, want fipRequest) (*floatingips.Floa
 		fips, err := n.listFIPs(ctx, floatingips.ListOpts{Description: want.description})
 		if err != nil {
 			return nil, err
+		}
+		for i := range fips {
+			if fips[i].PortID == want.portID {
+				return &fips[i], nil // made by a sync whose answer was lost
+			}
 		}
 		for i := range fips {
 			if fips[i].PortID == "" {

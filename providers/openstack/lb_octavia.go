@@ -2,9 +2,11 @@ package openstack
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/listeners"
@@ -16,8 +18,9 @@ import (
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
 )
 
-// This file holds the Octavia calls: reading a load balancer with its
-// children, and applying one planned write. Every write answered 409 (the
+// This file holds the Octavia calls: reading load balancers (decoded as
+// lb_records.go says) and their children, creating one, and applying one
+// planned write. Every write answered 409 (the
 // load balancer is PENDING_* and immutable) wraps framework.ErrProvisioning,
 // so the pipeline requeues rather than fails.
 
@@ -43,58 +46,80 @@ func responseIs(err error, status int) bool {
 }
 
 // getLB reads one load balancer; Octavia's 404 wraps ErrNotFound.
-func (o *octaviaAPI) getLB(ctx context.Context, id string) (*loadbalancers.LoadBalancer, error) {
-	lb, err := loadbalancers.Get(lbOp(ctx, "loadbalancers.get"), o.lb, id).Extract()
+func (o *octaviaAPI) getLB(ctx context.Context, id string) (*octaviaLB, error) {
+	var body struct {
+		LB *lbRecord `json:"loadbalancer"`
+	}
+	resp, err := o.lb.Get(lbOp(ctx, "loadbalancers.get"), o.lb.ServiceURL("lbaas", "loadbalancers", id), &body, nil)
+	closeBody(resp)
 	switch {
 	case isAPINotFound(err):
 		return nil, fmt.Errorf("load balancer %s: %w (%w)", id, framework.ErrNotFound, serviceError(err))
 	case err != nil:
 		return nil, fmt.Errorf("getting load balancer %s: %w", id, serviceError(err))
-	case lb == nil || lb.ID == "":
+	case body.LB == nil || body.LB.ID == "":
 		return nil, fmt.Errorf("getting load balancer %s: malformed response: no load balancer", id)
 	}
-	return lb, nil
+	return body.LB.octaviaLB(), nil
 }
 
-// listLBs lists the load balancers named name (all pages).
-func (o *octaviaAPI) listLBs(ctx context.Context, name string) ([]loadbalancers.LoadBalancer, error) {
-	pages, err := loadbalancers.List(o.lb, loadbalancers.ListOpts{Name: name}).AllPages(lbOp(ctx, "loadbalancers.list"))
-	if err != nil {
-		return nil, fmt.Errorf("listing load balancers named %q: %w", name, serviceError(err))
+// listLBs lists the load balancers (all pages), those named name unless
+// name is "".
+func (o *octaviaAPI) listLBs(ctx context.Context, name string) ([]*octaviaLB, error) {
+	q := url.Values{}
+	if name != "" {
+		q.Set("name", name)
 	}
-	return loadbalancers.ExtractLoadBalancers(pages)
+	var out []*octaviaLB
+	err := eachPage(lbOp(ctx, "loadbalancers.list"), o.lb, withQuery(o.lb.ServiceURL("lbaas", "loadbalancers"), q), "loadbalancers",
+		func(page []lbRecord) error {
+			for i := range page {
+				if page[i].ID == "" {
+					return errors.New("malformed response: a load balancer without ID")
+				}
+				out = append(out, page[i].octaviaLB())
+			}
+			return nil
+		})
+	switch {
+	case err != nil && name != "":
+		return nil, fmt.Errorf("listing load balancers named %q: %w", name, err)
+	case err != nil:
+		return nil, fmt.Errorf("listing load balancers: %w", err)
+	}
+	return out, nil
 }
 
 // loadChildren reads lb's listeners, pools, members and health monitors:
-// 2 + one members list per pool + one GET per monitor.
-func (o *octaviaAPI) loadChildren(ctx context.Context, lb *octaviaLB) error {
+// 2 + one members list per pool + one GET per monitor. It keeps the
+// members themselves, not only their digest, with keepMembers.
+func (o *octaviaAPI) loadChildren(ctx context.Context, lb *octaviaLB, keepMembers bool) error {
 	id := lb.LB.ID
-	lpages, err := listeners.List(o.lb, listeners.ListOpts{LoadbalancerID: id}).AllPages(lbOp(ctx, "listeners.list"))
+	q := url.Values{"loadbalancer_id": {id}}
+	lrecs, err := listAll[listenerRecord](lbOp(ctx, "listeners.list"), o.lb, withQuery(o.lb.ServiceURL("lbaas", "listeners"), q), "listeners")
 	if err != nil {
-		return fmt.Errorf("listing listeners of load balancer %s: %w", id, serviceError(err))
+		return fmt.Errorf("listing listeners of load balancer %s: %w", id, err)
 	}
-	ls, err := listeners.ExtractListeners(lpages)
+	ls := make([]listeners.Listener, len(lrecs))
+	for i := range lrecs {
+		ls[i] = lrecs[i].Listener
+	}
+	precs, err := listAll[poolRecord](lbOp(ctx, "pools.list"), o.lb, withQuery(o.lb.ServiceURL("lbaas", "pools"), q), "pools")
 	if err != nil {
-		return err
+		return fmt.Errorf("listing pools of load balancer %s: %w", id, err)
 	}
-	ppages, err := pools.List(o.lb, pools.ListOpts{LoadbalancerID: id}).AllPages(lbOp(ctx, "pools.list"))
-	if err != nil {
-		return fmt.Errorf("listing pools of load balancer %s: %w", id, serviceError(err))
-	}
-	ps, err := pools.ExtractPools(ppages)
-	if err != nil {
-		return err
-	}
-	members := make(map[string][]pools.Member, len(ps))
+	ps := make([]pools.Pool, len(precs))
+	members := make(map[string]poolMembers, len(precs))
 	mons := map[string]monitors.Monitor{}
-	for _, p := range ps {
-		mpages, err := pools.ListMembers(o.lb, p.ID, pools.ListMembersOpts{}).AllPages(lbOp(ctx, "members.list"))
+	for i := range precs {
+		p := precs[i].Pool
+		p.Members = nil
+		ps[i] = p
+		list, err := listAll[memberRecord](lbOp(ctx, "members.list"), o.lb, o.lb.ServiceURL("lbaas", "pools", p.ID, "members"), "members")
 		if err != nil {
-			return fmt.Errorf("listing members of pool %s: %w", p.ID, serviceError(err))
+			return fmt.Errorf("listing members of pool %s: %w", p.ID, err)
 		}
-		if members[p.ID], err = pools.ExtractMembers(mpages); err != nil {
-			return err
-		}
+		members[p.ID] = newPoolMembers(list, keepMembers)
 		if p.MonitorID == "" {
 			continue
 		}
@@ -109,16 +134,54 @@ func (o *octaviaAPI) loadChildren(ctx context.Context, lb *octaviaLB) error {
 }
 
 // create makes the load balancer, fully populated unless opts has no
-// listeners.
-func (o *octaviaAPI) create(ctx context.Context, opts loadbalancers.CreateOpts) (*loadbalancers.LoadBalancer, error) {
-	lb, err := loadbalancers.Create(lbOp(ctx, "loadbalancers.create"), o.lb, opts).Extract()
+// listeners. It returns the load balancer and the answer.
+func (o *octaviaAPI) create(ctx context.Context, opts loadbalancers.CreateOpts) (*octaviaLB, *createdLB, error) {
+	b, err := createBody(opts)
 	if err != nil {
-		return nil, octaviaError("creating load balancer", err)
+		return nil, nil, fmt.Errorf("creating load balancer: %w", err)
 	}
-	if lb == nil || lb.ID == "" {
-		return nil, errors.New("creating load balancer: malformed response: no load balancer")
+	var body struct {
+		LB *createdLB `json:"loadbalancer"`
 	}
-	return lb, nil
+	resp, err := o.lb.Post(lbOp(ctx, "loadbalancers.create"), o.lb.ServiceURL("lbaas", "loadbalancers"), b, &body, nil)
+	closeBody(resp)
+	if err != nil {
+		return nil, nil, octaviaError("creating load balancer", err)
+	}
+	c := body.LB
+	if c == nil || c.ID == "" {
+		return nil, nil, errors.New("creating load balancer: malformed response: no load balancer")
+	}
+	rec := lbRecord{lbFields: c.lbFields, UpdatedAt: c.UpdatedAt}
+	for _, l := range c.Listeners {
+		rec.Listeners = append(rec.Listeners, idRef{l.ID})
+	}
+	for _, p := range c.Pools {
+		rec.Pools = append(rec.Pools, idRef{p.ID})
+	}
+	return rec.octaviaLB(), c, nil
+}
+
+// createBody is the body of a create: what gophercloud's
+// CreateOpts.ToLoadBalancerCreateMap makes, and checks, but encoded once.
+// Its checks (required fields) run on the tree without the pools' members,
+// which it would encode and decode twice over (members are made whole by
+// desiredPool).
+func createBody(opts loadbalancers.CreateOpts) (json.RawMessage, error) {
+	skeleton := opts
+	skeleton.Listeners = make([]listeners.CreateOpts, len(opts.Listeners))
+	for i, l := range opts.Listeners {
+		if l.DefaultPool != nil {
+			p := *l.DefaultPool
+			p.Members = nil
+			l.DefaultPool = &p
+		}
+		skeleton.Listeners[i] = l
+	}
+	if _, err := skeleton.ToLoadBalancerCreateMap(); err != nil {
+		return nil, err
+	}
+	return json.Marshal(map[string]any{"loadbalancer": opts})
 }
 
 // deleteLB deletes a load balancer (and its children with cascade); 404
@@ -156,7 +219,7 @@ func (o *octaviaAPI) apply(ctx context.Context, lbID string, a action) error {
 	case actUpdatePool:
 		_, err = pools.Update(lbOp(ctx, "pools.update"), o.lb, a.poolID, poolUpdateOpts(&a.want.Pool)).Extract()
 	case actBatchMembers:
-		err = pools.BatchUpdateMembers(lbOp(ctx, "members.batch_update"), o.lb, a.poolID, batchMembers(a.want.Pool.Members)).ExtractErr()
+		err = o.batchUpdateMembers(lbOp(ctx, "members.batch_update"), a.poolID, a.want.Pool.Members)
 	case actCreateMember:
 		_, err = pools.CreateMember(lbOp(ctx, "members.create"), o.lb, a.poolID, memberCreateOpts(*a.member)).Extract()
 	case actDeleteMember:
@@ -261,28 +324,33 @@ func memberCreateOpts(m memberSpec) pools.CreateMemberOpts {
 	return opts
 }
 
+// batchUpdateMembers replaces the members of a pool (PUT, 202), as
+// gophercloud's pools.BatchUpdateMembers does, with a body encoded from
+// structs: a pool of a big cluster has a member per node.
+func (o *octaviaAPI) batchUpdateMembers(ctx context.Context, poolID string, members []memberSpec) error {
+	body := struct {
+		Members []batchMember `json:"members"`
+	}{make([]batchMember, len(members))}
+	for i, m := range members {
+		body.Members[i] = batchMember{Address: m.Address, ProtocolPort: m.Port, Name: m.Name, SubnetID: m.SubnetID}
+		if m.MonitorPort != 0 {
+			body.Members[i].MonitorPort = new(m.MonitorPort)
+		}
+	}
+	resp, err := o.lb.Put(ctx, o.lb.ServiceURL("lbaas", "pools", poolID, "members"), body, nil, &gophercloud.RequestOpts{OkCodes: []int{http.StatusAccepted}})
+	closeBody(resp)
+	return err
+}
+
 // batchMember is a member of a batch update. It always sends
 // monitor_port, null for none: Octavia keeps the attributes a batch leaves
 // out, so a monitor port could otherwise never be removed.
-type batchMember memberSpec
-
-func (m batchMember) ToBatchMemberUpdateMap() (map[string]any, error) {
-	b := map[string]any{"address": m.Address, "protocol_port": m.Port, "name": m.Name, "monitor_port": nil}
-	if m.SubnetID != "" {
-		b["subnet_id"] = m.SubnetID
-	}
-	if m.MonitorPort != 0 {
-		b["monitor_port"] = m.MonitorPort
-	}
-	return b, nil
-}
-
-func batchMembers(ms []memberSpec) []batchMember {
-	out := make([]batchMember, len(ms))
-	for i, m := range ms {
-		out[i] = batchMember(m)
-	}
-	return out
+type batchMember struct {
+	Address      string `json:"address"`
+	ProtocolPort int    `json:"protocol_port"`
+	Name         string `json:"name"`
+	SubnetID     string `json:"subnet_id,omitempty"`
+	MonitorPort  *int   `json:"monitor_port"`
 }
 
 func monitorCreateOpts(m *monitorSpec) monitors.CreateOpts {

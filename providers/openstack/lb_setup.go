@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/apiversions"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	corev1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
@@ -52,6 +54,7 @@ func buildLoadBalancer(ctx context.Context, env *framework.Env, network, lbClien
 	d := &lbDriver{
 		oct: &octaviaAPI{lb: lbClient}, net: &fipAPI{net: network}, env: env, cfg: lbCfg,
 		classes: cfg.LoadBalancerClass, features: featuresFor(minor, lbCfg.LBProvider), instances: inst,
+		known: newLBKnowledge(env.LoadBalancerCacheTTL >= 0),
 	}
 	if lbCfg.ManageSecurityGroups {
 		d.sg = &secGroupAPI{net: network, ovn: lbCfg.LBProvider == "ovn"}
@@ -95,10 +98,13 @@ func octaviaMinor(ctx context.Context, c *gophercloud.ServiceClient) (int, error
 }
 
 // memberNodes are the nodes that pass the node selector, with their
-// addresses. A Node without addresses (not yet updated by the node
-// controller) is looked up in Nova by its providerID; one whose server is
-// gone is left out, while any other failure fails the sync rather than
-// dropping the node's members.
+// addresses. A Node without an IP address (not yet updated by the node
+// controller: a kubelet with an external cloud provider reports only its
+// hostname, and the node controller sets the addresses just after the
+// providerID, whose change is what makes the service controller sync the
+// load balancers, once) is looked up in Nova by its providerID; one whose
+// server is gone is left out, while any other failure fails the sync
+// rather than dropping the node's members.
 func (d *lbDriver) memberNodes(ctx context.Context, req *lbRequest, cfg *LoadBalancerConfig) ([]nodeAddrs, error) {
 	sel, err := parseNodeSelector(cfg.NodeSelector)
 	if err != nil {
@@ -116,12 +122,12 @@ func (d *lbDriver) memberNodes(ctx context.Context, req *lbRequest, cfg *LoadBal
 			switch {
 			case err == nil:
 				serverID = id.Value
-			case len(addrs) == 0 && d.instances != nil:
+			case !hasIPAddress(addrs) && d.instances != nil:
 				klog.FromContext(ctx).V(2).Info("Leaving node out of the load balancer", "node", klog.KObj(n), "err", err)
 				continue
 			}
 		}
-		if len(addrs) == 0 && serverID != "" && d.instances != nil {
+		if !hasIPAddress(addrs) && serverID != "" && d.instances != nil {
 			inst, err := d.instances.InstanceByID(ctx, serverID)
 			if framework.IsNotFound(err) {
 				continue
@@ -134,6 +140,13 @@ func (d *lbDriver) memberNodes(ctx context.Context, req *lbRequest, cfg *LoadBal
 		out = append(out, nodeAddrs{name: n.Name, serverID: serverID, addrs: addrs})
 	}
 	return out, nil
+}
+
+// hasIPAddress reports whether addrs hold an InternalIP or ExternalIP.
+func hasIPAddress(addrs []corev1.NodeAddress) bool {
+	return slices.ContainsFunc(addrs, func(a corev1.NodeAddress) bool {
+		return a.Type == corev1.NodeInternalIP || a.Type == corev1.NodeExternalIP
+	})
 }
 
 // nodeSubnet is the subnet of the first node address, for a load balancer

@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"strings"
 
-	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 	corev1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
@@ -26,10 +25,10 @@ type lbRequest = framework.LoadBalancerRequest[LoadBalancerConfig]
 
 // lbDriver is the Octavia half of the load-balancer pipeline. Its LB
 // object is octaviaLB: the load balancer with its listeners, pools,
-// members, health monitors and floating IP. It does not implement
-// framework.LoadBalancerLister: Octavia cannot list members project-wide,
-// so a shared list could not answer what Update needs, and a sync of a
-// load balancer still being provisioned already costs one GET.
+// members' digest, health monitors and floating IP. It is a
+// framework.LoadBalancerLister (lb_list.go): lookups are served from one
+// shared list of the project's load balancers, which what the driver
+// knows of each (lb_known.go) completes.
 type lbDriver struct {
 	oct       *octaviaAPI
 	net       *fipAPI
@@ -41,6 +40,8 @@ type lbDriver struct {
 	// sg manages the Services' node security groups; nil unless
 	// [LoadBalancer] manage-security-groups.
 	sg *secGroupAPI
+	// known is what the driver knows of each load balancer between syncs.
+	known *lbKnowledge
 }
 
 var (
@@ -122,57 +123,91 @@ func (d *lbDriver) Get(ctx context.Context, id string) (*octaviaLB, error) {
 	if err != nil {
 		return nil, err
 	}
-	if lb.ProvisioningStatus == statusDeleted {
+	if lb.LB.ProvisioningStatus == statusDeleted {
 		return nil, framework.NotFound("load balancer %s is deleted", id)
 	}
-	return d.read(ctx, lb)
+	if err := d.read(ctx, lb); err != nil {
+		return nil, err
+	}
+	return lb, nil
 }
 
 // Find returns the load balancer with OCCM's name for the Service
 // (kube_service_<cluster>_<namespace>_<name>), ignoring ones being deleted.
+// The pipeline calls it when the shared list cannot answer.
 func (d *lbDriver) Find(ctx context.Context, req *lbRequest) (*octaviaLB, error) {
 	lbs, err := d.oct.listLBs(ctx, req.Name)
 	if err != nil {
 		return nil, err
 	}
-	var found []*loadbalancers.LoadBalancer
-	for i := range lbs {
-		if lbs[i].Name == req.Name && lbs[i].ProvisioningStatus != statusPendingDelete && lbs[i].ProvisioningStatus != statusDeleted {
-			found = append(found, &lbs[i])
+	var found []*octaviaLB
+	for _, lb := range lbs {
+		if d.Owns(lb, req) {
+			found = append(found, lb)
 		}
 	}
 	switch len(found) {
 	case 0:
 		return nil, framework.NotFound("no load balancer named %q", req.Name)
 	case 1:
-		return d.read(ctx, found[0])
+		if err := d.read(ctx, found[0]); err != nil {
+			return nil, err
+		}
+		return found[0], nil
 	}
 	return nil, fmt.Errorf("load balancers %s and %s are both named %q; delete one, or name the one to use in the %s annotation",
-		found[0].ID, found[1].ID, req.Name, AnnotationLoadBalancerID)
+		found[0].LB.ID, found[1].LB.ID, req.Name, AnnotationLoadBalancerID)
 }
 
-// read completes a load balancer: children and floating IP when ACTIVE,
-// the floating IP when in ERROR (recovery keeps it), nothing while
-// PENDING_* (the pipeline only waits then).
-func (d *lbDriver) read(ctx context.Context, lb *loadbalancers.LoadBalancer) (*octaviaLB, error) {
-	out := &octaviaLB{LB: *lb}
-	switch lb.ProvisioningStatus {
+// read completes a load balancer read directly: children (known or read)
+// and floating IP (read) when ACTIVE, the floating IP when in ERROR
+// (recovery keeps it), nothing while PENDING_* (the pipeline only waits
+// then).
+func (d *lbDriver) read(ctx context.Context, lb *octaviaLB) error {
+	switch lb.LB.ProvisioningStatus {
 	case statusActive:
-		if err := d.oct.loadChildren(ctx, out); err != nil {
-			return nil, err
+		if err := d.loadTree(ctx, lb); err != nil {
+			return err
 		}
 		fallthrough
 	case statusError:
-		if err := d.loadFIP(ctx, out); err != nil {
-			return nil, err
-		}
+		return d.loadFIP(ctx, lb)
 	}
-	return out, nil
+	return nil
 }
 
+// complete gives a listed load balancer what Update and Delete need that
+// the list did not know: its children when ACTIVE, its floating IP.
+func (d *lbDriver) complete(ctx context.Context, lb *octaviaLB) error {
+	if !lb.loaded && lb.LB.ProvisioningStatus == statusActive {
+		if err := d.loadTree(ctx, lb); err != nil {
+			return err
+		}
+	}
+	if !lb.fipLoaded && !d.known.attachFIP(lb) {
+		return d.loadFIP(ctx, lb)
+	}
+	return nil
+}
+
+// loadTree gives lb its children: those known when still true of it,
+// else read (and then known).
+func (d *lbDriver) loadTree(ctx context.Context, lb *octaviaLB) error {
+	if d.known.attachTree(lb) {
+		return nil
+	}
+	since := d.known.mark()
+	if err := d.oct.loadChildren(ctx, lb, d.cfg.ProviderRequiresSerialAPICalls); err != nil {
+		return err
+	}
+	d.known.storeTree(lb, since)
+	return nil
+}
+
+// loadFIP reads the floating IP on lb's VIP port.
 func (d *lbDriver) loadFIP(ctx context.Context, lb *octaviaLB) error {
-	if lb.LB.VipPortID == "" || isIPv6Addr(lb.LB.VipAddress) {
-		lb.fipLoaded = true
+	if !hasFIPSlot(lb) {
+		lb.FIP, lb.fipLoaded = nil, true
 		return nil
 	}
 	fip, err := d.net.fipByPort(ctx, lb.LB.VipPortID)
@@ -180,6 +215,7 @@ func (d *lbDriver) loadFIP(ctx context.Context, lb *octaviaLB) error {
 		return err
 	}
 	lb.FIP, lb.fipLoaded = fip, true
+	d.known.setFIP(lb.LB.ID, fip)
 	return nil
 }
 

@@ -47,6 +47,14 @@ type lbFixture struct {
 // the result.
 func newLBFixture(t *testing.T, lbConf string, edit func(sim *openstacksim.Server, conf string) string) *lbFixture {
 	t.Helper()
+	return newLBFixtureTTL(t, 0, lbConf, edit)
+}
+
+// newLBFixtureTTL is newLBFixture with the shared load-balancer list's TTL
+// (framework.Env.LoadBalancerCacheTTL): -1 makes every sync read the
+// cloud, for tests of changes made behind the CCM's back.
+func newLBFixtureTTL(t *testing.T, ttl time.Duration, lbConf string, edit func(sim *openstacksim.Server, conf string) string) *lbFixture {
+	t.Helper()
 	sim := openstacksim.NewServer(t, openstacksim.Options{})
 	conf := strings.Replace(sim.CloudConfig(), "[LoadBalancer]\n", "[LoadBalancer]\n"+lbConf, 1)
 	if edit != nil {
@@ -62,6 +70,7 @@ func newLBFixture(t *testing.T, lbConf string, edit func(sim *openstacksim.Serve
 		Client: f.kube, Recorder: f.events, ClusterName: lbCluster, CloudConfigFile: path,
 		LookupEnv: func(string) (string, bool) { return "", false },
 		CloudAPI:  cloudapi.Options{MaxRetries: -1, Timeout: 5 * time.Second}, InstanceCacheTTL: -1,
+		LoadBalancerCacheTTL: ttl,
 	})
 	if err != nil {
 		t.Fatalf("NewCloud: %v", err)

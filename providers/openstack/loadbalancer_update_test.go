@@ -130,6 +130,26 @@ func TestLoadBalancerNodeChurn(t *testing.T) {
 	}
 }
 
+// TestLoadBalancerNodeWithoutAddresses: a Node whose providerID is set
+// but whose addresses are not yet (the kubelet reports only its hostname;
+// the node controller sets them just after the providerID, whose change is
+// what makes the service controller sync) becomes a member with its
+// server's address from Nova: that sync is the only one it gets.
+func TestLoadBalancerNodeWithoutAddresses(t *testing.T) {
+	f := newLBFixture(t, "", nil)
+	svc := f.service(t, "web", nil)
+	f.ensureReady(t, svc)
+	n := f.addNode("node-c")
+	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: "node-c"}}
+	if err := f.lb.UpdateLoadBalancer(f.ctx, lbCluster, f.fresh(t, svc), f.nodes); !isRetry(err) {
+		t.Fatalf("UpdateLoadBalancer = %v, want a RetryError while the change applies", err)
+	}
+	f.ensureReady(t, svc)
+	if got := f.only(t).Members; !slices.Equal(got, memberIDs(f, f.nodes...)) {
+		t.Errorf("members = %v, want node-c's too", got)
+	}
+}
+
 // TestLoadBalancerConflict: a write racing another change (Octavia answers
 // 409 while the load balancer is PENDING_UPDATE) ends the sync with a
 // RetryError and nothing half-done; the next syncs converge.
@@ -175,8 +195,11 @@ func TestLoadBalancerConflict(t *testing.T) {
 
 // TestLoadBalancerErrorRecovery: a load balancer in ERROR is reported with
 // a Warning Event, deleted and created again with the same floating IP.
+// Octavia turns it to ERROR behind the CCM's back here, so every sync
+// reads the cloud (see TestLoadBalancerErrorAfterWrite for the shared
+// list).
 func TestLoadBalancerErrorRecovery(t *testing.T) {
-	f := newLBFixture(t, "", nil)
+	f := newLBFixtureTTL(t, -1, "", nil)
 	svc := f.service(t, "web", nil)
 	ip := ingressIP(t, must(f.ensureReady(t, svc)))
 	old := f.only(t).ID

@@ -2,6 +2,7 @@ package openstacksim
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest"
@@ -46,13 +47,15 @@ func (c *Cloud) Advance() { c.s.Advance() }
 // LoadBalancers lists the load balancers, oldest first, with listeners as
 // "TCP:80->:30080" (the listener's protocol and port, and the protocol
 // port of its default pool's members) and members as the IDs of the
-// servers owning the member addresses (the address itself when no server
-// has it), each sorted.
+// servers owning the member addresses, each sorted. An address no server
+// has is reported as the ID of the deleted server that last had it (a
+// member left behind when its server went is still that instance's), else
+// as itself.
 func (c *Cloud) LoadBalancers() []frameworktest.LoadBalancer {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	owner := map[string]string{}
+	owner := maps.Clone(s.st.goneServers)
 	for _, p := range s.st.ports.all() {
 		if _, isServer := s.st.servers.get(p.DeviceID); !isServer {
 			continue

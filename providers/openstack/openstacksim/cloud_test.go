@@ -2,6 +2,7 @@ package openstacksim
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,5 +72,56 @@ func TestCloudConfig(t *testing.T) {
 	conf = odd.CloudConfigFor("http://h")
 	if !strings.Contains(conf, `password = "p;#\"x"`) || strings.Contains(conf, "[Route]") {
 		t.Errorf("cloud.conf = %s", conf)
+	}
+}
+
+// TestCloudAdapterDeletedMember: a member whose server is deleted is still
+// reported as that server's, so "no longer behind the load balancer" means
+// the member is gone, not only its server.
+func TestCloudAdapterDeletedMember(t *testing.T) {
+	s, c := setup(t, Options{ProvisioningReads: -1})
+	cloud := s.Cloud()
+	kept, gone := s.AddServer(NovaServer{Name: "kept"}), s.AddServer(NovaServer{Name: "gone"})
+	if _, err := loadbalancers.Create(ctx(), c.lb, fullLB(s, kept.Ports[0].FixedIPs[0], gone.Ports[0].FixedIPs[0])).Extract(); err != nil {
+		t.Fatal(err)
+	}
+	cloud.DeleteInstance(gone.ID)
+	lbs := cloud.LoadBalancers()
+	if want := []string{kept.ID, gone.ID}; len(lbs) != 1 || !slices.Equal(lbs[0].Members, slices.Sorted(slices.Values(want))) {
+		t.Errorf("LoadBalancers = %+v, want members %v", lbs, want)
+	}
+	// Its address taken by a new server: the member is that server's.
+	again := s.AddServer(NovaServer{Name: "again"})
+	if again.Ports[0].FixedIPs[0] != gone.Ports[0].FixedIPs[0] {
+		t.Skipf("the address was not reused (%s)", again.Ports[0].FixedIPs[0])
+	}
+	if got := cloud.LoadBalancers()[0].Members; !slices.Contains(got, again.ID) || slices.Contains(got, gone.ID) {
+		t.Errorf("members after reuse = %v", got)
+	}
+}
+
+// TestOctaviaUpdatedAt: a load balancer's updated_at moves on with every
+// change of its provisioning status, as Octavia's does.
+func TestOctaviaUpdatedAt(t *testing.T) {
+	s, c := setup(t, Options{ProvisioningReads: 1})
+	lb, err := loadbalancers.Create(ctx(), c.lb, fullLB(s)).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !lb.UpdatedAt.IsZero() {
+		t.Errorf("updated_at of a new load balancer = %v, want null", lb.UpdatedAt)
+	}
+	active := getLB(t, c, lb.ID)
+	if active.ProvisioningStatus != "ACTIVE" || active.UpdatedAt.IsZero() {
+		t.Fatalf("after a read: %s, updated_at %v", active.ProvisioningStatus, active.UpdatedAt)
+	}
+	if again := getLB(t, c, lb.ID); !again.UpdatedAt.Equal(active.UpdatedAt) {
+		t.Errorf("updated_at moved on a read: %v -> %v", active.UpdatedAt, again.UpdatedAt)
+	}
+	if _, err := loadbalancers.Update(ctx(), c.lb, lb.ID, loadbalancers.UpdateOpts{Description: new("x")}).Extract(); err != nil {
+		t.Fatal(err)
+	}
+	if got := getLB(t, c, lb.ID); got.ProvisioningStatus != "ACTIVE" || !got.UpdatedAt.After(active.UpdatedAt) {
+		t.Errorf("after an update: %s, updated_at %v (was %v)", got.ProvisioningStatus, got.UpdatedAt, active.UpdatedAt)
 	}
 }

@@ -120,7 +120,11 @@
 // Ports filter on security_groups (port-security-groups-filtering).
 //
 // IDs are deterministic UUIDs from counters, so tests and scenarios
-// repeat; tokens are random.
+// repeat; tokens are random. Timestamps are fixed, except a load
+// balancer's updated_at, which moves on by one second at each change of
+// its provisioning status (a change to it or a child, settling), as
+// Octavia's does. A member whose server was deleted is still that
+// server's in Cloud().LoadBalancers.
 //
 // Faults: Inject (per operation, a prefix with "*", or a method; counted;
 // at a seeded Rate), Fail, RateLimit (429 with Retry-After), ResetConnections,

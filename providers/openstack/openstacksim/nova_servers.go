@@ -182,6 +182,9 @@ func (s *Server) DeleteServer(id string) {
 func (s *Server) deleteServer(id string) {
 	for _, p := range s.st.ports.all() {
 		if p.DeviceID == id {
+			for _, ip := range p.FixedIPs {
+				s.st.goneServers[ip.IPAddress] = id
+			}
 			s.removePort(p)
 		}
 	}

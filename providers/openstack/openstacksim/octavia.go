@@ -149,6 +149,21 @@ func (s *Server) poolJSON(p *Pool) map[string]any {
 	return m
 }
 
+// poolFullJSON is a pool with its members and health monitor (null for
+// none) in full, as a fully populated create answers.
+func (s *Server) poolFullJSON(p *Pool) map[string]any {
+	m := s.poolJSON(p)
+	members := []map[string]any{}
+	for _, mem := range s.st.members.in(p.ID) {
+		members = append(members, memberJSON(mem))
+	}
+	m["members"], m["healthmonitor"] = members, nil
+	if hm := s.poolMonitor(p.ID); hm != nil {
+		m["healthmonitor"] = monitorJSON(hm)
+	}
+	return m
+}
+
 func memberJSON(mem *Member) map[string]any {
 	m := nullIfEmpty(toMap(mem), "updated_at", "subnet_id", "monitor_address", "monitor_port")
 	delete(m, "pool_id")

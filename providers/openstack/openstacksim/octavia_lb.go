@@ -99,13 +99,15 @@ func (s *Server) createLB(req *lbCreate) (map[string]any, *lbRec, *response) {
 	s.pend(lb, ProvisioningPendingCreate)
 	m := s.lbJSON(lb)
 	if len(made) > 0 || len(madePools) > 0 {
-		// A fully populated create answers with the whole tree.
+		// A fully populated create answers with the whole tree, as
+		// Octavia's LoadBalancerFullResponse: pools with their members and
+		// health monitor.
 		listeners, pools := []map[string]any{}, []map[string]any{}
 		for _, l := range made {
 			listeners = append(listeners, s.listenerJSON(l))
 		}
 		for _, p := range madePools {
-			pools = append(pools, s.poolJSON(p))
+			pools = append(pools, s.poolFullJSON(p))
 		}
 		m["listeners"], m["pools"] = listeners, pools
 	}

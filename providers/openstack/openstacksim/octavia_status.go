@@ -27,7 +27,7 @@ func (s *Server) mutable(lb *lbRec, deleting bool) *response {
 func (s *Server) pend(lb *lbRec, status string) {
 	lb.ProvisioningStatus, lb.reads = status, 0
 	if status != ProvisioningPendingCreate {
-		lb.UpdatedAt = octaviaUpdatedTS
+		lb.UpdatedAt = s.st.octaviaTick()
 	}
 	if s.opts.ProvisioningReads < 0 {
 		s.settle(lb)
@@ -74,7 +74,7 @@ func (s *Server) settle(lb *lbRec) {
 		}
 		settleChild(&p.ProvisioningStatus, final, func() { s.removePool(p) })
 	}
-	lb.ProvisioningStatus = final
+	lb.ProvisioningStatus, lb.UpdatedAt = final, s.st.octaviaTick()
 	s.refreshOperating(lb)
 }
 
@@ -192,7 +192,7 @@ func (s *Server) SetLoadBalancerStatus(id, provisioningStatus string) bool {
 	if !ok {
 		return false
 	}
-	lb.ProvisioningStatus, lb.reads = provisioningStatus, 0
+	lb.ProvisioningStatus, lb.reads, lb.UpdatedAt = provisioningStatus, 0, s.st.octaviaTick()
 	s.refreshOperating(lb)
 	return true
 }

@@ -4,10 +4,14 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
+	"time"
 )
 
 // Timestamps of every resource: fixed, so responses are deterministic.
-// Nova and Neutron write RFC 3339 with a zone; Octavia writes none.
+// Nova and Neutron write RFC 3339 with a zone; Octavia writes none. A load
+// balancer's updated_at moves on by a second at each change of its
+// provisioning status (see state.octaviaTick), as Octavia's does, so
+// clients can tell it changed.
 const (
 	createdTS        = "2024-01-01T00:00:00Z"
 	updatedTS        = "2024-01-01T00:00:01Z"
@@ -113,6 +117,8 @@ func (t *table[T]) len() int { return len(t.m) }
 type state struct {
 	projectID string
 	seq       map[kind]int
+	// octaviaTicks counts load-balancer status changes (updated_at).
+	octaviaTicks int
 
 	servers        *table[serverRec]
 	networks       *table[Network]
@@ -129,6 +135,9 @@ type state struct {
 	monitors  *table[HealthMonitor]
 	// failLBs are FailProvisioning references (IDs, names or "*").
 	failLBs []*string
+	// goneServers maps the fixed IPs of deleted servers to their IDs (see
+	// Cloud.LoadBalancers).
+	goneServers map[string]string
 
 	defaults Defaults
 }
@@ -137,6 +146,7 @@ func newState(projectID string) *state {
 	return &state{
 		projectID:      projectID,
 		seq:            map[kind]int{},
+		goneServers:    map[string]string{},
 		servers:        newTable[serverRec](),
 		networks:       newTable[Network](),
 		subnets:        newTable[subnetRec](),
@@ -151,6 +161,17 @@ func newState(projectID string) *state {
 		monitors:       newGroupedTable(func(hm *HealthMonitor) string { return hm.PoolID }),
 	}
 }
+
+// octaviaTick is the updated_at of a load balancer changing now: one
+// second after the previous change of any load balancer.
+func (st *state) octaviaTick() string {
+	st.octaviaTicks++
+	return octaviaEpoch.Add(time.Duration(st.octaviaTicks) * time.Second).Format(octaviaTSLayout)
+}
+
+var octaviaEpoch, _ = time.Parse(octaviaTSLayout, octaviaUpdatedTS)
+
+const octaviaTSLayout = "2006-01-02T15:04:05"
 
 // newID returns the next deterministic UUID for kind k.
 func (st *state) newID(k kind) string {

@@ -1,0 +1,110 @@
+package openstack
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/gophercloud/gophercloud/v2"
+)
+
+// maxListPages bounds a list; Nova and Octavia pages hold up to their
+// max_limit (1000 by default), so this is far beyond any project.
+const maxListPages = 10000
+
+// pageLink is one of a list's "<plural>_links".
+type pageLink struct {
+	Rel  string `json:"rel"`
+	Href string `json:"href"`
+}
+
+// eachPage reads a paginated OpenStack list straight into T values, one
+// page at a time: GET u, decode the page's plural array, then follow the
+// rel="next" link of "<plural>_links" until a page is empty or has no next
+// link, as gophercloud's pager does. Decoding into T directly (rather than
+// gophercloud's generic map, marshalled again and decoded into the result
+// type) keeps a big list (a thousand servers, a pool's thousand members)
+// from costing several times its size in garbage. Any failure fails the
+// whole list: a partial list must never look complete.
+func eachPage[T any](ctx context.Context, c *gophercloud.ServiceClient, u, plural string, each func([]T) error) error {
+	seen := map[string]bool{}
+	for pages := 1; u != ""; pages++ {
+		if pages > maxListPages {
+			return fmt.Errorf("more than %d pages", maxListPages)
+		}
+		if seen[u] {
+			return fmt.Errorf("page %d: the next link %s points back to an earlier page", pages, redactedURL(u))
+		}
+		seen[u] = true
+		var page map[string]json.RawMessage
+		resp, err := c.Get(ctx, u, &page, nil)
+		closeBody(resp)
+		if err != nil {
+			return serviceError(err)
+		}
+		raw, ok := page[plural]
+		if !ok {
+			return fmt.Errorf("page %d: malformed response: no %q", pages, plural)
+		}
+		var items []T
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return fmt.Errorf("page %d: %w", pages, err)
+		}
+		if len(items) == 0 {
+			return nil
+		}
+		if err := each(items); err != nil {
+			return err
+		}
+		next, err := nextLink(page[plural+"_links"])
+		if err != nil {
+			return fmt.Errorf("page %d: %w", pages, err)
+		}
+		u = next
+	}
+	return nil
+}
+
+// listAll is eachPage collecting every item.
+func listAll[T any](ctx context.Context, c *gophercloud.ServiceClient, u, plural string) ([]T, error) {
+	var all []T
+	err := eachPage(ctx, c, u, plural, func(items []T) error {
+		all = append(all, items...)
+		return nil
+	})
+	return all, err
+}
+
+func nextLink(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 {
+		return "", nil
+	}
+	var links []pageLink
+	if err := json.Unmarshal(raw, &links); err != nil {
+		return "", fmt.Errorf("malformed links: %w", err)
+	}
+	for _, l := range links {
+		if l.Rel == "next" {
+			return l.Href, nil
+		}
+	}
+	return "", nil
+}
+
+// closeBody closes the body of a response gophercloud decoded (it closes
+// it itself then; a second Close is harmless).
+func closeBody(resp *http.Response) {
+	if resp != nil && resp.Body != nil {
+		_ = resp.Body.Close()
+	}
+}
+
+// withQuery is u with the query parameters q ("" for none).
+func withQuery(u string, q url.Values) string {
+	if len(q) == 0 {
+		return u
+	}
+	return u + "?" + q.Encode()
+}
