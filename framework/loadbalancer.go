@@ -33,10 +33,12 @@ type LoadBalancerDriver[C, LB any] interface {
 	Create(ctx context.Context, req *LoadBalancerRequest[C]) (*LB, error)
 	// Update makes lb match req, writing only what differs (reconcile.Diff
 	// helps), and reports whether it wrote anything. A second Update with
-	// nothing changed must make zero cloud writes. When it wrote, Update
-	// leaves *lb as the cloud now reports it (most APIs answer a write with
-	// the object), so the pipeline needs no extra read: with a
-	// LoadBalancerLister that value also replaces the LB in the shared list.
+	// nothing changed must make zero cloud writes. Update leaves *lb as the
+	// cloud now reports it (most APIs answer a write with the object; what
+	// a driver reads to complete a listed LB goes there too), so the
+	// pipeline needs no extra read and takes the Service's status from it:
+	// with a LoadBalancerLister, when it wrote, that value also replaces the
+	// LB in the shared list.
 	// lb may be a shallow copy of a listed LB, so Update assigns new slices
 	// and maps to it (*lb = *updated) and never modifies the ones it has.
 	Update(ctx context.Context, lb *LB, req *LoadBalancerRequest[C]) (changed bool, err error)
@@ -301,8 +303,10 @@ func (l *loadBalancer[C, LB]) ensure(ctx context.Context, clusterName string, sv
 		}
 		logger.Info("Updated load balancer", "loadBalancerID", state.ID)
 		l.event(svc, corev1.EventTypeNormal, EventUpdatedLoadBalancer, "Updated load balancer %s", state.ID)
-		state = l.driver.Inspect(lb)
 	}
+	// Update may have written, or read what the list lacked (a listener's
+	// PROXY protocol, say): the status comes from lb as it left it.
+	state = l.driver.Inspect(lb)
 	switch {
 	case state.Provisioning:
 		return nil, api.NewRetryError(fmt.Sprintf("load balancer %s is applying changes", state.ID), l.opts.RetryDelay)

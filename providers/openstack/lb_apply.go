@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"slices"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	corev1 "k8s.io/api/core/v1"
@@ -117,7 +116,6 @@ func (d *lbDriver) Update(ctx context.Context, lb *octaviaLB, req *lbRequest) (c
 			d.known.forget(lb.LB.ID)
 		}
 	}()
-	before, completed := d.Inspect(lb), !lb.loaded || !lb.fipLoaded
 	if err := d.complete(ctx, lb); err != nil {
 		return false, err
 	}
@@ -148,10 +146,7 @@ func (d *lbDriver) Update(ctx context.Context, lb *octaviaLB, req *lbRequest) (c
 	}
 	plan := planChanges(lb, want, d.features, d.cfg.ProviderRequiresSerialAPICalls)
 	if len(plan) == 0 {
-		// The pipeline takes the status from lb as it was listed unless
-		// something changed: when what was read changes it (a PROXY
-		// pool), say so.
-		return changed || completed && !sameState(before, d.Inspect(lb)), nil
+		return changed, nil
 	}
 	klog.FromContext(ctx).Info("Updating load balancer", "service", klog.KObj(req.Service), "loadBalancerID", lb.LB.ID,
 		"change", plan[0].String(), "remaining", len(plan)-1)
@@ -179,11 +174,6 @@ func (d *lbDriver) applied(lb *octaviaLB, a action) {
 		lb.loaded, lb.Listeners, lb.Pools, lb.Members, lb.Monitors = false, nil, nil, nil, nil
 	}
 	lb.LB.ProvisioningStatus = statusPendingUpdate
-}
-
-// sameState reports whether two states publish the same Service status.
-func sameState(a, b framework.LoadBalancerState) bool {
-	return slices.Equal(a.IPs, b.IPs) && a.Hostname == b.Hostname && a.ProxyProtocol == b.ProxyProtocol
 }
 
 // recover replaces a load balancer in ERROR, which Octavia only lets one
