@@ -112,7 +112,7 @@ type LoadBalancerSection struct {
 	AvailabilityZone               string        `json:"availability-zone" doc:"Octavia availability zone."`
 	EnableIngressHostname          bool          `json:"enable-ingress-hostname" doc:"Report <ip>.<ingress-hostname-suffix> as the hostname of PROXY-protocol load balancers."`
 	IngressHostnameSuffix          string        `json:"ingress-hostname-suffix" default:"nip.io" doc:"DNS suffix for enable-ingress-hostname."`
-	MaxSharedLB                    int           `json:"max-shared-lb" default:"2" doc:"Services that may share one load balancer (at least 1)."`
+	MaxSharedLB                    int           `json:"max-shared-lb" default:"2" doc:"Services that may share one load balancer (at least 1): a Service whose load-balancer-id annotation names a load balancer that other Services use joins it only while its tags list fewer Services than this (Octavia API 2.5 or newer)."`
 	ContainerStore                 string        `json:"container-store" default:"barbican" doc:"Store of TLS container refs: barbican or external."`
 	DefaultTLSContainerRef         string        `json:"default-tls-container-ref" doc:"TLS container for TERMINATED_HTTPS listeners."`
 	ProviderRequiresSerialAPICalls bool          `json:"provider-requires-serial-api-calls" doc:"Update members one by one instead of in a batch."`

@@ -82,7 +82,10 @@
 // With [LoadBalancer] manage-security-groups, each Service also gets a
 // Neutron security group, lb-sg-<uid>-<namespace>-<name> as OCCM names
 // it, that opens its NodePorts (and health check node port) to the
-// member subnet, on the ports of its member nodes.
+// member subnet, on the ports of its member nodes. Up to [LoadBalancer]
+// max-shared-lb Services share one load balancer (the same
+// load-balancer-id), each with its own listeners, tagged with its name, as
+// OCCM shares them (lb_shared.go).
 //
 // # Routes
 //

@@ -92,17 +92,13 @@ func (d *lbDriver) Create(ctx context.Context, req *lbRequest) (*octaviaLB, erro
 // asks for, leaves members the driver knows, so the sync after it reads
 // nothing when Octavia has applied it; any other write makes the next
 // sync read the children again, and a failed one forgets the load
-// balancer.
+// balancer. A load balancer other Services use too is updateShared's.
 func (d *lbDriver) Update(ctx context.Context, lb *octaviaLB, req *lbRequest) (changed bool, err error) {
 	cfg, err := d.settings(req)
 	if err != nil {
 		return false, err
 	}
 	own := d.ownership(lb, req)
-	if own == lbForeign {
-		return false, fmt.Errorf("load balancer %s (%s) belongs to another Service; sharing load balancers is not supported: remove the %s annotation",
-			lb.LB.ID, lb.LB.Name, AnnotationLoadBalancerID)
-	}
 	switch {
 	case lb.LB.ProvisioningStatus == statusError:
 		return d.recover(ctx, lb, req, own)
@@ -118,6 +114,9 @@ func (d *lbDriver) Update(ctx context.Context, lb *octaviaLB, req *lbRequest) (c
 	}()
 	if err := d.complete(ctx, lb); err != nil {
 		return false, err
+	}
+	if handled, changed, err := d.updateIfShared(ctx, lb, req, cfg, own); handled {
+		return changed, err // lb_shared_apply.go
 	}
 	if changed, err = d.reconcileFIP(ctx, lb, cfg, req, own); err != nil {
 		return changed, err
@@ -185,6 +184,9 @@ func (d *lbDriver) applied(lb *octaviaLB, a action) {
 func (d *lbDriver) recover(ctx context.Context, lb *octaviaLB, req *lbRequest, own lbOwnership) (bool, error) {
 	if own != lbOwned {
 		return false, fmt.Errorf("load balancer %s is in ERROR; it is not the CCM's (name %q), so it is not recreated: repair or delete it in Octavia", lb.LB.ID, lb.LB.Name)
+	}
+	if others := lbTagSharers(lb, req); len(others) > 0 {
+		return false, fmt.Errorf("load balancer %s is in ERROR and shared with %v, whose listeners a new one would not have, so it is not recreated: repair or delete it in Octavia", lb.LB.ID, others)
 	}
 	if !lb.fipLoaded {
 		if err := d.loadFIP(ctx, lb); err != nil {
@@ -257,7 +259,8 @@ func (d *lbDriver) reconcileFIP(ctx context.Context, lb *octaviaLB, cfg *LoadBal
 // [LoadBalancer] cascade-delete is false) after removing the Service's
 // node security group and releasing the floating IP it made (see
 // releasable). Of an adopted load balancer it removes only
-// the listeners and pools. It does not wait:
+// the listeners and pools; of one other Services use too, only the
+// Service's own (deleteShared). It does not wait:
 // while Octavia works it returns ErrProvisioning and the pipeline asks
 // again; a load balancer found gone is ErrNotFound, which is success.
 func (d *lbDriver) Delete(ctx context.Context, lb *octaviaLB, req *lbRequest) error {
@@ -279,9 +282,8 @@ func (d *lbDriver) Delete(ctx context.Context, lb *octaviaLB, req *lbRequest) er
 	}
 	log := klog.FromContext(ctx).WithValues("service", klog.KObj(req.Service), "loadBalancerID", id)
 	own := d.ownership(lb, req)
-	if own == lbForeign {
-		log.Info("Not deleting another Service's load balancer", "name", lb.LB.Name)
-		return nil
+	if done, err := d.deleteShared(ctx, lb, req, &own); done {
+		return err // lb_shared_apply.go: the Service left a load balancer others use
 	}
 	defer d.known.forget(id)
 	if err := d.complete(ctx, lb); err != nil {

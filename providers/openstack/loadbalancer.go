@@ -259,7 +259,8 @@ const (
 	lbOwned lbOwnership = iota
 	// lbAdopted: made outside, adopted through the ID annotation.
 	lbAdopted
-	// lbForeign: created for another Service.
+	// lbForeign: created for another Service, which the Service shares
+	// (lb_shared.go).
 	lbForeign
 )
 

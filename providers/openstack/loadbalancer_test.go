@@ -413,7 +413,9 @@ func TestLoadBalancerAdopt(t *testing.T) {
 }
 
 // TestLoadBalancerForeign: the ID annotation naming another Service's load
-// balancer is refused, and deleting the Service leaves it alone.
+// balancer asks to share it (loadbalancer_shared_test.go); with a port the
+// other Service's listener has, it is refused, and deleting the Service
+// leaves the load balancer alone.
 func TestLoadBalancerForeign(t *testing.T) {
 	f := newLBFixture(t, "", nil)
 	owner := f.service(t, "owner", nil)
@@ -421,8 +423,8 @@ func TestLoadBalancerForeign(t *testing.T) {
 	id := f.only(t).ID
 	other := f.service(t, "other", map[string]string{openstack.AnnotationLoadBalancerID: id})
 	mark := f.mark()
-	if _, err := f.ensure(t, other); err == nil || !strings.Contains(err.Error(), "belongs to another Service") {
-		t.Errorf("EnsureLoadBalancer = %v, want an error about sharing", err)
+	if _, err := f.ensure(t, other); err == nil || !strings.Contains(err.Error(), "already used by listener") {
+		t.Errorf("EnsureLoadBalancer = %v, want an error about the port in use", err)
 	}
 	f.deleteAll(t, other)
 	if got := f.writes(mark); len(got) != 0 {
