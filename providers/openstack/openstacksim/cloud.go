@@ -1,7 +1,6 @@
 package openstacksim
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 
@@ -83,7 +82,7 @@ func (c *Cloud) LoadBalancers() []frameworktest.LoadBalancer {
 					members[cmpOr(owner[m.Address], m.Address)] = true
 				}
 			}
-			n.Listeners = append(n.Listeners, fmt.Sprintf("%s:%d->:%d", l.Protocol, l.ProtocolPort, port))
+			n.Listeners = append(n.Listeners, frameworktest.FormatListener(l.Protocol, l.ProtocolPort, port))
 		}
 		for id := range members {
 			n.Members = append(n.Members, id)

@@ -2,7 +2,6 @@ package openstacksim
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -44,9 +43,8 @@ func TestScenario(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(s.Handler())
-	defer ts.Close()
-	s.ts = ts // so URL() and the helpers work
+	s.Start()
+	defer s.Close()
 	if s.Region() != "RegionTwo" || s.opts.Users[0].Name != "admin" {
 		t.Fatalf("options not applied: %+v", s.opts)
 	}

@@ -2,7 +2,6 @@ package openstacksim
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"sync"
 	"time"
@@ -95,6 +94,13 @@ type Options struct {
 // Server is a simulated OpenStack cloud: Keystone, Nova, Neutron and
 // Octavia on one listener. It is safe for concurrent use.
 type Server struct {
+	// Base brings Start, Close, URL, Handler, Stats, Writes,
+	// InjectedLatency, Requests, ResetConnections, SetLatency and
+	// ClearFaults, and serves /_sim/stats and /_sim/state. Writes
+	// counts the mutating requests answered 2xx, token requests
+	// excluded.
+	simkit.Base
+
 	opts Options
 	mux  *http.ServeMux
 	kit  *simkit.Kit
@@ -103,8 +109,6 @@ type Server struct {
 	st *state
 	// tokens maps issued tokens to what they stand for.
 	tokens map[string]*token
-
-	ts *httptest.Server
 }
 
 // New returns a Server that is not listening yet: call Start, or mount
@@ -154,6 +158,7 @@ func New(opts Options) *Server {
 		Seed:      opts.Seed,
 		Logger:    opts.Logger,
 	})
+	s.Base = simkit.NewBase(s.kit, s.mux, func() any { return s.State() })
 	if !opts.NoDefaults {
 		s.addDefaults()
 	}
@@ -171,49 +176,12 @@ func NewServer(t TB, opts Options) *Server {
 	return simkit.StartForTest(t, New(opts))
 }
 
-// Start serves the cloud on a loopback port.
-func (s *Server) Start() { s.ts = httptest.NewServer(s.mux) }
-
-// Close stops serving and waits for in-flight requests.
-func (s *Server) Close() {
-	if s.ts != nil {
-		s.ts.Close()
-	}
-}
-
-// URL is the server's base URL, e.g. "http://127.0.0.1:41234" (no
-// trailing slash); "" before Start.
-func (s *Server) URL() string {
-	if s.ts == nil {
-		return ""
-	}
-	return s.ts.URL
-}
-
 // AuthURL is the Keystone URL clients authenticate against
 // (URL()+"/identity/v3").
 func (s *Server) AuthURL() string { return s.URL() + identityPrefix + "/v3" }
 
 // Region is the region the catalog advertises.
 func (s *Server) Region() string { return s.opts.Region }
-
-// Handler serves the cloud, for mounting at the root of another server.
-func (s *Server) Handler() http.Handler { return s.mux }
-
-// Stats returns the number of requests received per operation, e.g.
-// {"GET /compute/v2.1/servers/detail": 3}, faulted and unauthorized ones
-// included.
-func (s *Server) Stats() map[string]int { return s.kit.Stats() }
-
-// Writes returns the number of successful mutating requests (POST, PUT,
-// PATCH, DELETE answered 2xx), token requests excluded.
-func (s *Server) Writes() int { return s.kit.Writes() }
-
-// Requests returns the request log, oldest first.
-func (s *Server) Requests() []Request { return s.kit.Requests() }
-
-// InjectedLatency returns the total delay the server has added so far.
-func (s *Server) InjectedLatency() time.Duration { return s.kit.InjectedLatency() }
 
 // Inject adds a fault; remove takes it out again.
 func (s *Server) Inject(f Fault) (remove func()) { return s.kit.Inject(f) }
@@ -226,18 +194,6 @@ func (s *Server) Fail(status int, ops ...string) (remove func()) { return s.kit.
 func (s *Server) RateLimit(retryAfter time.Duration, ops ...string) (remove func()) {
 	return s.kit.RateLimit(retryAfter, ops...)
 }
-
-// ResetConnections makes requests to ops (every endpoint when none) end
-// with a closed connection and no answer.
-func (s *Server) ResetConnections(ops ...string) (remove func()) {
-	return s.kit.ResetConnections(ops...)
-}
-
-// SetLatency delays every API request by d from now on; 0 turns it off.
-func (s *Server) SetLatency(d time.Duration) { s.kit.SetLatency(d) }
-
-// ClearFaults removes every injected fault and the latency.
-func (s *Server) ClearFaults() { s.kit.ClearFaults() }
 
 // Operations returns every endpoint, as Fault.Op and Stats write them.
 func (s *Server) Operations() []string { return s.kit.Ops() }
@@ -252,10 +208,6 @@ func (s *Server) routes() {
 	s.novaRoutes()
 	s.neutronRoutes()
 	s.octaviaRoutes()
-	s.mux.HandleFunc("GET /_sim/stats", s.kit.ServeStats)
-	s.mux.HandleFunc("GET /_sim/state", func(w http.ResponseWriter, _ *http.Request) {
-		simkit.WriteJSON(w, http.StatusOK, s.State())
-	})
 	s.mux.HandleFunc("GET /_sim/cloud.conf", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte(s.CloudConfigFor(simkit.BaseURL(r))))
