@@ -82,7 +82,11 @@ func testInstanceExists(t *testing.T, s *suite) {
 	if ok, err := inst.InstanceExists(s.ctx, node); err != nil || !ok {
 		t.Fatalf("InstanceExists(running instance) = %v, %v; want true, nil", ok, err)
 	}
-	faults := map[string]Fault{"500": FaultServerError, "401": FaultUnauthorized, "timeout": FaultTimeout}
+	faults := map[string]Fault{
+		"500": FaultServerError, "401": FaultUnauthorized, "timeout": FaultTimeout,
+		"a proxy's HTML 404": FaultProxyNotFound, "a 404 from a wrong base URL": FaultWrongBaseURL,
+		"a 200 with a truncated body": FaultTruncatedBody,
+	}
 	for name, f := range faults {
 		restore := s.target.Cloud.Fail(f)
 		ok, err := inst.InstanceExists(s.ctx, node)

@@ -23,6 +23,7 @@ var brokenProviders = map[string]struct {
 	"not-found-on-error":       {frameworktest.Broken{NotFoundOnError: true}, "want an error (only an authoritative not-found may say false)"},
 	"listeners-on-node-change": {frameworktest.Broken{ListenersOnNodeChange: true}, "a node joining changed more than members"},
 	"find-missing-fails":       {frameworktest.Broken{FindMissingFails: true}, "EnsureLoadBalancer"},
+	"html-404-as-not-found":    {frameworktest.Broken{NotFoundOnAny404: true}, "InstanceExists during a proxy's HTML 404"},
 }
 
 // TestConformanceCatchesBrokenProviders runs the suite on each broken

@@ -45,6 +45,9 @@ type Broken struct {
 	// FindMissingFails: looking up an LB that does not exist is an error
 	// rather than not-found, so deletes are not idempotent.
 	FindMissingFails bool
+	// NotFoundOnAny404: an instance lookup answered with any 404, a proxy's
+	// page included, is reported as not-found.
+	NotFoundOnAny404 bool
 }
 
 type fakeInstance struct {
@@ -168,16 +171,35 @@ func (c *FakeCloud) call(ctx context.Context, op string, write bool) error {
 		return err
 	}
 	c.calls[op]++
-	if c.fault != nil {
-		if c.fault.Delay > 0 {
+	if f := c.fault; f != nil {
+		switch {
+		case f.Delay > 0:
 			return fmt.Errorf("fake cloud %s: %w", op, context.DeadlineExceeded)
+		case f.Truncate:
+			return fmt.Errorf("fake cloud %s: malformed response: unexpected end of JSON input", op)
+		case f.ContentType != "":
+			return &fakeHTTPError{op: op, status: f.Status, contentType: f.ContentType}
 		}
-		return fmt.Errorf("fake cloud %s: HTTP %d %s", op, c.fault.Status, http.StatusText(c.fault.Status))
+		return &fakeHTTPError{op: op, status: f.Status}
 	}
 	if write {
 		c.writes++
 	}
 	return nil
+}
+
+// fakeHTTPError is an error answer: the cloud's own (contentType "") or
+// someone else's page.
+type fakeHTTPError struct {
+	op, contentType string
+	status          int
+}
+
+func (e *fakeHTTPError) Error() string {
+	if e.contentType != "" {
+		return fmt.Sprintf("fake cloud %s: HTTP %d %s (a %s page, not the API's answer)", e.op, e.status, http.StatusText(e.status), e.contentType)
+	}
+	return fmt.Sprintf("fake cloud %s: HTTP %d %s", e.op, e.status, http.StatusText(e.status))
 }
 
 func nodeAddresses(name string, n int) []corev1.NodeAddress {

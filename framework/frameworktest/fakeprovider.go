@@ -2,7 +2,9 @@ package frameworktest
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"sort"
 	"time"
@@ -68,7 +70,8 @@ func (f fakeInstances) lookup(ctx context.Context, op string, match func(*fakeIn
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.call(ctx, op, false); err != nil {
-		if c.Broken.NotFoundOnError {
+		var httpErr *fakeHTTPError
+		if c.Broken.NotFoundOnError || c.Broken.NotFoundOnAny404 && errors.As(err, &httpErr) && httpErr.status == http.StatusNotFound {
 			return nil, framework.NotFound("%v", err)
 		}
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
 // Harness connects the conformance suite to one provider and its simulated
@@ -63,11 +64,21 @@ type Cloud interface {
 	Advance()
 }
 
-// Fault is an injected API failure: an HTTP status, or a delay longer than
-// the client's timeout.
+// Fault is an injected API failure: an HTTP status with the cloud's error
+// body or with a page of someone else's (Body), a body cut short, or a
+// delay longer than the client's timeout.
 type Fault struct {
+	// Status answers every request with this status.
 	Status int
-	Delay  time.Duration
+	// Body and ContentType, when set, are the answer's body and its type
+	// as they are, instead of the cloud's error body: a page that a proxy
+	// or a router, not the cloud's API, answered with.
+	Body, ContentType string
+	// Truncate serves each request but sends only the first half of its
+	// body (with a Content-Length to match).
+	Truncate bool
+	// Delay holds each request this long first.
+	Delay time.Duration
 }
 
 // Faults the suite injects: none of them may make InstanceExists say false.
@@ -75,7 +86,32 @@ var (
 	FaultServerError  = Fault{Status: 500}
 	FaultUnauthorized = Fault{Status: 401}
 	FaultTimeout      = Fault{Delay: 3 * time.Second}
+	// FaultProxyNotFound is a reverse proxy's 404 page: a 404, but not the
+	// cloud's answer about any resource.
+	FaultProxyNotFound = Fault{Status: 404, ContentType: "text/html",
+		Body: "<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n<center><h1>404 Not Found</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"}
+	// FaultWrongBaseURL is what a server answers for a path none of its
+	// routes serve, as when the API URL is configured with a wrong path:
+	// Go's ServeMux 404.
+	FaultWrongBaseURL = Fault{Status: 404, ContentType: "text/plain; charset=utf-8", Body: "404 page not found\n"}
+	// FaultTruncatedBody answers 200 with the first half of the body.
+	FaultTruncatedBody = Fault{Truncate: true}
 )
+
+// SimFault is f as a simkit.Fault, for simulators built on simkit. A bare
+// Status gets the simulator's own error body; Body is sent verbatim.
+func (f Fault) SimFault() simkit.Fault {
+	sf := simkit.Fault{Status: f.Status, Delay: f.Delay, Truncate: f.Truncate}
+	if f.ContentType != "" {
+		sf.Body, sf.ContentType = f.Body, f.ContentType
+	}
+	return sf
+}
+
+// Foreign reports whether f's answer is not the cloud's own (a verbatim
+// Body, or a cut one), so a simulator injects it as SimFault gives it
+// rather than in its cloud's error format.
+func (f Fault) Foreign() bool { return f.ContentType != "" || f.Truncate }
 
 // LoadBalancer is a cloud LB in a form every provider can produce.
 type LoadBalancer struct {

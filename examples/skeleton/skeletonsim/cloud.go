@@ -34,9 +34,12 @@ func (c *Cloud) DeleteInstance(id string) { c.s.DeleteInstance(id) }
 // ShutdownInstance stops an instance.
 func (c *Cloud) ShutdownInstance(id string) { c.s.SetInstanceStatus(id, StatusStopped) }
 
-// Fail makes every API request fail with f's status, after f's delay,
-// until restore is called.
+// Fail makes every API request fail as f says (f's status with the API's
+// error body, or f's own body), after f's delay, until restore is called.
 func (c *Cloud) Fail(f frameworktest.Fault) (restore func()) {
+	if f.Foreign() {
+		return c.s.kit.Inject(f.SimFault())
+	}
 	return c.s.Inject(Fault{Status: f.Status, Delay: f.Delay})
 }
 

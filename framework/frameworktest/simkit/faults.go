@@ -22,8 +22,18 @@ type Fault struct {
 	Status int
 	// Message is the error body's message; "" means one fitting Status.
 	Message string
-	// Body, when non-nil, is the error body as is (Message is then unused).
+	// Body, when non-nil, is the error body as is (Message is then unused):
+	// encoded as JSON, or, with ContentType set, a string or []byte sent
+	// verbatim.
 	Body any
+	// ContentType, when set, sends Body verbatim with this Content-Type
+	// instead of as JSON, and without Options.Respond: a proxy's HTML 404
+	// page, a router's plain-text one.
+	ContentType string
+	// Truncate serves the request, then sends only the first half of the
+	// answer's body, with a Content-Length to match: a complete HTTP answer
+	// whose JSON stops midway.
+	Truncate bool
 	// Header holds extra headers for the error answer.
 	Header http.Header
 	// RetryAfter, when positive, is sent as a Retry-After header (seconds,
@@ -177,6 +187,12 @@ func (k *Kit) apply(f Fault, w http.ResponseWriter, r *http.Request, op string) 
 		resp := Response{Status: f.Status, Body: f.Body, Header: f.Header.Clone()}
 		if resp.Header == nil {
 			resp.Header = http.Header{}
+		}
+		if f.ContentType != "" {
+			// Someone else's page: the API's Respond hook never sees it.
+			resp.Header.Set("Content-Type", f.ContentType)
+			resp.Body = rawBody(f.Body)
+			return Write(w, r, resp), true
 		}
 		retryable := f.Status == http.StatusTooManyRequests || f.Status == http.StatusServiceUnavailable
 		if retryable && !f.NoRetryAfter || f.RetryAfter > 0 {

@@ -21,11 +21,33 @@ func JSON(status int, body any) Response { return Response{Status: status, Body:
 // NoContent is an answer with status and no body (e.g. 204).
 func NoContent(status int) Response { return Response{Status: status} }
 
+// Raw is a body sent as it is, not encoded as JSON (with the
+// Content-Type its Response's Header gives).
+type Raw []byte
+
+// rawBody returns body (a string or []byte) as a Raw body; anything else
+// is returned unchanged.
+func rawBody(body any) any {
+	switch b := body.(type) {
+	case string:
+		return Raw(b)
+	case []byte:
+		return Raw(b)
+	}
+	return body
+}
+
 // WriteJSON writes body as JSON with status, and Content-Type ContentType
-// unless w's header has one already; a nil body writes no body.
+// unless w's header has one already; a nil body writes no body, a Raw
+// body is written as it is.
 func WriteJSON(w http.ResponseWriter, status int, body any) {
 	if body == nil {
 		w.WriteHeader(status)
+		return
+	}
+	if raw, ok := body.(Raw); ok {
+		w.WriteHeader(status)
+		_, _ = w.Write(raw)
 		return
 	}
 	data, err := json.Marshal(body)

@@ -2,6 +2,7 @@ package simkit
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -195,5 +196,32 @@ func TestScenarioFault(t *testing.T) {
 	}
 	if errs := (ScenarioFault{Operation: "*"}).Validate("f", resolve); len(errs) != 1 {
 		t.Errorf("a fault with nothing to do: %v", errs)
+	}
+}
+
+// TestRawAndTruncatedFaults: a fault can answer with a page that is not
+// the cloud's error body (a proxy's HTML 404), or serve the request and
+// cut its JSON in half.
+func TestRawAndTruncatedFaults(t *testing.T) {
+	k, ts := newTestServer(t, Options{})
+	remove := k.Inject(Fault{Status: 404, ContentType: "text/html", Body: "<html>Not Found</html>"})
+	r := do(t, ts, "GET", "/things/a", "", true)
+	body, _ := io.ReadAll(r.Body)
+	if r.StatusCode != 404 || r.Header.Get("Content-Type") != "text/html" || string(body) != "<html>Not Found</html>" {
+		t.Errorf("HTML 404: %d %q %q", r.StatusCode, r.Header.Get("Content-Type"), body)
+	}
+	remove()
+
+	k.Inject(Fault{Op: "GET /things/{id}", Truncate: true, Count: 1})
+	r = do(t, ts, "GET", "/things/abcdef", "", true)
+	body, err := io.ReadAll(r.Body)
+	full := `{"id":"abcdef"}` + "\n"
+	if err != nil || r.StatusCode != 200 || string(body) != full[:len(full)/2] || r.ContentLength != int64(len(full)/2) {
+		t.Errorf("truncated: %d %q (length %d), %v; want 200 %q", r.StatusCode, body, r.ContentLength, err, full[:len(full)/2])
+	}
+	if r := do(t, ts, "GET", "/things/abcdef", "", true); r.StatusCode != 200 {
+		t.Errorf("after Count: %d", r.StatusCode)
+	} else if b, _ := io.ReadAll(r.Body); string(b) != full {
+		t.Errorf("after Count: %q", b)
 	}
 }

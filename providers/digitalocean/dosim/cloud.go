@@ -42,9 +42,12 @@ func (c *Cloud) ShutdownInstance(id string) {
 	}
 }
 
-// Fail makes every API request fail with f's status, after f's delay,
-// until restore is called.
+// Fail makes every API request fail as f says (f's status with the API's
+// error body, or f's own body), after f's delay, until restore is called.
 func (c *Cloud) Fail(f frameworktest.Fault) (restore func()) {
+	if f.Foreign() {
+		return c.s.kit.Inject(f.SimFault())
+	}
 	return c.s.Inject(Fault{Status: f.Status, Delay: f.Delay})
 }
 

@@ -30,11 +30,11 @@ func (c *Cloud) DeleteInstance(id string) { c.s.DeleteServer(id) }
 // ShutdownInstance powers a server off (SHUTOFF).
 func (c *Cloud) ShutdownInstance(id string) { c.s.SetServerStatus(id, StatusShutoff) }
 
-// Fail makes every API request fail with f's status, after f's delay,
-// until restore is called. Keystone fails too (a 401 from it means bad
-// credentials to a client).
+// Fail makes every API request fail as f says (f's status with the API's
+// error body, or f's own body), after f's delay, until restore is called.
+// Keystone fails too (a 401 from it means bad credentials to a client).
 func (c *Cloud) Fail(f frameworktest.Fault) (restore func()) {
-	return c.s.Inject(Fault{Status: f.Status, Delay: f.Delay})
+	return c.s.Inject(f.SimFault())
 }
 
 // Writes counts the successful mutating requests served.
