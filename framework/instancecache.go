@@ -3,6 +3,9 @@ package framework
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,7 +22,9 @@ const DefaultInstanceCacheTTL = 30 * time.Second
 // instanceCache serves lookups from one shared, periodically refreshed list.
 // A hit in a fresh list answers at once. A miss is never taken as not-found:
 // the instance may be newer than the list, so a miss (and any list failure)
-// falls through to the provider's direct, authoritative lookup.
+// falls through to the provider's direct, authoritative lookup. A name
+// that several listed instances share is an error, never one of them: a
+// Node given an unrelated VM's providerID would be deleted with that VM.
 type instanceCache struct {
 	src Instances
 	ttl time.Duration
@@ -27,10 +32,12 @@ type instanceCache struct {
 
 	flight singleflight.Group
 
-	mu       sync.Mutex
-	fetched  time.Time
-	byIDs    map[string]*Instance
-	byNames  map[string]*Instance
+	mu      sync.Mutex
+	fetched time.Time
+	byIDs   map[string]*Instance
+	byNames map[string]*Instance
+	// sameName holds the IDs of the instances that share a name, sorted.
+	sameName map[string][]string
 	listable bool
 }
 
@@ -42,32 +49,38 @@ func newInstanceCache(src Instances, ttl time.Duration) *instanceCache {
 }
 
 func (c *instanceCache) byID(ctx context.Context, id string) (*Instance, error) {
-	if inst := c.cached(ctx, func() map[string]*Instance { return c.byIDs }, id); inst != nil {
-		return inst, nil
+	inst, err := c.cached(ctx, func() (*Instance, error) { return c.byIDs[id], nil })
+	if inst != nil || err != nil {
+		return inst, err
 	}
 	return c.src.InstanceByID(ctx, id)
 }
 
 func (c *instanceCache) byName(ctx context.Context, name string) (*Instance, error) {
-	if inst := c.cached(ctx, func() map[string]*Instance { return c.byNames }, name); inst != nil {
-		return inst, nil
+	inst, err := c.cached(ctx, func() (*Instance, error) {
+		if ids := c.sameName[name]; len(ids) > 1 {
+			return nil, fmt.Errorf("instances %s are all named %q: give the Node its providerID, or rename all but one", strings.Join(ids, ", "), name)
+		}
+		return c.byNames[name], nil
+	})
+	if inst != nil || err != nil {
+		return inst, err
 	}
 	return c.src.InstanceByName(ctx, name)
 }
 
-// cached returns the instance under key in a fresh list, refreshing the list
-// (once for all concurrent callers) when it is stale. nil means "ask the
-// provider directly".
-func (c *instanceCache) cached(ctx context.Context, index func() map[string]*Instance, key string) *Instance {
+// cached answers a lookup from a fresh list, refreshing the list (once for
+// all concurrent callers) when it is stale. pick runs with c.mu held. A nil
+// instance and error means "ask the provider directly".
+func (c *instanceCache) cached(ctx context.Context, pick func() (*Instance, error)) (*Instance, error) {
 	c.mu.Lock()
 	if !c.listable {
 		c.mu.Unlock()
-		return nil
+		return nil, nil
 	}
 	if c.now().Sub(c.fetched) < c.ttl {
-		inst := index()[key]
-		c.mu.Unlock()
-		return inst
+		defer c.mu.Unlock()
+		return pick()
 	}
 	c.mu.Unlock()
 
@@ -78,15 +91,15 @@ func (c *instanceCache) cached(ctx context.Context, index func() map[string]*Ins
 	})
 	select {
 	case <-ctx.Done():
-		return nil
+		return nil, nil
 	case res := <-ch:
 		if res.Err != nil {
-			return nil
+			return nil, nil
 		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return index()[key]
+	return pick()
 }
 
 func (c *instanceCache) refresh(ctx context.Context) error {
@@ -102,23 +115,39 @@ func (c *instanceCache) refresh(ctx context.Context) error {
 		// paying a failing list call on each one.
 		klog.FromContext(ctx).V(2).Info("Listing instances failed; using direct lookups until the next refresh", "err", err)
 		c.mu.Lock()
-		c.byIDs, c.byNames, c.fetched = nil, nil, c.now()
+		c.byIDs, c.byNames, c.sameName, c.fetched = nil, nil, nil, c.now()
 		c.mu.Unlock()
 		return err
 	}
 	ids := make(map[string]*Instance, len(list))
 	names := make(map[string]*Instance, len(list))
+	var sameName map[string][]string
 	for _, inst := range list {
 		if inst == nil {
 			continue
 		}
 		ids[inst.ID] = inst
-		if inst.Name != "" {
-			names[inst.Name] = inst
+		if inst.Name == "" {
+			continue
 		}
+		if other, taken := names[inst.Name]; taken && other.ID != inst.ID {
+			if sameName == nil {
+				sameName = map[string][]string{}
+			}
+			if len(sameName[inst.Name]) == 0 {
+				sameName[inst.Name] = []string{other.ID}
+			}
+			sameName[inst.Name] = append(sameName[inst.Name], inst.ID)
+			continue
+		}
+		names[inst.Name] = inst
+	}
+	for name, shared := range sameName {
+		slices.Sort(shared)
+		delete(names, name)
 	}
 	c.mu.Lock()
-	c.byIDs, c.byNames, c.fetched = ids, names, c.now()
+	c.byIDs, c.byNames, c.sameName, c.fetched = ids, names, sameName, c.now()
 	c.mu.Unlock()
 	return nil
 }

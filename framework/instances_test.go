@@ -3,6 +3,7 @@ package framework_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -197,4 +198,26 @@ func total(m map[string]int) int {
 		n += v
 	}
 	return n
+}
+
+// TestInstanceCacheRefusesSharedName: the list holds two instances with a
+// Node's name; the lookup by name is an error, never one of them (a Node
+// given an unrelated VM's providerID would be deleted with that VM).
+func TestInstanceCacheRefusesSharedName(t *testing.T) {
+	fc, inst, ctx := newFakeCloud(t, time.Hour)
+	a, b := fc.AddInstance("twin"), fc.AddInstance("twin")
+	fc.AddInstance("other")
+	md, err := inst.InstanceMetadata(ctx, node("twin", ""))
+	if err == nil || !strings.Contains(err.Error(), a) || !strings.Contains(err.Error(), b) {
+		t.Fatalf("InstanceMetadata(twin) = %+v, %v; want an error naming %s and %s", md, err, a, b)
+	}
+	if ok, err := inst.InstanceExists(ctx, node("twin", "")); err == nil {
+		t.Fatalf("InstanceExists(twin) = %v, nil; want an error", ok)
+	}
+	if _, err := inst.InstanceMetadata(ctx, node("other", "")); err != nil {
+		t.Fatalf("InstanceMetadata(other): %v", err)
+	}
+	if calls := fc.Calls(); calls["instances.getByName"] != 0 || calls["instances.list"] != 1 {
+		t.Errorf("calls = %v; want one list and no direct lookup by name", calls)
+	}
 }

@@ -153,3 +153,30 @@ func testListInstances(t *testing.T, s *suite) {
 		}
 	}
 }
+
+// testSharedName: a Node named like two instances gets no providerID and is
+// never reported gone: naming one of them would tie the Node to an
+// unrelated VM, and delete it with that VM.
+func testSharedName(t *testing.T, s *suite) {
+	inst := s.instances(t)
+	first := s.target.Cloud.AddInstance("twin")
+	second := s.target.Cloud.AddInstance("twin")
+	twin := s.node("twin", "")
+
+	if md, err := inst.InstanceMetadata(s.ctx, twin); err == nil {
+		t.Errorf("InstanceMetadata for a Node named like instances %s and %s = providerID %q; want an error, never a guess", first, second, md.ProviderID)
+	}
+	if ok, err := inst.InstanceExists(s.ctx, twin); err == nil {
+		t.Errorf("InstanceExists for a Node named like two instances = %v, nil; want an error", ok)
+	}
+	if off, err := inst.InstanceShutdown(s.ctx, twin); err == nil {
+		t.Errorf("InstanceShutdown for a Node named like two instances = %v, nil; want an error", off)
+	}
+	// A Node with a providerID is still found: the name is not used.
+	for _, id := range []string{first, second} {
+		md, err := inst.InstanceMetadata(s.ctx, s.node("twin", id))
+		if err != nil || md.ProviderID != s.providerID(id) {
+			t.Errorf("InstanceMetadata(providerID %s) = %+v, %v; want that instance", s.providerID(id), md, err)
+		}
+	}
+}

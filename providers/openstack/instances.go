@@ -100,16 +100,14 @@ func (i *instances) InstanceByName(ctx context.Context, name string) (*framework
 }
 
 // ListInstances returns every server of the project, all pages. A malformed
-// server (no ID) is logged and left out. A name two servers share is
-// cleared from both, so that a lookup by that name goes to InstanceByName
-// and fails there rather than picking one.
+// server (no ID) is logged and left out. (A name two servers share is the
+// framework's to refuse: its cache never picks one of them.)
 func (i *instances) ListInstances(ctx context.Context) ([]*framework.Instance, error) {
 	list, err := i.listServers(ctx, servers.ListOpts{})
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*framework.Instance, 0, len(list))
-	names := make(map[string]int, len(list))
 	for k := range list {
 		if list[k].ID == "" {
 			klog.FromContext(ctx).Error(errors.New("server without an ID"), "Ignoring malformed server", "name", list[k].Name)
@@ -119,13 +117,7 @@ func (i *instances) ListInstances(ctx context.Context) ([]*framework.Instance, e
 		if err != nil {
 			return nil, err
 		}
-		names[inst.Name]++
 		out = append(out, inst)
-	}
-	for _, inst := range out {
-		if names[inst.Name] > 1 {
-			inst.Name = ""
-		}
 	}
 	return out, nil
 }
