@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	"k8s.io/klog/v2"
 
@@ -53,23 +54,42 @@ func NewCloud(ctx context.Context, p Provider, env *Env) (*Cloud, error) {
 	if err := p.Init(ctx, env); err != nil {
 		return nil, fmt.Errorf("initializing %s cloud provider: %w", p.Name(), err)
 	}
+	// A capability the provider returns as nil, a typed nil pointer
+	// included, is absent: the upstream controllers then do not run it.
 	cloud := &Cloud{provider: p, env: env}
 	if ip, ok := p.(InstancesProvider); ok {
-		if inst := ip.Instances(); inst != nil {
+		if inst := ip.Instances(); !isNil(inst) {
 			cloud.instances = newInstancesV2(Codec(p), inst, env)
 		}
 	}
 	if lp, ok := p.(LoadBalancerProvider); ok {
-		cloud.lb = lp.LoadBalancer()
+		if lb := lp.LoadBalancer(); !isNil(lb) {
+			cloud.lb = lb
+		}
 	}
 	if rp, ok := p.(RoutesProvider); ok {
-		cloud.routes = rp.Routes()
+		if routes := rp.Routes(); !isNil(routes) {
+			cloud.routes = routes
+		}
 	}
 	// Before the CCM starts the informers: the cloud controllers never read
 	// the fields dropped here, and leaving them out of the caches saves
 	// memory in proportion to the cluster's size.
 	trimInformers(env.Logger, env.Informers, cloud.lb != nil)
 	return cloud, nil
+}
+
+// isNil reports whether v is nil or an interface holding a nil pointer
+// (or another nil reference).
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
 }
 
 // Codec returns p's providerID codec: its own, or "<name>://<id>".
