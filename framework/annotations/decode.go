@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Result reports which annotations Decode used and which it did not know.
@@ -27,7 +29,24 @@ type FieldError struct {
 }
 
 func (e *FieldError) Error() string {
-	return fmt.Sprintf("annotation %q: invalid value %q: %v", e.Key, e.Value, e.Err)
+	return fmt.Sprintf("annotation %q: invalid value %s: %v", e.Key, Quote(e.Value), e.Err)
+}
+
+// quoteMax is the longest value Quote shows whole, in bytes.
+const quoteMax = 64
+
+// Quote returns s quoted (as %q does) for an error message or Event,
+// shortened when long: the first bytes of it and its length, so that a
+// 10 KB value is not echoed whole.
+func Quote(s string) string {
+	if len(s) <= quoteMax {
+		return strconv.Quote(s)
+	}
+	cut := quoteMax - 16
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:cut]), len(s))
 }
 
 func (e *FieldError) Unwrap() error { return e.Err }

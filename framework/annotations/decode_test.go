@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -694,5 +695,16 @@ func TestDecodeWalksNestedAndEmbeddedStructs(t *testing.T) {
 	}
 	if diff := cmp.Diff(Result{Set: []string{"x/cert", "x/port"}}, res); diff != "" {
 		t.Errorf("Result (-want +got):\n%s", diff)
+	}
+}
+
+func TestQuoteShortensLongValues(t *testing.T) {
+	if got := Quote("10s"); got != `"10s"` {
+		t.Errorf("Quote(short) = %s", got)
+	}
+	long := strings.Repeat("é", 5000) // 10,000 bytes, two per rune
+	got := Quote(long)
+	if len(got) > 80 || !strings.HasSuffix(got, "... (10000 bytes)") || !utf8.ValidString(got) {
+		t.Errorf("Quote(10 KB) = %s", got)
 	}
 }

@@ -441,7 +441,7 @@ func listDecoder(t reflect.Type, decode decodeFunc) decodeFunc {
 				continue
 			}
 			if err := decode(list.Index(i), item); err != nil {
-				return fmt.Errorf("item %q: %w", item, err)
+				return fmt.Errorf("item %s: %w", Quote(item), err)
 			}
 			i++
 		}
@@ -470,10 +470,10 @@ func mapDecoder(t reflect.Type) decodeFunc {
 			k, v, ok := strings.Cut(item, "=")
 			k = strings.TrimSpace(k)
 			if !ok || k == "" {
-				return fmt.Errorf("item %q: must be key=value", item)
+				return fmt.Errorf("item %s: must be key=value", Quote(item))
 			}
 			if _, dup := m[k]; dup {
-				return fmt.Errorf("key %q is given twice", k)
+				return fmt.Errorf("key %s is given twice", Quote(k))
 			}
 			if m == nil {
 				m = map[string]string{}
