@@ -41,3 +41,9 @@ func IsNotFound(err error) bool {
 
 // IsProvisioning reports whether err means the cloud is still provisioning.
 func IsProvisioning(err error) bool { return errors.Is(err, ErrProvisioning) }
+
+// ErrLoadBalancerKept is wrapped by a LoadBalancerDriver's Delete that left
+// the load balancer in place on purpose (the Service disowned it): the
+// pipeline reports the delete done, without a Deleted Event, and keeps the
+// load balancer in its shared list.
+var ErrLoadBalancerKept = errors.New("load balancer kept")

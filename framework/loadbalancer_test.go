@@ -35,9 +35,18 @@ type lbFixture struct {
 
 func newLBFixture(t *testing.T) *lbFixture {
 	t.Helper()
+	return newLBFixtureEnv(t, &framework.Env{}, 0)
+}
+
+// newLBFixtureEnv is newLBFixture with env's settings, over a fake cloud
+// whose new LBs settle at their reads-th read (0: on Advance only).
+func newLBFixtureEnv(t *testing.T, env *framework.Env, reads int) *lbFixture {
+	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
 	f := &lbFixture{ctx: ctx, cloud: frameworktest.NewFakeCloud(), kube: fake.NewClientset(), recorder: record.NewFakeRecorder(100)}
-	cloud, err := framework.NewCloud(ctx, frameworktest.NewFakeProvider(f.cloud), &framework.Env{Client: f.kube, Recorder: f.recorder})
+	f.cloud.ProvisioningReads = reads
+	env.Client, env.Recorder = f.kube, f.recorder
+	cloud, err := framework.NewCloud(ctx, frameworktest.NewFakeProvider(f.cloud), env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,8 +59,18 @@ func newLBFixture(t *testing.T) *lbFixture {
 
 func (f *lbFixture) service(t *testing.T, ann map[string]string) *corev1.Service {
 	t.Helper()
+	return f.serviceWithUID(t, "uid-web", ann)
+}
+
+func (f *lbFixture) serviceWithUID(t *testing.T, uid types.UID, ann map[string]string) *corev1.Service {
+	t.Helper()
+	return f.serviceNamed(t, "web", uid, ann)
+}
+
+func (f *lbFixture) serviceNamed(t *testing.T, name string, uid types.UID, ann map[string]string) *corev1.Service {
+	t.Helper()
 	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-web", Annotations: ann},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: uid, Annotations: ann},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer,
 			Ports: []corev1.ServicePort{{Protocol: corev1.ProtocolTCP, Port: 80, NodePort: 30080}}},
 	}
@@ -202,8 +221,9 @@ func TestAdoptsLoadBalancerByIDAnnotation(t *testing.T) {
 	if err := f.kube.CoreV1().Services("default").Delete(f.ctx, "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	adopted := f.service(t, map[string]string{idAnnotation: id})
-	adopted.UID = "another-uid"
+	// The same Service made again: a new UID, the LB's ID in its annotation.
+	adopted := f.serviceWithUID(t, "another-uid", map[string]string{idAnnotation: id})
+	f.events()
 
 	before := f.cloud.Writes()
 	if _, err := f.lb.EnsureLoadBalancer(f.ctx, "c", adopted, f.nodes); err != nil {
@@ -212,8 +232,19 @@ func TestAdoptsLoadBalancerByIDAnnotation(t *testing.T) {
 	if lbs := f.cloud.LoadBalancers(); len(lbs) != 1 || lbs[0].ID != id {
 		t.Fatalf("cloud LBs = %+v; want the adopted %s only", lbs, id)
 	}
+	// One write: the LB now records its new owner.
+	if w := f.cloud.Writes() - before; w != 1 {
+		t.Errorf("adopting an up-to-date LB made %d writes, want 1", w)
+	}
+	if ev := f.events(); !strings.Contains(ev, "Normal AdoptedLoadBalancer Adopting load balancer "+id) {
+		t.Errorf("events = %q; want an AdoptedLoadBalancer Event", ev)
+	}
+	before = f.cloud.Writes()
+	if _, err := f.lb.EnsureLoadBalancer(f.ctx, "c", f.get(t, adopted), f.nodes); err != nil {
+		t.Fatal(err)
+	}
 	if w := f.cloud.Writes() - before; w != 0 {
-		t.Errorf("adopting an up-to-date LB made %d writes, want 0", w)
+		t.Errorf("Ensure after the adoption made %d writes, want 0", w)
 	}
 }
 

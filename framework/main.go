@@ -112,6 +112,7 @@ func (s *settings) cloudInitializer(reg Registry) app.InitCloudFunc {
 				CloudConfigFile:      shared.CloudProvider.CloudConfigFile,
 				InstanceCacheTTL:     s.instanceCacheTTL,
 				LoadBalancerCacheTTL: s.lbCacheTTL,
+				LoadBalancerWait:     s.lbWait,
 				Version:              s.version,
 				CloudAPI:             s.cloudAPIOptions(),
 			})

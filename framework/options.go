@@ -40,6 +40,7 @@ type settings struct {
 	cloudAPITimeout    time.Duration
 	instanceCacheTTL   time.Duration
 	lbCacheTTL         time.Duration
+	lbWait             time.Duration
 }
 
 // WithVersion sets the version --version prints, overriding the ldflags one.
@@ -72,7 +73,7 @@ func WithOptions(f func(*options.CloudControllerManagerOptions)) Option {
 func WithStopChannel(ch <-chan struct{}) Option { return func(s *settings) { s.stopCh = ch } }
 
 func newSettings(opts []Option) *settings {
-	s := &settings{version: Version(), instanceCacheTTL: DefaultInstanceCacheTTL, lbCacheTTL: DefaultLoadBalancerCacheTTL}
+	s := &settings{version: Version(), instanceCacheTTL: DefaultInstanceCacheTTL, lbCacheTTL: DefaultLoadBalancerCacheTTL, lbWait: DefaultLoadBalancerWait}
 	for _, o := range opts {
 		o(s)
 	}
@@ -83,6 +84,7 @@ func newSettings(opts []Option) *settings {
 	fs.DurationVar(&s.cloudAPITimeout, "cloud-api-timeout", s.cloudAPITimeout, "Timeout of one attempt of a cloud API request, reading its answer included; 0 means the provider's default (30s unless it sets one).")
 	fs.DurationVar(&s.instanceCacheTTL, "instance-cache-ttl", s.instanceCacheTTL, "How long one list of the cloud's instances serves node lookups; negative disables the cache.")
 	fs.DurationVar(&s.lbCacheTTL, "load-balancer-cache-ttl", s.lbCacheTTL, "How long one list of the cloud's load balancers serves load-balancer lookups (for providers that list them); the CCM's own changes are seen at once, changes made elsewhere within this time. Negative disables the cache.")
+	fs.DurationVar(&s.lbWait, "load-balancer-wait", s.lbWait, "How long one load-balancer sync waits for a load balancer the cloud is still provisioning or changing (looking at the shared list, one list for all waiting Services) before it hands the Service back for a retry; 0 hands it back at once.")
 	return s
 }
 

@@ -116,6 +116,11 @@ type Env struct {
 	// LoadBalancerLister); 0 means DefaultLoadBalancerCacheTTL, negative
 	// disables the cache.
 	LoadBalancerCacheTTL time.Duration
+	// LoadBalancerWait is how long one EnsureLoadBalancer or
+	// UpdateLoadBalancer waits, looking at the shared list, for a load
+	// balancer the cloud is still provisioning or changing, before it hands
+	// back a retry; 0 or negative: no wait (a retry at once).
+	LoadBalancerWait time.Duration
 	// Version is the ccmkit version (from ldflags).
 	Version string
 }

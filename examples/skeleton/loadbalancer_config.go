@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/ccmkit/ccmkit/framework/annotations"
 )
 
 // Service annotations. The prefix is the provider's own: every key under it
@@ -53,7 +55,7 @@ func (c *LoadBalancerConfig) Validate() error {
 			errs = append(errs, fmt.Errorf("annotation %q needs %q set to %q", AnnotationPrefix+"health-check-path", AnnotationPrefix+"health-check-protocol", healthCheckHTTP))
 		}
 		if !strings.HasPrefix(c.HealthCheckPath, "/") {
-			errs = append(errs, fmt.Errorf("annotation %q: path %q must start with /", AnnotationPrefix+"health-check-path", c.HealthCheckPath))
+			errs = append(errs, fmt.Errorf("annotation %q: path %s must start with /", AnnotationPrefix+"health-check-path", annotations.Quote(c.HealthCheckPath)))
 		}
 	}
 	if c.HealthCheckInterval%time.Second != 0 {

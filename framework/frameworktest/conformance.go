@@ -27,24 +27,37 @@ import (
 // up. Call it from the provider's own tests:
 //
 //	func TestConformance(t *testing.T) { frameworktest.RunConformance(t, harness{}) }
+//
+// The instance subtests run twice: with the framework's instance cache off
+// (every lookup goes to the provider) and on (refreshed for every lookup,
+// so that every answer comes through the shared list); the load-balancer
+// subtests run with the shared load-balancer list on and off.
 func RunConformance(t *testing.T, h Harness) {
-	t.Run("ProviderIDRoundTrip", func(t *testing.T) { testProviderIDRoundTrip(t, newSuite(t, h)) })
-	t.Run("InstanceMetadata", func(t *testing.T) { testInstanceMetadata(t, newSuite(t, h)) })
-	t.Run("InstanceExistsOnlyFalseWhenNotFound", func(t *testing.T) { testInstanceExists(t, newSuite(t, h)) })
-	t.Run("InstanceShutdown", func(t *testing.T) { testInstanceShutdown(t, newSuite(t, h)) })
-	t.Run("ListInstances", func(t *testing.T) { testListInstances(t, newSuite(t, h)) })
-	t.Run("LoadBalancer", func(t *testing.T) {
-		s := newSuite(t, h)
-		if s.cloud.lb == nil {
-			t.Skip("provider has no load balancers")
-		}
-		t.Run("EnsureIsIdempotent", func(t *testing.T) { testEnsureIdempotent(t, newSuite(t, h)) })
-		t.Run("NodeChurnChangesOnlyMembers", func(t *testing.T) { testNodeChurn(t, newSuite(t, h)) })
-		t.Run("InvalidAnnotationNoWrites", func(t *testing.T) { testInvalidAnnotation(t, newSuite(t, h)) })
-		t.Run("DeleteIsIdempotent", func(t *testing.T) { testDeleteIdempotent(t, newSuite(t, h)) })
-	})
+	t.Run("ProviderIDRoundTrip", func(t *testing.T) { testProviderIDRoundTrip(t, newSuite(t, h, variant{})) })
+	for _, v := range []variant{{name: "InstanceCacheOff"}, {name: "InstanceCacheOn", instanceCacheTTL: time.Nanosecond}} {
+		t.Run(v.name, func(t *testing.T) {
+			t.Run("InstanceMetadata", func(t *testing.T) { testInstanceMetadata(t, newSuite(t, h, v)) })
+			t.Run("InstanceExistsOnlyFalseWhenNotFound", func(t *testing.T) { testInstanceExists(t, newSuite(t, h, v)) })
+			t.Run("InstanceShutdown", func(t *testing.T) { testInstanceShutdown(t, newSuite(t, h, v)) })
+			t.Run("SharedNameIsAnError", func(t *testing.T) { testSharedName(t, newSuite(t, h, v)) })
+		})
+	}
+	t.Run("ListInstances", func(t *testing.T) { testListInstances(t, newSuite(t, h, variant{})) })
+	for _, v := range []variant{{name: "LoadBalancerListOn", lbCacheTTL: framework.DefaultLoadBalancerCacheTTL}, {name: "LoadBalancerListOff", lbCacheTTL: -1}} {
+		t.Run(v.name, func(t *testing.T) {
+			if newSuite(t, h, v).cloud.lb == nil {
+				t.Skip("provider has no load balancers")
+			}
+			t.Run("EnsureIsIdempotent", func(t *testing.T) { testEnsureIdempotent(t, newSuite(t, h, v)) })
+			t.Run("NodeChurnChangesOnlyMembers", func(t *testing.T) { testNodeChurn(t, newSuite(t, h, v)) })
+			t.Run("InvalidAnnotationNoWrites", func(t *testing.T) { testInvalidAnnotation(t, newSuite(t, h, v)) })
+			t.Run("DeleteIsIdempotent", func(t *testing.T) { testDeleteIdempotent(t, newSuite(t, h, v)) })
+			t.Run("CrashBeforeIDAnnotation", func(t *testing.T) { testCrashBeforeIDAnnotation(t, h, v) })
+			t.Run("CopiedIDAnnotationTakesNothingOver", func(t *testing.T) { testCopiedIDAnnotation(t, newSuite(t, h, v)) })
+		})
+	}
 	t.Run("Routes", func(t *testing.T) {
-		s := newSuite(t, h)
+		s := newSuite(t, h, variant{})
 		if s.cloud.routes == nil {
 			t.Skip("provider has no routes")
 		}
@@ -52,9 +65,19 @@ func RunConformance(t *testing.T, h Harness) {
 	})
 }
 
+// variant is how the suite sets the framework's caches for one run.
+type variant struct {
+	name string
+	// instanceCacheTTL: 0 is off.
+	instanceCacheTTL time.Duration
+	// lbCacheTTL is Env.LoadBalancerCacheTTL.
+	lbCacheTTL time.Duration
+}
+
 // suite is one provider initialized against one fresh simulated cloud.
 type suite struct {
 	target   *Target
+	variant  variant
 	cloud    cloudParts
 	kube     *fake.Clientset
 	recorder *record.FakeRecorder
@@ -69,37 +92,48 @@ type cloudParts struct {
 
 const clusterName = "conformance"
 
-func newSuite(t *testing.T, h Harness) *suite {
+func newSuite(t *testing.T, h Harness, v variant) *suite {
 	t.Helper()
-	return newSuiteFor(t, h.Setup(t))
+	return newSuiteFor(t, h.Setup(t), v)
 }
 
 // newSuiteFor initializes target's provider against its cloud.
-func newSuiteFor(t *testing.T, target *Target) *suite {
+func newSuiteFor(t *testing.T, target *Target, v variant) *suite {
 	t.Helper()
 	if target.MaxProvisioningPolls == 0 {
 		target.MaxProvisioningPolls = 20
 	}
 	_, ctx := ktesting.NewTestContext(t)
-	s := &suite{target: target, kube: fake.NewClientset(), recorder: record.NewFakeRecorder(1000), ctx: ctx}
-	cloud, err := framework.NewCloud(ctx, target.Provider, newEnv(t, target, s.kube, s.recorder))
+	s := &suite{target: target, variant: v, kube: fake.NewClientset(), recorder: record.NewFakeRecorder(1000), ctx: ctx}
+	s.start(t)
+	return s
+}
+
+// start initializes the provider, as a starting CCM does; a second call is
+// a restarted CCM (same cluster, same cloud, nothing remembered).
+func (s *suite) start(t *testing.T) {
+	t.Helper()
+	cloud, err := framework.NewCloud(s.ctx, s.target.Provider, newEnv(t, s.target, s.kube, s.recorder, s.variant))
 	if err != nil {
 		t.Fatalf("framework.NewCloud: %v", err)
 	}
-	s.cloud.Cloud = cloud
+	s.cloud = cloudParts{Cloud: cloud}
 	if lb, ok := cloud.LoadBalancer(); ok {
 		s.cloud.lb = lb
 	}
 	if r, ok := cloud.Routes(); ok {
 		s.cloud.routes = r
 	}
-	return s
 }
 
 // newEnv is what framework.Main hands target's provider: its settings and
 // cloud config, kube, and recorder.
-func newEnv(t *testing.T, target *Target, kube *fake.Clientset, recorder record.EventRecorder) *framework.Env {
+func newEnv(t *testing.T, target *Target, kube *fake.Clientset, recorder record.EventRecorder, v variant) *framework.Env {
 	t.Helper()
+	instanceTTL := v.instanceCacheTTL
+	if instanceTTL == 0 {
+		instanceTTL = -1
+	}
 	env := &framework.Env{
 		Client:      kube,
 		Recorder:    recorder,
@@ -110,11 +144,9 @@ func newEnv(t *testing.T, target *Target, kube *fake.Clientset, recorder record.
 			return v, ok
 		},
 		// One attempt, a short timeout: fault tests must see the raw answer.
-		CloudAPI:         cloudapi.Options{MaxRetries: -1, Timeout: time.Second},
-		InstanceCacheTTL: -1,
-		// The load-balancer cache stays on, as in production: the contract
-		// (zero writes on a no-op, idempotent deletes) must hold with it.
-		LoadBalancerCacheTTL: framework.DefaultLoadBalancerCacheTTL,
+		CloudAPI:             cloudapi.Options{MaxRetries: -1, Timeout: time.Second},
+		InstanceCacheTTL:     instanceTTL,
+		LoadBalancerCacheTTL: v.lbCacheTTL,
 	}
 	if target.CloudConfig != "" {
 		env.CloudConfigFile = filepath.Join(t.TempDir(), "cloud.conf")

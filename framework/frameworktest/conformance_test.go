@@ -24,6 +24,9 @@ var brokenProviders = map[string]struct {
 	"listeners-on-node-change": {frameworktest.Broken{ListenersOnNodeChange: true}, "a node joining changed more than members"},
 	"find-missing-fails":       {frameworktest.Broken{FindMissingFails: true}, "EnsureLoadBalancer"},
 	"html-404-as-not-found":    {frameworktest.Broken{NotFoundOnAny404: true}, "InstanceExists during a proxy's HTML 404"},
+	"guess-by-name":            {frameworktest.Broken{GuessByName: true}, "want an error, never a guess"},
+	"find-never-finds":         {frameworktest.Broken{FindNeverFinds: true}, "cloud holds 2 load balancers"},
+	"claims-every-lb":          {frameworktest.Broken{ClaimsEveryLB: true}, "a Service with a copied fake.ccmkit.io/load-balancer-id made"},
 }
 
 // TestConformanceCatchesBrokenProviders runs the suite on each broken

@@ -19,6 +19,10 @@ import (
 type FakeCloud struct {
 	// PageSize is how many instances one list call returns (default 100).
 	PageSize int
+	// ProvisioningReads, when positive, makes a new LB active at its
+	// ProvisioningReads-th read (a get, or a list holding it), as the
+	// simulated clouds do; otherwise only Advance does.
+	ProvisioningReads int
 	// Broken makes the provider misbehave on purpose, to prove the
 	// conformance suite catches it.
 	Broken Broken
@@ -48,6 +52,16 @@ type Broken struct {
 	// NotFoundOnAny404: an instance lookup answered with any 404, a proxy's
 	// page included, is reported as not-found.
 	NotFoundOnAny404 bool
+	// GuessByName: of several instances with a Node's name, the lookup by
+	// name returns one.
+	GuessByName bool
+	// FindNeverFinds: the driver cannot find a Service's LB by owner (so
+	// an LB whose ID annotation was lost is made a second time).
+	FindNeverFinds bool
+	// ClaimsEveryLB: the driver takes every LB for the Service's own (so a
+	// Service whose ID annotation was copied from another takes the
+	// other's LB over).
+	ClaimsEveryLB bool
 }
 
 type fakeInstance struct {
@@ -57,6 +71,7 @@ type fakeInstance struct {
 type fakeLB struct {
 	ID, Name, Owner string
 	Provisioning    bool
+	reads           int
 	Listeners       []string
 	Members         []string
 	HealthInterval  time.Duration
@@ -161,6 +176,16 @@ func (c *FakeCloud) Advance() {
 	defer c.mu.Unlock()
 	for _, lb := range c.lbs {
 		lb.Provisioning = false
+	}
+}
+
+// read counts a read of lb, which settles it at the ProvisioningReads-th.
+// The caller holds c.mu.
+func (c *FakeCloud) read(lb *fakeLB) {
+	if lb.Provisioning && c.ProvisioningReads > 0 {
+		if lb.reads++; lb.reads >= c.ProvisioningReads {
+			lb.Provisioning = false
+		}
 	}
 }
 

@@ -7,9 +7,12 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	cloudprovider "k8s.io/cloud-provider"
 
 	"github.com/ccmkit/ccmkit/framework"
@@ -25,6 +28,17 @@ type FakeLoadBalancerConfig struct {
 	Hostname            string        `annotation:"hostname" doc:"Publish this hostname instead of the IP."`
 }
 
+// Validate checks what the annotation tags cannot say.
+func (c *FakeLoadBalancerConfig) Validate() error {
+	if c.Hostname == "" {
+		return nil
+	}
+	if errs := validation.IsDNS1123Subdomain(c.Hostname); len(errs) > 0 {
+		return fmt.Errorf("annotation %q: %s", FakeAnnotationPrefix+"hostname", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
 // FakeProvider is a complete provider (instances, load balancers, routes)
 // over a FakeCloud.
 type FakeProvider struct {
@@ -33,6 +47,9 @@ type FakeProvider struct {
 }
 
 var (
+	_ framework.LoadBalancerLister[FakeLoadBalancerConfig, fakeLB] = fakeLBDriver{}
+	_ framework.LoadBalancerValidator[FakeLoadBalancerConfig]      = fakeLBDriver{}
+
 	_ framework.InstancesProvider    = (*FakeProvider)(nil)
 	_ framework.LoadBalancerProvider = (*FakeProvider)(nil)
 	_ framework.RoutesProvider       = (*FakeProvider)(nil)
@@ -76,13 +93,20 @@ func (f fakeInstances) lookup(ctx context.Context, op string, match func(*fakeIn
 		}
 		return nil, err
 	}
+	var found []*fakeInstance
 	for _, inst := range c.instances {
 		if match(inst) {
-			cp := inst.Instance
-			return &cp, nil
+			found = append(found, inst)
 		}
 	}
-	return nil, framework.NotFound("fake instance")
+	switch {
+	case len(found) == 0:
+		return nil, framework.NotFound("fake instance")
+	case len(found) > 1 && !c.Broken.GuessByName:
+		return nil, fmt.Errorf("fake instances %s and %s match", found[0].ID, found[1].ID)
+	}
+	cp := found[0].Instance
+	return &cp, nil
 }
 
 func (f fakeInstances) InstanceByID(ctx context.Context, id string) (*framework.Instance, error) {
@@ -99,6 +123,9 @@ func (f fakeInstances) ListInstances(ctx context.Context) ([]*framework.Instance
 	c := f.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.Broken.GuessByName {
+		return nil, framework.ErrNotImplemented // lookups by name go to the guessing InstanceByName
+	}
 	ids := make([]string, 0, len(c.instances))
 	for id := range c.instances {
 		ids = append(ids, id)
@@ -132,27 +159,54 @@ func (d fakeLBDriver) Get(ctx context.Context, id string) (*fakeLB, error) {
 	if !ok {
 		return nil, framework.NotFound("fake load balancer %s", id)
 	}
+	c.read(lb)
 	cp := *lb
 	return &cp, nil
 }
 
 func (d fakeLBDriver) Find(ctx context.Context, req *fakeLBRequest) (*fakeLB, error) {
+	lbs, err := d.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, lb := range lbs {
+		if d.Owns(lb, req) {
+			return lb, nil
+		}
+	}
+	if d.c.Broken.FindMissingFails {
+		return nil, fmt.Errorf("no load balancer for service %s", req.Service.UID)
+	}
+	return nil, framework.NotFound("fake load balancer for %s", req.Service.UID)
+}
+
+// List implements framework.LoadBalancerLister.
+func (d fakeLBDriver) List(ctx context.Context) ([]*fakeLB, error) {
 	c := d.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.call(ctx, "lb.list", false); err != nil {
 		return nil, err
 	}
+	out := make([]*fakeLB, 0, len(c.lbs))
 	for _, lb := range c.lbs {
-		if lb.Owner == string(req.Service.UID) {
-			cp := *lb
-			return &cp, nil
-		}
+		c.read(lb)
+		cp := *lb
+		out = append(out, &cp)
 	}
-	if c.Broken.FindMissingFails {
-		return nil, fmt.Errorf("no load balancer for service %s", req.Service.UID)
+	return out, nil
+}
+
+// Owns implements framework.LoadBalancerOwnership: an LB is the Service's
+// whose UID it records.
+func (d fakeLBDriver) Owns(lb *fakeLB, req *fakeLBRequest) bool {
+	switch {
+	case d.c.Broken.FindNeverFinds:
+		return false
+	case d.c.Broken.ClaimsEveryLB:
+		return true
 	}
-	return nil, framework.NotFound("fake load balancer for %s", req.Service.UID)
+	return lb.Owner == string(req.Service.UID)
 }
 
 func (d fakeLBDriver) Create(ctx context.Context, req *fakeLBRequest) (*fakeLB, error) {
@@ -175,7 +229,8 @@ func (d fakeLBDriver) Create(ctx context.Context, req *fakeLBRequest) (*fakeLB, 
 func (d fakeLBDriver) Update(ctx context.Context, lb *fakeLB, req *fakeLBRequest) (bool, error) {
 	want := desiredFakeLB(req)
 	same := slices.Equal(want.Listeners, lb.Listeners) && slices.Equal(want.Members, lb.Members) &&
-		want.HealthInterval == lb.HealthInterval && want.ProxyProtocol == lb.ProxyProtocol
+		want.HealthInterval == lb.HealthInterval && want.ProxyProtocol == lb.ProxyProtocol &&
+		want.Owner == lb.Owner && want.Name == lb.Name
 	if same && !d.c.Broken.WriteOnNoop {
 		return false, nil
 	}
@@ -192,6 +247,7 @@ func (d fakeLBDriver) Update(ctx context.Context, lb *fakeLB, req *fakeLBRequest
 	if c.Broken.ListenersOnNodeChange && !slices.Equal(want.Members, cur.Members) {
 		want.Listeners = append(want.Listeners, FormatListener("TCP", 10000+len(want.Members), 30000+len(want.Members)))
 	}
+	cur.Owner, cur.Name = want.Owner, want.Name
 	cur.Listeners, cur.Members, cur.HealthInterval, cur.ProxyProtocol = want.Listeners, want.Members, want.HealthInterval, want.ProxyProtocol
 	*lb = *cur
 	return true, nil
@@ -206,6 +262,18 @@ func (d fakeLBDriver) Delete(ctx context.Context, lb *fakeLB, _ *fakeLBRequest) 
 	}
 	delete(c.lbs, lb.ID)
 	return nil
+}
+
+// Validate implements framework.LoadBalancerValidator: the fake cloud
+// balances TCP and UDP.
+func (d fakeLBDriver) Validate(req *fakeLBRequest) error {
+	var errs []error
+	for _, p := range req.Service.Spec.Ports {
+		if p.Protocol != corev1.ProtocolTCP && p.Protocol != corev1.ProtocolUDP {
+			errs = append(errs, fmt.Errorf("port %d: the fake cloud balances TCP and UDP, not %s", p.Port, p.Protocol))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func (d fakeLBDriver) Inspect(lb *fakeLB) framework.LoadBalancerState {

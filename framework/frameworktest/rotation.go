@@ -45,7 +45,7 @@ func RunSecretRotation(t *testing.T, h Harness, secretVar string) {
 	delete(target.Env, secretVar)
 	target.Env[secretVar+"_FILE"] = path
 
-	s := newSuiteFor(t, target)
+	s := newSuiteFor(t, target, variant{})
 	ip, ok := s.cloud.Provider().(framework.InstancesProvider)
 	if !ok {
 		t.Fatalf("provider %s has no instances to look up", target.Provider.Name())

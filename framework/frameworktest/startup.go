@@ -41,7 +41,7 @@ func RunStartupFailures(t *testing.T, newProvider func() framework.Provider, fai
 			p := newProvider()
 			_, ctx := ktesting.NewTestContext(t)
 			target := &Target{Provider: p, Env: f.Env, CloudConfig: f.CloudConfig}
-			_, err := framework.NewCloud(ctx, p, newEnv(t, target, fake.NewClientset(), record.NewFakeRecorder(100)))
+			_, err := framework.NewCloud(ctx, p, newEnv(t, target, fake.NewClientset(), record.NewFakeRecorder(100), variant{}))
 			if err == nil {
 				t.Fatal("NewCloud succeeded, want an error")
 			}

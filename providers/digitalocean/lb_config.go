@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/ccmkit/ccmkit/framework/annotations"
 )
 
 // Service annotations, with the names and meanings of the existing
@@ -121,7 +123,7 @@ func (c *LoadBalancerConfig) Validate() error {
 		errs = append(errs, fmt.Errorf("annotation %q: %s", annotationKey(key), fmt.Sprintf(format, args...)))
 	}
 	if c.Name != "" && !validLBName(c.Name) {
-		bad("name", "%q is not a valid load balancer name (at most %d letters, digits, dots and dashes, starting with a letter or digit)", c.Name, maxNameLength)
+		bad("name", "%s is not a valid load balancer name (at most %d letters, digits, dots and dashes, starting with a letter or digit)", annotations.Quote(c.Name), maxNameLength)
 	}
 	if c.SizeSlug != "" && c.SizeUnit != 0 {
 		bad("size-unit", "cannot be set together with %s", annotationKey("size-slug"))
@@ -161,7 +163,7 @@ func (c *LoadBalancerConfig) Validate() error {
 	hc := &c.HealthCheck
 	if hc.Path != "" {
 		if !strings.HasPrefix(hc.Path, "/") {
-			bad("healthcheck-path", "%q must start with /", hc.Path)
+			bad("healthcheck-path", "%s must start with /", annotations.Quote(hc.Path))
 		}
 		if hc.Protocol == protoTCP {
 			bad("healthcheck-path", "needs healthcheck-protocol http or https")
@@ -173,7 +175,7 @@ func (c *LoadBalancerConfig) Validate() error {
 	}{{"allow-rules", c.AllowRules}, {"deny-rules", c.DenyRules}} {
 		for _, r := range kv.rules {
 			if !validFirewallRule(r) {
-				bad(kv.key, "%q is not ip:<address> or cidr:<block>", r)
+				bad(kv.key, "%s is not ip:<address> or cidr:<block>", annotations.Quote(r))
 			}
 		}
 	}

@@ -161,11 +161,11 @@ func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest)
 	return true, nil
 }
 
-// Delete removes the load balancer, unless the Service disowned it.
+// Delete removes the load balancer, unless the Service disowned it: then
+// the load balancer stays, and the pipeline reports it kept.
 func (d *lbDriver) Delete(ctx context.Context, lb *loadBalancer, req *lbRequest) error {
 	if req.Config.Disown {
-		klog.FromContext(ctx).Info("Load balancer is disowned; not deleting it", "service", klog.KObj(req.Service), "loadBalancerID", lb.ID)
-		return nil
+		return fmt.Errorf("the Service disowns it (%s): %w", AnnotationDisown, framework.ErrLoadBalancerKept)
 	}
 	_, err := d.client.LoadBalancers.Delete(cloudapi.WithOperation(ctx, "load_balancers.delete"), lb.ID)
 	if isAPINotFound(err) {

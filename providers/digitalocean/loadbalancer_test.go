@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -441,11 +442,24 @@ func TestDisown(t *testing.T) {
 	}
 	before := f.sim.Writes()
 	f.ensureReady(t, svc)
+	f.events1()
 	if err := f.lb.EnsureLoadBalancerDeleted(f.ctx, clusterName, f.fresh(t, svc)); err != nil {
 		t.Fatal(err)
 	}
 	if w := f.sim.Writes() - before; w != 0 || len(f.sim.LoadBalancers()) != 1 {
 		t.Errorf("disowned load balancer: %d writes, %d left", w, len(f.sim.LoadBalancers()))
+	}
+	// Left in place, it is not reported deleted, and the shared list still
+	// holds it: a lookup costs no call.
+	if evs := f.events1(); len(evs) != 1 || !strings.HasPrefix(evs[0], "Normal KeptLoadBalancer") {
+		t.Errorf("events = %q, want one Normal KeptLoadBalancer", evs)
+	}
+	calls := f.sim.Stats()
+	if _, exists, err := f.lb.GetLoadBalancer(f.ctx, clusterName, f.fresh(t, svc)); err != nil || !exists {
+		t.Errorf("GetLoadBalancer after the disowned delete = %v, %v; want it still there", exists, err)
+	}
+	if diff := cmp.Diff(calls, f.sim.Stats()); diff != "" {
+		t.Errorf("GetLoadBalancer after the disowned delete called the API (-before +after):\n%s", diff)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ccmkit/ccmkit/framework/annotations"
 )
 
 // Service annotations, with the names and meanings of the OpenStack
@@ -160,17 +162,17 @@ func classFields(cfg *LoadBalancerConfig, class *LoadBalancerClassSection) []str
 // each setting the class makes replaces the [LoadBalancer] default unless
 // the Service annotates it. An unknown class is an error naming the
 // annotation.
-func withClass(cfg *LoadBalancerConfig, classes LoadBalancerClasses, annotations map[string]string) (*LoadBalancerConfig, error) {
+func withClass(cfg *LoadBalancerConfig, classes LoadBalancerClasses, svcAnnotations map[string]string) (*LoadBalancerConfig, error) {
 	out := *cfg
 	if cfg.Class == "" {
 		return &out, nil
 	}
 	class, ok := classes[cfg.Class]
 	if !ok || class == nil {
-		return nil, fmt.Errorf("annotation %q: the cloud config has no [LoadBalancerClass %q] section", annotationKey("class"), cfg.Class)
+		return nil, fmt.Errorf("annotation %q: the cloud config has no [LoadBalancerClass %s] section", annotationKey("class"), annotations.Quote(cfg.Class))
 	}
 	for _, f := range classFields(&out, class) {
-		if _, set := annotations[annotationKey(f.key)]; !set && f.from != "" {
+		if _, set := svcAnnotations[annotationKey(f.key)]; !set && f.from != "" {
 			*f.dst = f.from
 		}
 	}
@@ -191,7 +193,7 @@ func parseNodeSelector(s string) (nodeSelector, error) {
 		k, v, _ := strings.Cut(item, "=")
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 		if k == "" {
-			return nil, fmt.Errorf("%q has no label key", item)
+			return nil, fmt.Errorf("%s has no label key", annotations.Quote(item))
 		}
 		sel[k] = v
 	}

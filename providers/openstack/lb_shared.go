@@ -12,8 +12,8 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/ccmkit/ccmkit/framework"
 )
 
 // This file decides how a Service uses a load balancer that other Services
@@ -26,6 +26,14 @@ import (
 // the primary Service (the one the load balancer was created for, or the
 // first to adopt one made outside the CCM) also manages the listeners no
 // Service claims, and the floating IP. lb_shared_apply.go makes the writes.
+
+var _ framework.LoadBalancerSharing[LoadBalancerConfig, octaviaLB] = (*lbDriver)(nil)
+
+// Shares implements framework.LoadBalancerSharing: as in OCCM, a Service
+// whose load-balancer-id names another Service's load balancer joins it
+// with listeners of its own, never taking the other's; this file's rules
+// (max-shared-lb, ports in use) decide, with Warnings, whether it may.
+func (d *lbDriver) Shares(*octaviaLB, *lbRequest) bool { return true }
 
 // lbShare is how one Service uses a shared load balancer.
 type lbShare struct {
@@ -136,21 +144,9 @@ func olderService(a, b *corev1.Service) bool {
 // whose load-balancer-id annotation names lbID: from the Service informer
 // once it has synced, else one list call; none without a client.
 func (d *lbDriver) servicesSharingLB(ctx context.Context, lbID string, self *corev1.Service) ([]*corev1.Service, error) {
-	var all []*corev1.Service
-	switch {
-	case d.env.Informers != nil && d.env.Informers.Core().V1().Services().Informer().HasSynced():
-		var err error
-		if all, err = d.env.Informers.Core().V1().Services().Lister().List(labels.Everything()); err != nil {
-			return nil, fmt.Errorf("listing the Services that share load balancer %s: %w", lbID, err)
-		}
-	case d.env.Client != nil:
-		list, err := d.env.Client.CoreV1().Services(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("listing the Services that share load balancer %s: %w", lbID, err)
-		}
-		for i := range list.Items {
-			all = append(all, &list.Items[i])
-		}
+	all, err := d.env.Services(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing the Services that share load balancer %s: %w", lbID, err)
 	}
 	var out []*corev1.Service
 	for _, svc := range all {

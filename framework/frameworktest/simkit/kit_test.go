@@ -204,10 +204,10 @@ func TestScenarioFault(t *testing.T) {
 // cut its JSON in half.
 func TestRawAndTruncatedFaults(t *testing.T) {
 	k, ts := newTestServer(t, Options{})
-	remove := k.Inject(Fault{Status: 404, ContentType: "text/html", Body: "<html>Not Found</html>"})
+	remove := k.Inject(Fault{Status: http.StatusNotFound, ContentType: "text/html", Body: "<html>Not Found</html>"})
 	r := do(t, ts, "GET", "/things/a", "", true)
 	body, _ := io.ReadAll(r.Body)
-	if r.StatusCode != 404 || r.Header.Get("Content-Type") != "text/html" || string(body) != "<html>Not Found</html>" {
+	if r.StatusCode != http.StatusNotFound || r.Header.Get("Content-Type") != "text/html" || string(body) != "<html>Not Found</html>" {
 		t.Errorf("HTML 404: %d %q %q", r.StatusCode, r.Header.Get("Content-Type"), body)
 	}
 	remove()
@@ -216,10 +216,10 @@ func TestRawAndTruncatedFaults(t *testing.T) {
 	r = do(t, ts, "GET", "/things/abcdef", "", true)
 	body, err := io.ReadAll(r.Body)
 	full := `{"id":"abcdef"}` + "\n"
-	if err != nil || r.StatusCode != 200 || string(body) != full[:len(full)/2] || r.ContentLength != int64(len(full)/2) {
+	if err != nil || r.StatusCode != http.StatusOK || string(body) != full[:len(full)/2] || r.ContentLength != int64(len(full)/2) {
 		t.Errorf("truncated: %d %q (length %d), %v; want 200 %q", r.StatusCode, body, r.ContentLength, err, full[:len(full)/2])
 	}
-	if r := do(t, ts, "GET", "/things/abcdef", "", true); r.StatusCode != 200 {
+	if r := do(t, ts, "GET", "/things/abcdef", "", true); r.StatusCode != http.StatusOK {
 		t.Errorf("after Count: %d", r.StatusCode)
 	} else if b, _ := io.ReadAll(r.Body); string(b) != full {
 		t.Errorf("after Count: %q", b)

@@ -1,0 +1,276 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/cloud-provider/api"
+	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccmkit/framework/annotations"
+)
+
+// ensure is EnsureLoadBalancer (create) and UpdateLoadBalancer (!create):
+// check the Service, find or create its LB, record the ID, and bring the
+// LB up to date, waiting (up to Env.LoadBalancerWait) while the cloud
+// works on it before handing back a retry.
+func (l *loadBalancer[C, LB]) ensure(ctx context.Context, clusterName string, svc *corev1.Service, nodes []*corev1.Node, create bool) (*corev1.LoadBalancerStatus, error) {
+	logger := klog.FromContext(ctx).WithValues("service", klog.KObj(svc))
+	req, err := l.checkedRequest(clusterName, svc, nodes)
+	if err != nil {
+		return nil, err
+	}
+	deadline := l.now().Add(l.env.LoadBalancerWait)
+
+	lb, err := l.lookup(ctx, req)
+	var inUse *inUseError
+	switch {
+	case errors.As(err, &inUse):
+		l.problems.event(svc, corev1.EventTypeWarning, EventLoadBalancerInUse, false, "%v", err)
+		return nil, err
+	case IsNotFound(err) && !create:
+		return nil, fmt.Errorf("no load balancer for the Service yet; its own sync creates it: %w", err)
+	case IsNotFound(err):
+		if lb, err = l.driver.Create(ctx, req); err != nil {
+			if l.cache != nil {
+				l.cache.createFailed()
+			}
+			return nil, l.retryable(fmt.Errorf("creating load balancer %q: %w", req.Name, err))
+		}
+		if l.cache != nil {
+			l.cache.stored(lb)
+		}
+		id := l.driver.Inspect(lb).ID
+		logger.Info("Created load balancer", "loadBalancerID", id)
+		l.problems.event(svc, corev1.EventTypeNormal, EventCreatedLoadBalancer, false, "Created load balancer %s", id)
+	case err != nil:
+		return nil, l.retryable(err)
+	}
+
+	// The ID goes on the Service before any wait: a CCM that dies now finds
+	// the LB by it.
+	if err := l.recordID(ctx, svc, l.driver.Inspect(lb).ID); err != nil {
+		return nil, err
+	}
+	for {
+		state := l.driver.Inspect(lb)
+		if state.Provisioning {
+			if lb, err = l.settle(ctx, req, state.ID, deadline, "is provisioning"); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if state.Failed != "" {
+			l.problems.event(svc, corev1.EventTypeWarning, EventLoadBalancerFailed, false, "Load balancer %s is in an error state: %s", state.ID, state.Failed)
+		}
+		changed, err := l.driver.Update(ctx, lb, req)
+		if err != nil {
+			l.cacheWriteFailed(state.ID)
+			return nil, l.retryable(fmt.Errorf("updating load balancer %s: %w", state.ID, err))
+		}
+		if changed {
+			if l.cache != nil {
+				l.cache.stored(lb)
+			}
+			logger.Info("Updated load balancer", "loadBalancerID", state.ID)
+			l.problems.event(svc, corev1.EventTypeNormal, EventUpdatedLoadBalancer, false, "Updated load balancer %s", state.ID)
+		}
+		// Update may have written, or read what the list lacked (a
+		// listener's PROXY protocol, say): the status comes from lb as it
+		// left it.
+		state = l.driver.Inspect(lb)
+		if changed && state.Provisioning {
+			// The cloud applies the change; a driver that writes in steps
+			// has the next one to make when it is done.
+			if lb, err = l.settle(ctx, req, state.ID, deadline, "is applying changes"); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		switch {
+		case state.Provisioning:
+			return nil, api.NewRetryError(fmt.Sprintf("load balancer %s is applying changes", state.ID), l.opts.RetryDelay)
+		case state.Failed != "":
+			return nil, fmt.Errorf("load balancer %s is in an error state: %s", state.ID, state.Failed)
+		case len(state.IPs) == 0 && state.Hostname == "":
+			return nil, api.NewRetryError(fmt.Sprintf("load balancer %s has no address yet", state.ID), l.opts.RetryDelay)
+		}
+		return l.ingressStatus(req, state), nil
+	}
+}
+
+// checkedRequest decodes svc's annotations and runs every check on the
+// result: the config's own Validate and the driver's LoadBalancerValidator
+// run even when some annotations did not decode (those fields then hold
+// their defaults), so one Warning Event lists every problem at once and
+// nothing is written.
+func (l *loadBalancer[C, LB]) checkedRequest(clusterName string, svc *corev1.Service, nodes []*corev1.Node) (*LoadBalancerRequest[C], error) {
+	req, annotationErr := l.request(clusterName, svc, nodes)
+	if v, ok := any(req.Config).(interface{ Validate() error }); ok {
+		annotationErr = errors.Join(annotationErr, v.Validate())
+	}
+	var serviceErr error
+	if v, ok := any(l.driver).(LoadBalancerValidator[C]); ok {
+		serviceErr = v.Validate(req)
+	}
+	switch {
+	case annotationErr != nil:
+		err := errors.Join(annotationErr, serviceErr)
+		l.problems.event(svc, corev1.EventTypeWarning, EventInvalidAnnotation, false, "%s", oneLine(err))
+		return nil, err
+	case serviceErr != nil:
+		l.problems.event(svc, corev1.EventTypeWarning, EventInvalidService, false, "%s", oneLine(serviceErr))
+		return nil, serviceErr
+	}
+	return req, nil
+}
+
+// oneLine is err's message with the lines of joined errors separated by
+// "; ", as an Event shows it.
+func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
+
+// request decodes svc's annotations into a LoadBalancerRequest. The request
+// is usable (with defaults) even when decoding failed; the error lists every
+// annotation that did not decode. Unknown keys under the prefix only warn.
+func (l *loadBalancer[C, LB]) request(clusterName string, svc *corev1.Service, nodes []*corev1.Node) (*LoadBalancerRequest[C], error) {
+	cfg := new(C)
+	if l.opts.NewConfig != nil {
+		cfg = l.opts.NewConfig()
+	}
+	res, err := annotations.Decode(svc.Annotations, l.opts.AnnotationPrefix, cfg)
+	// The ID annotation lives under the prefix too, but is the pipeline's.
+	unknown := slices.DeleteFunc(res.Unknown, func(k string) bool { return k == l.opts.IDAnnotation })
+	if len(unknown) > 0 && nodes != nil {
+		l.problems.event(svc, corev1.EventTypeWarning, EventUnknownAnnotation, false, "Unknown annotations ignored: %v", unknown)
+	}
+	req := &LoadBalancerRequest[C]{ClusterName: clusterName, Service: svc, Nodes: nodes, Config: cfg}
+	if l.opts.IDAnnotation != "" {
+		req.ID = svc.Annotations[l.opts.IDAnnotation]
+	}
+	if l.opts.Name != nil {
+		req.Name = l.opts.Name(clusterName, svc, cfg)
+	} else {
+		req.Name = cloudprovider.DefaultLoadBalancerName(svc)
+	}
+	return req, err
+}
+
+// lookup finds the Service's LB: by the ID annotation first (adopting an
+// LB made outside Kubernetes or by an earlier CCM, but never one another
+// Service owns: *inUseError), then by the driver's ownership rules; from
+// the shared list when there is one.
+func (l *loadBalancer[C, LB]) lookup(ctx context.Context, req *LoadBalancerRequest[C]) (*LB, error) {
+	if req.ID != "" {
+		lb, err := l.get(ctx, req.ID)
+		switch {
+		case err == nil:
+			if err := l.checkOwner(ctx, req, lb); err != nil {
+				return nil, err
+			}
+			return lb, nil
+		case !IsNotFound(err):
+			return nil, err
+		}
+		klog.FromContext(ctx).Info("Load balancer in the ID annotation is gone; looking it up by owner", "service", klog.KObj(req.Service), "loadBalancerID", req.ID)
+	}
+	if l.cache != nil {
+		return l.cache.find(ctx, req)
+	}
+	return l.driver.Find(ctx, req)
+}
+
+// lookupOwn is lookup for reads and deletes: an ID annotation naming
+// another Service's LB is ignored, and the Service's own LB, if any, is
+// looked up by owner.
+func (l *loadBalancer[C, LB]) lookupOwn(ctx context.Context, req *LoadBalancerRequest[C]) (*LB, error) {
+	lb, err := l.lookup(ctx, req)
+	var inUse *inUseError
+	if !errors.As(err, &inUse) {
+		return lb, err
+	}
+	klog.FromContext(ctx).V(2).Info("Ignoring the ID annotation: it names another Service's load balancer", "service", klog.KObj(req.Service), "loadBalancerID", req.ID, "owner", klog.KObj(inUse.owner))
+	if l.cache != nil {
+		return l.cache.find(ctx, req)
+	}
+	return l.driver.Find(ctx, req)
+}
+
+// get returns the LB with this ID.
+func (l *loadBalancer[C, LB]) get(ctx context.Context, id string) (*LB, error) {
+	if l.cache != nil {
+		return l.cache.get(ctx, id)
+	}
+	return l.driver.Get(ctx, id)
+}
+
+func (l *loadBalancer[C, LB]) cacheRemoved(id string) {
+	if l.cache != nil {
+		l.cache.removed(id)
+	}
+}
+
+func (l *loadBalancer[C, LB]) cacheWriteFailed(id string) {
+	if l.cache != nil {
+		l.cache.writeFailed(id)
+	}
+}
+
+// recordID writes the LB ID annotation back to the Service, so the next
+// sync (or the next CCM) finds the LB by ID.
+func (l *loadBalancer[C, LB]) recordID(ctx context.Context, svc *corev1.Service, id string) error {
+	if l.opts.IDAnnotation == "" || id == "" || svc.Annotations[l.opts.IDAnnotation] == id || l.env.Client == nil {
+		return nil
+	}
+	if err := patchAnnotation(ctx, l.env.Client, svc, l.opts.IDAnnotation, id); err != nil {
+		return fmt.Errorf("recording load balancer ID %s on the Service: %w", id, err)
+	}
+	return nil
+}
+
+func (l *loadBalancer[C, LB]) retryable(err error) error {
+	if IsProvisioning(err) {
+		return api.NewRetryError(err.Error(), l.opts.RetryDelay)
+	}
+	var retry *api.RetryError
+	if errors.As(err, &retry) {
+		return retry
+	}
+	return err
+}
+
+// ingressStatus is the Service status for the LB: the driver's state, with
+// the Service's own hostname (LoadBalancerOptions.Hostname) if it has one.
+func (l *loadBalancer[C, LB]) ingressStatus(req *LoadBalancerRequest[C], s LoadBalancerState) *corev1.LoadBalancerStatus {
+	if l.opts.Hostname != nil {
+		if h := l.opts.Hostname(req.Config); h != "" {
+			s.Hostname = h
+		}
+	}
+	return ingressStatus(s)
+}
+
+// ingressStatus renders a driver's state as the Service status. A hostname,
+// when the driver reports one, is published alone: clouds use it so that
+// in-cluster clients go through the LB (PROXY protocol, TLS) instead of
+// kube-proxy's shortcut to the IP.
+func ingressStatus(s LoadBalancerState) *corev1.LoadBalancerStatus {
+	status := &corev1.LoadBalancerStatus{}
+	if s.Hostname != "" {
+		status.Ingress = []corev1.LoadBalancerIngress{{Hostname: s.Hostname}}
+		return status
+	}
+	for _, ip := range s.IPs {
+		ingress := corev1.LoadBalancerIngress{IP: ip}
+		if s.ProxyProtocol {
+			proxy := corev1.LoadBalancerIPModeProxy
+			ingress.IPMode = &proxy
+		}
+		status.Ingress = append(status.Ingress, ingress)
+	}
+	return status
+}

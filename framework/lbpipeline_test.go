@@ -1,0 +1,191 @@
+package framework_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/cloud-provider/api"
+	"k8s.io/klog/v2/ktesting"
+
+	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
+)
+
+// TestWarningsOncePerProblem: client-go lets about 25 Events per object
+// through before it throttles. A Warning repeated on each of 40 retries
+// would use them up and hide the next, different mistake; once per
+// problem, the second problem reaches the API.
+func TestWarningsOncePerProblem(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	kube := fake.NewClientset()
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+	t.Cleanup(broadcaster.Shutdown)
+	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "cloud-controller-manager"})
+	fc := frameworktest.NewFakeCloud()
+	lb := newLB(t, fc, &framework.Env{Client: kube, Recorder: recorder})
+
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-web",
+			Annotations: map[string]string{frameworktest.FakeAnnotationPrefix + "health-check-interval": "abc"}},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Protocol: corev1.ProtocolTCP, Port: 80, NodePort: 30080}}},
+	}
+	svc, err := kube.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 40 {
+		if _, err := lb.EnsureLoadBalancer(ctx, "c", svc, nil); err == nil {
+			t.Fatalf("retry %d with an invalid annotation succeeded", i)
+		}
+	}
+	svc = svc.DeepCopy()
+	svc.Annotations[frameworktest.FakeAnnotationPrefix+"health-check-interval"] = "9000s"
+	if _, err := lb.EnsureLoadBalancer(ctx, "c", svc, nil); err == nil {
+		t.Fatal("Ensure with the second invalid value succeeded")
+	}
+
+	var got []string
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		list, err := kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		got = got[:0]
+		for _, e := range list.Items {
+			got = append(got, fmt.Sprintf("%s %s (x%d): %s", e.Type, e.Reason, e.Count, e.Message))
+		}
+		return strings.Contains(strings.Join(got, "\n"), `"9000s"`), nil
+	})
+	if err != nil {
+		t.Fatalf("the second problem never reached the API; its Events:\n%s", strings.Join(got, "\n"))
+	}
+	if len(got) != 2 {
+		t.Errorf("Events in the API = %d, want 2 (one per problem):\n%s", len(got), strings.Join(got, "\n"))
+	}
+}
+
+// TestEveryCheckInOneWarning: a bad annotation does not hide what the
+// config's and the driver's checks find; one Warning lists them all and
+// nothing is written.
+func TestEveryCheckInOneWarning(t *testing.T) {
+	f := newLBFixture(t)
+	svc := f.service(t, map[string]string{
+		frameworktest.FakeAnnotationPrefix + "health-check-interval": "abc",
+		frameworktest.FakeAnnotationPrefix + "hostname":              "not a hostname",
+	})
+	svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Protocol: corev1.ProtocolSCTP, Port: 9000, NodePort: 30900})
+	if _, err := f.lb.EnsureLoadBalancer(f.ctx, "c", svc, f.nodes); err == nil {
+		t.Fatal("Ensure succeeded")
+	}
+	events := strings.Split(f.events(), "\n")
+	if len(events) != 1 || !strings.HasPrefix(events[0], "Warning InvalidAnnotation") {
+		t.Fatalf("events = %q; want one Warning InvalidAnnotation", events)
+	}
+	for _, want := range []string{"health-check-interval", "hostname", "port 9000"} {
+		if !strings.Contains(events[0], want) {
+			t.Errorf("the Warning does not mention %q: %s", want, events[0])
+		}
+	}
+	if w := f.cloud.Writes(); w != 0 || len(f.cloud.LoadBalancers()) != 0 {
+		t.Errorf("invalid Service: %d writes, %d LBs", w, len(f.cloud.LoadBalancers()))
+	}
+}
+
+// TestLongValuesAreShortenedInEvents: an annotation value of 10 KB is not
+// echoed whole.
+func TestLongValuesAreShortenedInEvents(t *testing.T) {
+	f := newLBFixture(t)
+	long := strings.Repeat("x", 10<<10)
+	svc := f.service(t, map[string]string{frameworktest.FakeAnnotationPrefix + "health-check-interval": long})
+	if _, err := f.lb.EnsureLoadBalancer(f.ctx, "c", svc, f.nodes); err == nil {
+		t.Fatal("Ensure succeeded")
+	}
+	ev := f.events()
+	if len(ev) > 512 || !strings.Contains(ev, "10240 bytes") {
+		t.Errorf("Event of %d bytes; want it short and saying how long the value is: %.600s", len(ev), ev)
+	}
+}
+
+// TestWaitsWhileProvisioning: with a wait, a healthy create completes in
+// the sync that asked for it: a status, no retry, no Warning, and a Normal
+// Event saying what it waited for.
+func TestWaitsWhileProvisioning(t *testing.T) {
+	f := newLBFixtureEnv(t, &framework.Env{LoadBalancerWait: time.Minute}, 2)
+	svc := f.service(t, nil)
+	status, err := f.lb.EnsureLoadBalancer(f.ctx, "c", svc, f.nodes)
+	if err != nil || len(status.Ingress) != 1 {
+		t.Fatalf("EnsureLoadBalancer = %+v, %v; want the status at once", status, err)
+	}
+	ev := f.events()
+	if strings.Contains(ev, "Warning") || !strings.Contains(ev, "Normal ProvisioningLoadBalancer") {
+		t.Errorf("events = %q; want a Normal ProvisioningLoadBalancer and no Warning", ev)
+	}
+	if n := len(f.cloud.LoadBalancers()); n != 1 {
+		t.Errorf("cloud holds %d LBs, want 1", n)
+	}
+}
+
+// TestWaitEndsInARetry: a load balancer that stays provisioning past the
+// wait is handed back as a retry, once the wait is up.
+func TestWaitEndsInARetry(t *testing.T) {
+	f := newLBFixtureEnv(t, &framework.Env{LoadBalancerWait: 1500 * time.Millisecond}, 0)
+	svc := f.service(t, nil)
+	_, err := f.lb.EnsureLoadBalancer(f.ctx, "c", svc, f.nodes)
+	var retry *api.RetryError
+	if !errors.As(err, &retry) || !strings.Contains(err.Error(), "is provisioning") {
+		t.Fatalf("EnsureLoadBalancer = %v; want a retry saying the LB is provisioning", err)
+	}
+	if ev := f.events(); strings.Count(ev, "ProvisioningLoadBalancer") != 1 {
+		t.Errorf("events = %q; want one ProvisioningLoadBalancer", ev)
+	}
+}
+
+// TestCopiedIDAnnotationIsNotTheServicesLB: GetLoadBalancer does not report
+// another Service's load balancer as the copy's.
+func TestCopiedIDAnnotationIsNotTheServicesLB(t *testing.T) {
+	f := newLBFixture(t)
+	owner := f.service(t, nil)
+	f.cloud.Advance()
+	if _, err := f.lb.EnsureLoadBalancer(f.ctx, "c", owner, f.nodes); err == nil {
+		t.Fatal("first Ensure did not retry")
+	}
+	f.cloud.Advance()
+	id := f.cloud.LoadBalancers()[0].ID
+	copied := f.serviceNamed(t, "copy", "uid-copy", map[string]string{idAnnotation: id})
+	if _, exists, err := f.lb.GetLoadBalancer(f.ctx, "c", copied); err != nil || exists {
+		t.Errorf("GetLoadBalancer(copy) = %v, %v; want false, nil", exists, err)
+	}
+	_, err := f.lb.EnsureLoadBalancer(f.ctx, "c", copied, f.nodes)
+	if err == nil || !strings.Contains(err.Error(), "belongs to Service default/web") {
+		t.Errorf("EnsureLoadBalancer(copy) = %v; want an error naming the owner", err)
+	}
+	if ev := f.events(); !strings.Contains(ev, "Warning LoadBalancerInUse") {
+		t.Errorf("events = %q; want a Warning LoadBalancerInUse", ev)
+	}
+}
+
+func newLB(t *testing.T, fc *frameworktest.FakeCloud, env *framework.Env) cloudprovider.LoadBalancer {
+	t.Helper()
+	cloud, err := framework.NewCloud(context.Background(), frameworktest.NewFakeProvider(fc), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb, ok := cloud.LoadBalancer()
+	if !ok {
+		t.Fatal("no load balancer")
+	}
+	return lb
+}
