@@ -118,6 +118,8 @@ type apiError struct {
 	Status       int
 	Code         string
 	Message      string
+	// answer is what the API answered, for the not-found rule.
+	answer cloudapi.Answer
 	// resource: the request named one resource (GET /v1/instances/{id}),
 	// so a not-found answer is about that resource. A 404 from a list call
 	// says nothing about any instance.
@@ -128,10 +130,19 @@ func (e *apiError) Error() string {
 	return fmt.Sprintf("skeleton API %s %s: %d %s: %s", e.Method, e.Path, e.Status, e.Code, e.Message)
 }
 
-// Unwrap makes a 404 with the API's own "not_found" code, for a request
-// that named one resource, an authoritative framework.ErrNotFound.
+// notFound is Skeleton Cloud's "no such resource": a 404 whose JSON error
+// body has the code "not_found" ({"error":{"code":"not_found",...}}).
+// Another cloud changes only the condition (see cloudapi.NotFoundRule).
+var notFound = cloudapi.NotFoundRule{Condition: cloudapi.FieldEquals("not_found", "error", "code")}
+
+// Unwrap makes the API's own not-found answer to a request that named one
+// resource an authoritative framework.ErrNotFound.
 func (e *apiError) Unwrap() error {
-	if e.resource && e.Status == http.StatusNotFound && e.Code == "not_found" {
+	target := cloudapi.Collection
+	if e.resource {
+		target = cloudapi.OneResource
+	}
+	if notFound.IsNotFound(target, e.answer) {
 		return framework.ErrNotFound
 	}
 	return nil
@@ -185,7 +196,7 @@ func (c *client) do(ctx context.Context, op, method, path string, query url.Valu
 	case len(data) > maxResponseBytes:
 		return fmt.Errorf("skeleton API %s %s: response larger than %d bytes", method, path, maxResponseBytes)
 	case resp.StatusCode >= 300:
-		return newAPIError(method, path, resp.StatusCode, data)
+		return newAPIError(method, path, cloudapi.Answer{Status: resp.StatusCode, Header: resp.Header, Body: data})
 	case out == nil || resp.StatusCode == http.StatusNoContent:
 		return nil
 	}
@@ -196,49 +207,53 @@ func (c *client) do(ctx context.Context, op, method, path string, query url.Valu
 }
 
 // newAPIError reads the API's error body; a body that is not one (a proxy's
-// HTML page, say) leaves Code empty, so it is never taken as not-found.
-func newAPIError(method, path string, status int, body []byte) *apiError {
-	e := &apiError{Method: method, Path: path, Status: status, Message: http.StatusText(status)}
+// HTML page, say) leaves Code empty.
+func newAPIError(method, path string, a cloudapi.Answer) *apiError {
+	e := &apiError{Method: method, Path: path, Status: a.Status, Message: http.StatusText(a.Status), answer: a}
 	var parsed struct {
 		Error struct {
 			Code    string `json:"code"`
 			Message string `json:"message"`
 		} `json:"error"`
 	}
-	if json.Unmarshal(body, &parsed) == nil && parsed.Error.Code != "" {
+	if json.Unmarshal(a.Body, &parsed) == nil && parsed.Error.Code != "" {
 		e.Code, e.Message = parsed.Error.Code, parsed.Error.Message
 	}
 	return e
 }
 
-// listAll reads every page of a list endpoint whose items are under key.
+// listAll reads every page of a list endpoint whose items are under key,
+// following meta.next_page through cloudapi.Pager: any failure, a next
+// page pointing back or an empty page claiming more fails the whole list.
 func listAll[T any](ctx context.Context, c *client, op, path, key string, query url.Values) ([]T, error) {
 	q := url.Values{"per_page": {strconv.Itoa(listPageSize)}}
 	for k, v := range query {
 		q[k] = v
 	}
-	var all []T
-	for page, n := 1, 0; page != 0; n++ {
-		if n == maxListPages {
-			return nil, fmt.Errorf("skeleton API GET %s: more than %d pages", path, maxListPages)
-		}
-		q.Set("page", strconv.Itoa(page))
-		var resp map[string]json.RawMessage
-		if err := c.do(ctx, op, http.MethodGet, path, q, nil, &resp); err != nil {
-			return nil, err
-		}
-		var items []T
-		var meta struct {
-			NextPage int `json:"next_page"`
-		}
-		if err := decodeList(resp, key, &items, &meta); err != nil {
-			return nil, fmt.Errorf("skeleton API GET %s page %d: %w", path, page, err)
-		}
-		all = append(all, items...)
-		if meta.NextPage != 0 && meta.NextPage <= page {
-			return nil, fmt.Errorf("skeleton API GET %s: page %d points back to page %d", path, page, meta.NextPage)
-		}
-		page = meta.NextPage
+	all, err := cloudapi.Pager[T]{
+		Start:    cloudapi.PageNumber(1),
+		MaxPages: maxListPages,
+		Fetch: func(ctx context.Context, at cloudapi.Cursor) ([]T, cloudapi.Cursor, error) {
+			q.Set("page", strconv.Itoa(at.Page()))
+			var resp map[string]json.RawMessage
+			if err := c.do(ctx, op, http.MethodGet, path, q, nil, &resp); err != nil {
+				return nil, cloudapi.Done, err
+			}
+			var items []T
+			var meta struct {
+				NextPage int `json:"next_page"`
+			}
+			if err := decodeList(resp, key, &items, &meta); err != nil {
+				return nil, cloudapi.Done, fmt.Errorf("skeleton API GET %s: %w", path, err)
+			}
+			if meta.NextPage == 0 {
+				return items, cloudapi.Done, nil
+			}
+			return items, cloudapi.PageNumber(meta.NextPage), nil
+		},
+	}.All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", key, err)
 	}
 	return all, nil
 }

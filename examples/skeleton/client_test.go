@@ -2,6 +2,7 @@ package skeleton
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -15,12 +16,17 @@ import (
 const testToken = "client-test-token"
 
 // rawServer answers every request with status and body, and records the
-// Authorization header it saw.
+// Authorization header it saw. A JSON body is sent as application/json, as
+// the API sends it; anything else gets the type Go sniffs, as a proxy's
+// page would.
 func rawServer(t *testing.T, status int, body string) (*client, *string) {
 	t.Helper()
 	var auth string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		auth = r.Header.Get("Authorization")
+		if json.Valid([]byte(body)) {
+			w.Header().Set("Content-Type", "application/json")
+		}
 		w.WriteHeader(status)
 		_, _ = w.Write([]byte(body))
 	}))

@@ -35,7 +35,10 @@
 //   - counts attempts per operation in an optional Counter (read by tests and
 //     benchmarks);
 //   - logs every attempt with the contextual klog logger of the request: one
-//     line at V(4), headers at V(6), bodies truncated to 4 KiB at V(8).
+//     line at V(4), headers at V(6), bodies truncated to 4 KiB at V(8);
+//   - keeps the start of an error answer's body as the SDK reads it, so
+//     the Answer (status, headers, body) can be classified even when the
+//     SDK's error drops part of it (AnswerOf, RecordAnswers).
 //
 // Credentials never reach the logs or the errors the transport creates:
 // sensitive headers, query parameters, URL user information and JSON or form
@@ -44,6 +47,16 @@
 // http.Client.Do wraps transport errors in a *url.Error carrying the request
 // URL with only its password removed, so credentials belong in headers, never
 // in the query string.
+//
+// Two rules every provider needs are here too, so that each cloud adds
+// only what is its own. NotFoundRule decides when an answer is the API's
+// authoritative "this resource does not exist" (a request naming one
+// resource, the cloud's not-found status, the API's own JSON error body,
+// and the provider's resource-level condition), so a proxy's 404 page
+// never deletes a Node. Pager reads a paginated list in any cursor style
+// (page number, offset, marker, link) with a page bound and guards against
+// next links pointing back and empty pages that claim more; any failure
+// fails the whole list.
 //
 // Operations name requests in metrics and in the Counter. DefaultOperation
 // derives a bounded-cardinality name such as "GET /v2/droplets/{id}" from the

@@ -93,7 +93,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp, err := t.attempt(ctx, req, body, op, attempt)
 		reason, retryable := retryReason(ctx, idempotent, resp, err)
 		if !retryable {
-			return resp, err
+			return keepAnswer(ctx, resp), err
 		}
 		logger := klog.FromContext(ctx)
 		if attempt >= t.opts.MaxRetries {
@@ -102,7 +102,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if err != nil {
 				err = fmt.Errorf("cloudapi: %s: giving up after %d attempts: %w", op, attempt+1, err)
 			}
-			return resp, err
+			return keepAnswer(ctx, resp), err
 		}
 		wait := t.backoff(attempt, resp)
 		retriesTotal.WithLabelValues(t.opts.Provider, op, reason).Inc()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"mime"
 	"net/http"
 	"net/url"
 
@@ -59,17 +58,17 @@ func statusOf(err error) int {
 	return 0
 }
 
-// isAPINotFound reports whether err is the API's own 404: a JSON error
-// body, as DigitalOcean sends ({"id":"not_found",...}). A 404 page from a
-// proxy or a wrong DO_OVERRIDE_URL path is text or HTML and does not count.
-// Callers use it only for requests that named one resource.
+// notFound is DigitalOcean's "no such resource": a 404 whose JSON error
+// body has the id "not_found" ({"id":"not_found","message":...}).
+var notFound = cloudapi.NotFoundRule{Condition: cloudapi.FieldEquals("not_found", "id")}
+
+// isAPINotFound reports whether err is the API's own 404 for the one
+// resource a request named (see cloudapi.NotFoundRule): a 404 page from a
+// proxy or a wrong DO_OVERRIDE_URL path does not count. Callers use it
+// only for requests that named one resource.
 func isAPINotFound(err error) bool {
 	var e *godo.ErrorResponse
-	if !errors.As(err, &e) || e.Response == nil || e.Response.StatusCode != http.StatusNotFound {
-		return false
-	}
-	mt, _, _ := mime.ParseMediaType(e.Response.Header.Get("Content-Type"))
-	return mt == "application/json"
+	return errors.As(err, &e) && notFound.IsNotFound(cloudapi.OneResource, cloudapi.AnswerOf(e.Response))
 }
 
 // checkAccess makes the cheapest authenticated call there is.
@@ -84,29 +83,23 @@ func listDroplets(ctx context.Context, c *godo.Client) ([]godo.Droplet, error) {
 }
 
 // listAll reads every page of a list endpoint, 200 items at a time,
-// following links.pages.next. Any failure fails the whole list: a partial
-// list must never make a droplet look deleted or a resource look missing
-// (and get created twice). what names the resource, and the operation
-// ("<what>.list") for metrics and logs.
+// following links.pages.next, through cloudapi.Pager: any failure fails
+// the whole list, so a partial list never makes a droplet look deleted or
+// a resource look missing (and get created twice). what names the
+// resource, and the operation ("<what>.list") for metrics and logs.
 func listAll[T any](ctx context.Context, what string, list func(context.Context, *godo.ListOptions) ([]T, *godo.Response, error)) ([]T, error) {
 	ctx = cloudapi.WithOperation(ctx, what+".list")
-	opt := &godo.ListOptions{Page: 1, PerPage: listPageSize}
-	var all []T
-	for {
-		if opt.Page > maxListPages {
-			return nil, fmt.Errorf("listing %s: more than %d pages", what, maxListPages)
-		}
-		page, resp, err := list(ctx, opt)
-		if err != nil {
-			return nil, fmt.Errorf("listing %s (page %d): %w", what, opt.Page, err)
-		}
-		all = append(all, page...)
-		if resp == nil || resp.Links == nil || resp.Links.IsLastPage() {
-			return all, nil
-		}
-		if len(page) == 0 {
-			return nil, fmt.Errorf("listing %s: page %d is empty but links to a next page", what, opt.Page)
-		}
-		opt.Page++
+	all, err := cloudapi.Pager[T]{
+		Start:    cloudapi.PageNumber(1),
+		MaxPages: maxListPages,
+		Fetch: func(ctx context.Context, at cloudapi.Cursor) ([]T, cloudapi.Cursor, error) {
+			page, resp, err := list(ctx, &godo.ListOptions{Page: at.Page(), PerPage: listPageSize})
+			more := resp != nil && resp.Links != nil && !resp.Links.IsLastPage()
+			return page, at.NextPage(more), err
+		},
+	}.All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", what, err)
 	}
+	return all, nil
 }

@@ -219,6 +219,7 @@ func TestNotFoundNeedsTheAPIsAnswer(t *testing.T) {
 		{"the API's 404", rawResponse{status: 404, body: notFoundRaw}, true},
 		{"a proxy's HTML 404", rawResponse{status: 404, contentType: "text/html", body: "<html>404 Not Found</html>"}, false},
 		{"a plain-text 404", rawResponse{status: 404, contentType: "text/plain", body: "404 page not found"}, false},
+		{"another API's JSON 404", rawResponse{status: 404, body: `{"message":"no route"}`}, false},
 		{"a 410", rawResponse{status: 410, body: `{"id":"gone","message":"gone"}`}, false},
 		{"200 without a droplet", rawResponse{body: `{}`}, false},
 		{"200, not JSON", rawResponse{body: `{"droplet":`}, false},

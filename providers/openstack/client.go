@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
 	"net/http"
 	"net/url"
 	"os"
@@ -212,27 +211,47 @@ func (e *apiError) Error() string {
 	return fmt.Sprintf("%s %s: %d %s", e.Method, e.URL, e.Status, e.Message)
 }
 
-// isAPINotFound reports whether err is an API's own 404: one with a JSON
-// object body, as Nova ({"itemNotFound": ...}) and Neutron
-// ({"NeutronError": ...}) send. A 404 page from a proxy or a wrong path is
-// HTML or text and does not count. Callers use it only for requests that
-// named one resource.
+// notFound is OpenStack's "no such resource": a 404 whose JSON body is
+// one of the services' error objects, Nova's {"itemNotFound":{...}},
+// Neutron's {"NeutronError":{...}}, Keystone's {"error":{...}} or
+// Octavia's {"faultcode":...,"faultstring":...}. The services' 404s carry
+// no finer code to check.
+var notFound = cloudapi.NotFoundRule{Condition: isErrorObject}
+
+// isErrorObject reports whether body, a JSON object, has the shape of an
+// OpenStack error: a "faultstring" (Octavia, WSME) or one key holding an
+// object (Nova, Neutron, Keystone).
+func isErrorObject(_ int, body []byte) bool {
+	var fault struct {
+		FaultString *string `json:"faultstring"`
+	}
+	if json.Unmarshal(body, &fault) == nil && fault.FaultString != nil {
+		return true
+	}
+	var wrapped map[string]map[string]json.RawMessage
+	if json.Unmarshal(body, &wrapped) != nil || len(wrapped) != 1 {
+		return false
+	}
+	for _, inner := range wrapped {
+		if inner == nil { // {"itemNotFound": null}
+			return false
+		}
+	}
+	return true
+}
+
+// isAPINotFound reports whether err is an API's own 404 for the one
+// resource a request named (see notFound and cloudapi.NotFoundRule). A 404
+// page from a proxy or a wrong path is HTML or text and does not count.
+// Callers use it only for requests that named one resource.
 func isAPINotFound(err error) bool {
 	var a *apiError
 	if errors.As(err, &a) {
 		return a.notFound
 	}
 	var code gophercloud.ErrUnexpectedResponseCode
-	if !errors.As(err, &code) || code.Actual != http.StatusNotFound {
-		return false
-	}
-	if ct := code.ResponseHeader.Get("Content-Type"); ct != "" {
-		if mt, _, _ := mime.ParseMediaType(ct); mt != "application/json" {
-			return false
-		}
-	}
-	var body map[string]json.RawMessage
-	return json.Unmarshal(code.Body, &body) == nil && len(body) > 0
+	return errors.As(err, &code) && notFound.IsNotFound(cloudapi.OneResource,
+		cloudapi.Answer{Status: code.Actual, Header: code.ResponseHeader, Body: code.Body})
 }
 
 // apiMessage extracts the message of an OpenStack error body, such as

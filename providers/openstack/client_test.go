@@ -140,6 +140,11 @@ func TestIsAPINotFound(t *testing.T) {
 		{"JSON body, text content type", gophercloud.ErrUnexpectedResponseCode{Actual: 404, Body: json404.Body,
 			ResponseHeader: http.Header{"Content-Type": {"text/plain"}}}, false},
 		{"empty 404", gophercloud.ErrUnexpectedResponseCode{Actual: 404}, false},
+		{"Octavia's 404", gophercloud.ErrUnexpectedResponseCode{Actual: 404, Body: []byte(`{"faultcode": "Client", "faultstring": "Load Balancer x not found.", "debuginfo": null}`),
+			ResponseHeader: json404.ResponseHeader}, true},
+		{"another API's JSON 404", gophercloud.ErrUnexpectedResponseCode{Actual: 404, Body: []byte(`{"detail": "Not Found"}`),
+			ResponseHeader: json404.ResponseHeader}, false},
+		{"JSON body, no content type", gophercloud.ErrUnexpectedResponseCode{Actual: 404, Body: json404.Body}, false},
 		{"401", gophercloud.ErrUnexpectedResponseCode{Actual: 401, Body: json404.Body}, false},
 		{"nil", nil, false},
 	} {

@@ -8,6 +8,8 @@ import (
 	"net/url"
 
 	"github.com/gophercloud/gophercloud/v2"
+
+	"github.com/ccmkit/ccmkit/framework/cloudapi"
 )
 
 // maxListPages bounds a list; Nova and Octavia pages hold up to their
@@ -21,50 +23,46 @@ type pageLink struct {
 }
 
 // eachPage reads a paginated OpenStack list straight into T values, one
-// page at a time: GET u, decode the page's plural array, then follow the
-// rel="next" link of "<plural>_links" until a page is empty or has no next
-// link, as gophercloud's pager does. Decoding into T directly (rather than
-// gophercloud's generic map, marshalled again and decoded into the result
-// type) keeps a big list (a thousand servers, a pool's thousand members)
-// from costing several times its size in garbage. Any failure fails the
-// whole list: a partial list must never look complete.
+// page at a time, through cloudapi.Pager with link cursors: GET u, decode
+// the page's plural array, then follow the rel="next" link of
+// "<plural>_links" until a page has no next link. Decoding into T
+// directly (rather than gophercloud's generic map, marshalled again and
+// decoded into the result type) keeps a big list (a thousand servers, a
+// pool's thousand members) from costing several times its size in
+// garbage. Any failure fails the whole list: a partial list must never
+// look complete. An empty page ends the list, as it does gophercloud's
+// pager, unless it links to a next page: that fails it.
 func eachPage[T any](ctx context.Context, c *gophercloud.ServiceClient, u, plural string, each func([]T) error) error {
-	seen := map[string]bool{}
-	for pages := 1; u != ""; pages++ {
-		if pages > maxListPages {
-			return fmt.Errorf("more than %d pages", maxListPages)
-		}
-		if seen[u] {
-			return fmt.Errorf("page %d: the next link %s points back to an earlier page", pages, redactedURL(u))
-		}
-		seen[u] = true
-		var page map[string]json.RawMessage
-		resp, err := c.Get(ctx, u, &page, nil)
-		closeBody(resp)
-		if err != nil {
-			return serviceError(err)
-		}
-		raw, ok := page[plural]
-		if !ok {
-			return fmt.Errorf("page %d: malformed response: no %q", pages, plural)
-		}
-		var items []T
-		if err := json.Unmarshal(raw, &items); err != nil {
-			return fmt.Errorf("page %d: %w", pages, err)
-		}
-		if len(items) == 0 {
-			return nil
-		}
-		if err := each(items); err != nil {
-			return err
-		}
-		next, err := nextLink(page[plural+"_links"])
-		if err != nil {
-			return fmt.Errorf("page %d: %w", pages, err)
-		}
-		u = next
+	return cloudapi.Pager[T]{
+		Start:    cloudapi.Link(u),
+		MaxPages: maxListPages,
+		Fetch: func(ctx context.Context, at cloudapi.Cursor) ([]T, cloudapi.Cursor, error) {
+			return fetchPage[T](ctx, c, at.Link(), plural)
+		},
+	}.Each(ctx, each)
+}
+
+// fetchPage reads the page at u: its plural array and its next link.
+func fetchPage[T any](ctx context.Context, c *gophercloud.ServiceClient, u, plural string) ([]T, cloudapi.Cursor, error) {
+	var page map[string]json.RawMessage
+	resp, err := c.Get(ctx, u, &page, nil)
+	closeBody(resp)
+	if err != nil {
+		return nil, cloudapi.Done, serviceError(err)
 	}
-	return nil
+	raw, ok := page[plural]
+	if !ok {
+		return nil, cloudapi.Done, fmt.Errorf("malformed response: no %q", plural)
+	}
+	var items []T
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, cloudapi.Done, err
+	}
+	next, err := nextLink(page[plural+"_links"])
+	if err != nil {
+		return nil, cloudapi.Done, err
+	}
+	return items, cloudapi.Link(next), nil
 }
 
 // listAll is eachPage collecting every item.
