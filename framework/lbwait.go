@@ -35,12 +35,8 @@ func (l *loadBalancer[C, LB]) settle(ctx context.Context, req *LoadBalancerReque
 	}
 	l.problems.event(req.Service, corev1.EventTypeNormal, EventProvisioningLoadBalancer, true, "Waiting for load balancer %s, which %s", id, doing)
 	for pause := firstLook; !l.now().Add(pause).After(deadline); pause = min(2*pause, l.opts.RetryDelay) {
-		t := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.C:
+		if err := sleepCtx(ctx, pause); err != nil {
+			return nil, err
 		}
 		lb, err := l.get(ctx, id)
 		if err != nil {
@@ -51,4 +47,39 @@ func (l *loadBalancer[C, LB]) settle(ctx context.Context, req *LoadBalancerReque
 		}
 	}
 	return nil, retry
+}
+
+// deleteAndWait deletes lb and, while the driver answers that the cloud is
+// still deleting it (ErrProvisioning), waits up to Env.LoadBalancerWait for
+// it to be gone, looking at it directly. The result is the driver's last
+// answer, or the ErrNotFound that says the load balancer is gone.
+func (l *loadBalancer[C, LB]) deleteAndWait(ctx context.Context, lb *LB, req *LoadBalancerRequest[C]) error {
+	id := l.driver.Inspect(lb).ID
+	deadline := l.now().Add(l.env.LoadBalancerWait)
+	for pause := firstLook; ; pause = min(2*pause, l.opts.RetryDelay) {
+		err := l.driver.Delete(ctx, lb, req)
+		if !IsProvisioning(err) || l.now().Add(pause).After(deadline) {
+			return err
+		}
+		// What the list holds of it is stale now: read it directly.
+		l.cacheWriteFailed(id)
+		if err := sleepCtx(ctx, pause); err != nil {
+			return err
+		}
+		if lb, err = l.get(ctx, id); err != nil {
+			return err
+		}
+	}
+}
+
+// sleepCtx waits d, or until ctx is done.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

@@ -252,7 +252,7 @@ func (l *loadBalancer[C, LB]) EnsureLoadBalancerDeleted(ctx context.Context, clu
 		return l.retryable(err)
 	}
 	state := l.driver.Inspect(lb)
-	err = l.driver.Delete(ctx, lb, req)
+	err = l.deleteAndWait(ctx, lb, req)
 	switch {
 	case errors.Is(err, ErrLoadBalancerKept):
 		klog.FromContext(ctx).Info("Left the load balancer in place", "service", klog.KObj(svc), "loadBalancerID", state.ID, "reason", err)

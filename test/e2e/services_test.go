@@ -156,6 +156,22 @@ func testLoadBalancer(t *testing.T, p cluster.Provider) {
 		}
 		return len(c.Sim.LoadBalancers()) == 0 && !slices.Contains(svc.Finalizers, lbFinalizer) && len(svc.Status.LoadBalancer.Ingress) == 0, nil
 	})
+
+	// A healthy cloud doing its job raises no Warning: Warnings are for
+	// what the user must fix.
+	noWarnings(t, c)
+}
+
+// noWarnings fails the test for every Warning Event in the cluster.
+func noWarnings(t *testing.T, c *cluster.Cluster) {
+	t.Helper()
+	events, err := c.Kube.CoreV1().Events(metav1.NamespaceAll).List(t.Context(), metav1.ListOptions{FieldSelector: "type=" + corev1.EventTypeWarning})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events.Items {
+		t.Errorf("Warning Event on %s %s/%s: %s (x%d): %s", e.InvolvedObject.Kind, e.InvolvedObject.Namespace, e.InvolvedObject.Name, e.Reason, e.Count, e.Message)
+	}
 }
 
 // testServiceWhileNodesJoin: a Service created while its nodes are still
