@@ -352,6 +352,32 @@ func TestInvalidAnnotation(t *testing.T) {
 	}
 }
 
+// TestEveryProblemInOneWarning: a value that does not decode does not hide
+// the name, health-check path and firewall rule checks: one Warning lists
+// all four.
+func TestEveryProblemInOneWarning(t *testing.T) {
+	p := digitalocean.AnnotationPrefix
+	f := newLBFixture(t, nil)
+	svc := f.service(t, "web", map[string]string{
+		p + "healthcheck-check-interval-seconds": "abc",
+		p + "name":                               "-not a name-",
+		p + "healthcheck-path":                   "no-slash",
+		p + "deny-rules":                         "1.2.3.4",
+	})
+	if _, err := f.lb.EnsureLoadBalancer(f.ctx, clusterName, svc, f.nodes); err == nil {
+		t.Fatal("EnsureLoadBalancer succeeded")
+	}
+	evs := f.events1()
+	if len(evs) != 1 || !strings.HasPrefix(evs[0], "Warning InvalidAnnotation") {
+		t.Fatalf("events = %q, want one Warning", evs)
+	}
+	for _, key := range []string{"healthcheck-check-interval-seconds", "name", "healthcheck-path", "deny-rules"} {
+		if !strings.Contains(evs[0], p+key+`"`) {
+			t.Errorf("the Warning does not name %s: %s", p+key, evs[0])
+		}
+	}
+}
+
 func TestInvalidCombinations(t *testing.T) {
 	p := digitalocean.AnnotationPrefix
 	for name, ann := range map[string]map[string]string{

@@ -500,3 +500,26 @@ func TestLoadBalancerCascadeDeleteOff(t *testing.T) {
 		t.Errorf("%d load balancers left", n)
 	}
 }
+
+// TestEveryProblemInOneWarning: a value that does not decode does not hide
+// the class and node-selector checks: one Warning names all three.
+func TestEveryProblemInOneWarning(t *testing.T) {
+	f := newLBFixture(t, "", nil)
+	svc := f.service(t, "web", map[string]string{
+		openstack.AnnotationPrefix+"timeout-client-data": "abc",
+		openstack.AnnotationPrefix+"class":               "no-such-class",
+		openstack.AnnotationPrefix+"node-selector":       "=value",
+	})
+	if _, err := f.ensure(t, svc); err == nil || isRetry(err) {
+		t.Fatalf("EnsureLoadBalancer = %v; want an error", err)
+	}
+	evs := f.drain()
+	if len(evs) != 1 || !strings.HasPrefix(evs[0], "Warning InvalidAnnotation") {
+		t.Fatalf("events = %q, want one Warning", evs)
+	}
+	for _, key := range []string{"timeout-client-data", "class", "node-selector"} {
+		if !strings.Contains(evs[0], openstack.AnnotationPrefix+key) {
+			t.Errorf("the Warning does not name %s: %s", openstack.AnnotationPrefix+key, evs[0])
+		}
+	}
+}
