@@ -506,9 +506,9 @@ func TestLoadBalancerCascadeDeleteOff(t *testing.T) {
 func TestEveryProblemInOneWarning(t *testing.T) {
 	f := newLBFixture(t, "", nil)
 	svc := f.service(t, "web", map[string]string{
-		openstack.AnnotationPrefix+"timeout-client-data": "abc",
-		openstack.AnnotationPrefix+"class":               "no-such-class",
-		openstack.AnnotationPrefix+"node-selector":       "=value",
+		openstack.AnnotationPrefix + "timeout-client-data": "abc",
+		openstack.AnnotationPrefix + "class":               "no-such-class",
+		openstack.AnnotationPrefix + "node-selector":       "=value",
 	})
 	if _, err := f.ensure(t, svc); err == nil || isRetry(err) {
 		t.Fatalf("EnsureLoadBalancer = %v; want an error", err)
