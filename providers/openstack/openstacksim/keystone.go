@@ -229,6 +229,7 @@ func (s *Server) catalog(r *http.Request) []map[string]any {
 		{"compute", "nova", computeV21},
 		{"network", "neutron", networkPrefix},
 		{"load-balancer", "octavia", lbPrefix},
+		{"image", "glance", imagePrefix},
 	}
 	out := make([]map[string]any, 0, len(services))
 	for _, svc := range services {
@@ -245,3 +246,13 @@ func (s *Server) catalog(r *http.Request) []map[string]any {
 }
 
 func secretEqual(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
+
+// tokenProject is the ID of the project the request's token is scoped to;
+// without a valid token (Options.NoAuth), the first user's. Call it with
+// s.mu held.
+func (s *Server) tokenProject(r *http.Request) string {
+	if t := s.tokens[r.Header.Get("X-Auth-Token")]; t != nil {
+		return t.user.ProjectID
+	}
+	return s.opts.Users[0].ProjectID
+}

@@ -208,6 +208,7 @@ func (s *Server) routes() {
 	s.novaRoutes()
 	s.neutronRoutes()
 	s.octaviaRoutes()
+	s.glanceRoutes()
 	s.mux.HandleFunc("GET /_sim/cloud.conf", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte(s.CloudConfigFor(simkit.BaseURL(r))))
