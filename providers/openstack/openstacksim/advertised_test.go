@@ -242,6 +242,13 @@ var extensionProbes = map[string]func(p probe) bool{
 		sg := path(p.port, "security_groups", 0).(string)
 		return p.list("/ports?security_groups="+sg, "ports") > 0
 	},
+	"quotas": func(p probe) bool {
+		return p.status("GET", "/quotas/"+path(p.network, "project_id").(string), nil) == http.StatusOK &&
+			p.status("GET", "/quotas", nil) == http.StatusForbidden
+	},
+	"quota_details": func(p probe) bool {
+		return p.status("GET", "/quotas/"+path(p.network, "project_id").(string)+"/details", nil) == http.StatusOK
+	},
 	"revision-if-match": func(p probe) bool {
 		return p.status("PUT", "/ports/"+p.id(p.port), map[string]any{"port": map[string]any{"name": "x"}},
 			"If-Match", "revision_number=999") == http.StatusPreconditionFailed

@@ -23,6 +23,8 @@ var neutronExtensions = []struct{ alias, name string }{
 	{"filter-validation", "Filter parameters validation"},
 	{"port-security", "Port Security"},
 	{"port-security-groups-filtering", "Port filtering on security groups"},
+	{"quota_details", "Quota details management support"},
+	{"quotas", "Quota management support"},
 	{"revision-if-match", "If-Match constraints based on revision_number"},
 	{"router", "Neutron L3 Router"},
 	{"security-group", "security-group"},
@@ -80,6 +82,7 @@ func (s *Server) neutronRoutes() {
 	s.handle("GET "+n+"/security-group-rules/{id}", s.getSecurityGroupRule)
 	s.handle("DELETE "+n+"/security-group-rules/{id}", s.deleteSecurityGroupRule)
 	s.neutronTagRoutes()
+	s.neutronQuotaRoutes()
 }
 
 // networkResources is GET /v2.0/: the core resources, each with a link

@@ -42,6 +42,7 @@ func (s *Server) novaRoutes() {
 	s.novaHandle("GET "+c+"/servers/{id}/os-interface", s.serverInterfaces)
 	s.novaHandle("GET "+c+"/os-availability-zone", s.listAZs)
 	s.flavorRoutes()
+	s.novaQuotaRoutes()
 	s.novaPolicyRoutes()
 }
 

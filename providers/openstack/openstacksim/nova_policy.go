@@ -20,6 +20,7 @@ var novaAdminOnly = []struct {
 	{"GET /os-hypervisors/{id}/uptime", "os-hypervisors:uptime", 88},
 	{"GET /os-hypervisors/{pattern}/search", "os-hypervisors:search", 53},
 	{"GET /os-hypervisors/{pattern}/servers", "os-hypervisors:servers", 53},
+	{"GET /os-availability-zone/detail", "os-availability-zone:detail", 0},
 	{"GET /os-services", "os-services:list", 0},
 	{"PUT /os-services/{id}", "os-services:update", 0},
 	{"DELETE /os-services/{id}", "os-services:delete", 0},
