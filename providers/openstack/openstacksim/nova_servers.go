@@ -132,7 +132,7 @@ func (s *Server) addServerPort(v *NovaServer, sp *ServerPort) error {
 			}
 		}
 	}
-	p, errResp := s.newPort(Port{ID: sp.ID, NetworkID: netID, DeviceID: v.ID, DeviceOwner: "compute:" + v.AZ, MACAddress: sp.MACAddress, BindingHostID: "compute-1"}, want)
+	p, errResp := s.newPort(Port{ID: sp.ID, NetworkID: netID, DeviceID: v.ID, DeviceOwner: "compute:" + v.AZ, MACAddress: sp.MACAddress, BindingHostID: serverHost}, want)
 	if errResp != nil {
 		return fmt.Errorf("server %s: port on %s: %v", v.Name, netID, errResp.Body)
 	}

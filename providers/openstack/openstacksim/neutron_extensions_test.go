@@ -71,3 +71,23 @@ func TestOctaviaServesV2AsV2Dot0(t *testing.T) {
 		t.Errorf("counted as %d v2.0 list requests, want 1", n)
 	}
 }
+
+func TestPortBindingHostIsAdminOnly(t *testing.T) {
+	s, c := setup(t, Options{})
+	v := s.AddServer(NovaServer{Name: "node-1"})
+	raw := rawClient{t: t, token: c.provider.TokenID}
+	portURL := s.URL() + networkV2 + "/ports/" + v.Ports[0].ID
+	_, body := raw.do("GET", portURL, nil)
+	if _, shown := path(body, "port").(map[string]any)["binding:host_id"]; shown || path(body, "port", "binding:vnic_type") != "normal" {
+		t.Errorf("a member's port view: %v", body)
+	}
+	status, body := raw.do("PUT", portURL, map[string]any{"port": map[string]any{"binding:host_id": "compute-2"}})
+	if status != http.StatusForbidden || path(body, "NeutronError", "type") != "PolicyNotAuthorized" {
+		t.Errorf("setting binding:host_id: %d %v, want 403 PolicyNotAuthorized", status, body)
+	}
+	for _, p := range s.State().Ports {
+		if p.ID == v.Ports[0].ID && p.BindingHostID != serverHost {
+			t.Errorf("binding host = %q after a refused update", p.BindingHostID)
+		}
+	}
+}
