@@ -87,6 +87,7 @@ func (s *Server) keystoneRoutes() {
 	s.handle("POST "+identityPrefix+"/v3/auth/tokens", s.issueToken, simkit.NoAuth, simkit.NoWrite)
 	s.handle("GET "+identityPrefix+"/v3/auth/tokens", s.validateToken, simkit.NoWrite)
 	s.handle("DELETE "+identityPrefix+"/v3/auth/tokens", s.revokeToken, simkit.NoWrite)
+	s.keystonePolicyRoutes()
 }
 
 func (s *Server) identityV3Doc(r *http.Request) map[string]any {
@@ -250,9 +251,4 @@ func secretEqual(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a)
 // tokenProject is the ID of the project the request's token is scoped to;
 // without a valid token (Options.NoAuth), the first user's. Call it with
 // s.mu held.
-func (s *Server) tokenProject(r *http.Request) string {
-	if t := s.tokens[r.Header.Get("X-Auth-Token")]; t != nil {
-		return t.user.ProjectID
-	}
-	return s.opts.Users[0].ProjectID
-}
+func (s *Server) tokenProject(r *http.Request) string { return s.tokenUser(r).ProjectID }

@@ -91,8 +91,8 @@ type Options struct {
 	Logger logr.Logger
 }
 
-// Server is a simulated OpenStack cloud: Keystone, Nova, Neutron and
-// Octavia on one listener. It is safe for concurrent use.
+// Server is a simulated OpenStack cloud: Keystone, Nova, Neutron,
+// Octavia and Glance on one listener. It is safe for concurrent use.
 type Server struct {
 	// Base brings Start, Close, URL, Handler, Stats, Writes,
 	// InjectedLatency, Requests, ResetConnections, SetLatency and
