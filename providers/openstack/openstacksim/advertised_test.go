@@ -261,7 +261,10 @@ var extensionProbes = map[string]func(p probe) bool{
 		return p.has(p.network, "tags") && p.status("PUT", "/networks/"+p.id(p.network)+"/tags/probe", nil) == http.StatusCreated &&
 			p.list("/networks?tags=probe", "networks") == 1
 	},
-	"standard-attr-timestamp": func(p probe) bool { return p.has(p.network, "created_at") && p.has(p.network, "updated_at") },
+	"standard-attr-timestamp": func(p probe) bool {
+		return p.has(p.network, "created_at") && p.has(p.network, "updated_at") &&
+			p.list("/networks?changed_since=2000-01-01T00:00:00Z", "networks") > 0 && p.list("/networks?changed_since=2999-01-01T00:00:00Z", "networks") == 0
+	},
 }
 
 // probe is what an extension probe works with: a client, the Neutron
