@@ -95,11 +95,12 @@ func (s *Server) imageByRef(ref string) (*imageRec, bool) {
 	if img, ok := s.st.images.get(ref); ok {
 		return img, true
 	}
-	i := slices.IndexFunc(s.st.images.all(), func(img *imageRec) bool { return img.Name == ref })
-	if i < 0 {
-		return nil, false
+	for _, img := range s.st.images.all() {
+		if img.Name == ref {
+			return img, true
+		}
 	}
-	return s.st.images.all()[i], true
+	return nil, false
 }
 
 // visibleTo tells whether the project sees the image, as Glance's

@@ -83,16 +83,21 @@ func microversion(r *http.Request) (int, *microversionError) {
 	case "latest":
 		return novaMaxMinor, nil
 	}
-	major, minorStr, ok := strings.Cut(v, ".")
-	minor, err := strconv.Atoi(minorStr)
-	if _, merr := strconv.Atoi(major); !ok || err != nil || merr != nil || minor < 0 {
+	m := versionPattern.FindStringSubmatch(v)
+	if m == nil {
 		return 0, &microversionError{http.StatusBadRequest, fmt.Sprintf("API Version String %s is of invalid format. Must be of format MajorNum.MinorNum.", v)}
 	}
+	major, minor := m[1], atoi(m[2])
 	if major != "2" || minor < 1 || minor > novaMaxMinor {
 		return 0, &microversionError{http.StatusNotAcceptable, fmt.Sprintf("Version %s is not supported by the API. Minimum is 2.1 and maximum is %s.", v, novaMaxVer)}
 	}
 	return minor, nil
 }
+
+// versionPattern is the form of a microversion Nova accepts.
+var versionPattern = regexp.MustCompile(`^([1-9][0-9]*)\.([1-9][0-9]{0,5}|0)$`)
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
 // microversionError is a microversion Nova refuses: 400 when it does not
 // parse, 406 when it is out of range.
@@ -114,7 +119,8 @@ func (s *Server) computeVersions(r *http.Request) response {
 	return jsonOK(map[string]any{"versions": []any{computeVersion(r)}})
 }
 
-// listServers is GET /servers[/detail]: Nova's filters (name and ip are
+// listServers is GET /servers[/detail]: the token's project's servers
+// (all_tenants is an admin's), Nova's filters (name and ip are
 // regular expressions matched anywhere, as Nova does), newest first, paged
 // with limit and marker.
 func (s *Server) listServers(detail bool) novaHandlerFunc {

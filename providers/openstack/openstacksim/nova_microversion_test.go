@@ -108,7 +108,7 @@ func TestServersFollowTheMicroversion(t *testing.T) {
 	}
 
 	// Malformed and out-of-range versions.
-	for version, want := range map[string]int{"2.x": http.StatusBadRequest, "3.0": http.StatusNotAcceptable, "2.97": http.StatusNotAcceptable, "latest": http.StatusOK} {
+	for version, want := range map[string]int{"2.x": http.StatusBadRequest, "2.05": http.StatusBadRequest, "3.0": http.StatusNotAcceptable, "2.97": http.StatusNotAcceptable, "latest": http.StatusOK} {
 		if status, _ := raw.do("GET", s.URL()+computeV21+"/servers/detail", nil, "X-OpenStack-Nova-API-Version", version); status != want {
 			t.Errorf("version %s: %d, want %d", version, status, want)
 		}
