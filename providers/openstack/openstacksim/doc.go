@@ -1,6 +1,7 @@
 // Package openstacksim is a simulated OpenStack cloud: Keystone v3, Nova,
-// Neutron and Octavia, the subset a cloud-controller-manager uses, close
-// enough that the real gophercloud/v2 client (v2.15.0) talks to it
+// Neutron, Octavia and Glance, the subset a cloud-controller-manager uses
+// and what it advertises, close enough that the real gophercloud/v2
+// client (v2.15.0) and the official OpenStack client talk to it
 // unchanged. State lives in memory; tests never need credentials or the
 // internet.
 //
@@ -26,11 +27,16 @@
 //	                 application_credential or token method; project,
 //	                 domain or no scope) answers 201 with the token in
 //	                 X-Subject-Token; GET/HEAD validate, DELETE revokes
-//	/compute/v2.1    Nova (versioned catalog URL, no discovery)
+//	/compute/v2.1    Nova (versioned catalog URL, no discovery): microversions
+//	                 2.1 … 2.96, negotiated per request
 //	/network         Neutron: GET / is the version document gophercloud's
-//	                 NewNetworkV2 needs; resources under /network/v2.0
-//	/load-balancer   Octavia: GET / lists v2.0 … v2.<OctaviaMinor>;
-//	                 resources under /load-balancer/v2.0/lbaas
+//	                 NewNetworkV2 needs; GET /v2.0/ lists the core
+//	                 resources; resources under /network/v2.0
+//	/load-balancer   Octavia: GET / lists v2.0 … v2.<OctaviaMinor>, each
+//	                 linking to /v2; resources under /v2/lbaas and
+//	                 /v2.0/lbaas alike
+//	/image           Glance: GET / is 300 with v2.0 … v2.15 (GET /versions
+//	                 200); resources under /image/v2
 //
 // Every other request needs a valid X-Auth-Token (tokens expire after
 // Options.TokenTTL, or all at once with ExpireTokens): otherwise 401 with
@@ -39,15 +45,24 @@
 //
 // # Endpoints
 //
-//	GET    /compute/v2.1/servers[/detail]        name= and ip= are regexes (matched anywhere),
-//	                                             status=, availability_zone=, flavor=, tags…=;
-//	                                             newest first; limit/marker, servers_links
-//	GET    /compute/v2.1/servers/{id}            404 itemNotFound; flavor embedded from microversion 2.47
+//	GET    /compute/v2.1/servers[/detail]        the token's project's; name= and ip= are regexes
+//	                                             (matched anywhere), status=, availability_zone=,
+//	                                             flavor=, tags…=; newest first; limit/marker,
+//	                                             servers_links; all_tenants 403
+//	GET    /compute/v2.1/servers/{id}            404 itemNotFound (also another project's);
+//	                                             shaped per microversion (see below)
 //	DELETE /compute/v2.1/servers/{id}            204
-//	POST   /compute/v2.1/servers/{id}/action     os-stop / os-start, 202 (409 in the wrong state)
+//	POST   /compute/v2.1/servers/{id}/action     os-stop / os-start, 202 (409 in the wrong state);
+//	                                             os-resetState, migrate, … 403
 //	GET    /compute/v2.1/servers/{id}/metadata, /os-interface
-//	GET    /compute/v2.1/flavors[/detail], /flavors/{id}, /os-availability-zone
+//	GET    /compute/v2.1/flavors[/detail]        minRam, minDisk, sort_key, sort_dir, limit/marker
+//	GET    /compute/v2.1/flavors/{id}, /flavors/{id}/os-extra_specs[/{key}]
+//	GET    /compute/v2.1/os-availability-zone, /limits, /os-quota-sets/{project}[/detail|/defaults],
+//	       /os-keypairs, /os-server-groups
 //	GET    /network/v2.0/extensions[/{alias}]    extraroute, extraroute-atomic, allowed-address-pairs, …
+//	GET|PUT|DELETE /network/v2.0/{collection}/{id}/tags[/{tag}]   networks, subnets, ports, routers,
+//	                                             floatingips, security-groups
+//	GET    /network/v2.0/quotas/{project}[/details], /subnetpools (empty)
 //	GET    /network/v2.0/networks[/{id}], /subnets[/{id}]
 //	GET    /network/v2.0/ports                   any attribute filter; fixed_ips=ip_address=…|subnet_id=…
 //	POST   /network/v2.0/ports                   201
@@ -67,6 +82,10 @@
 //	GET|PUT|DELETE …/pools/{id}/members/{mid}
 //	GET|POST …/healthmonitors; GET|PUT|DELETE …/healthmonitors/{id}
 //	GET    …/providers, …/flavors, …/availabilityzones
+//	GET    /image/v2/images                      visibility, name, property and "in:" filters;
+//	                                             sort_key/sort_dir or sort; limit/marker with
+//	                                             Glance's relative next link
+//	GET    /image/v2/images/{id}[/file], /image/v2/schemas/image[s]
 //
 // and, outside the API (no auth, no faults, not logged):
 //
@@ -75,6 +94,28 @@
 //	GET /_sim/cloud.conf  CloudConfig for the URL it is fetched from
 //
 // # Behaviour
+//
+// The users are project members (roles member, reader,
+// load-balancer_member) and each service answers as its default policy
+// does for one: Nova's admin-only calls (os-hypervisors, os-services,
+// os-aggregates, flavor create/update/delete, flavor access, extra spec
+// changes, the detailed zone list, all_tenants, admin server actions, …)
+// are 403 "Policy doesn't allow <rule> to be performed.", not 404, so
+// clients fall back as they do on a real cloud; admin-only attributes
+// (OS-EXT-SRV-ATTR:*, host_status, a port's binding:host_id) are not
+// shown.
+//
+// Nova honours X-OpenStack-Nova-API-Version and OpenStack-API-Version
+// ("compute 2.x" or "latest"; 400 unparsable, 406 out of range), echoes
+// the version it served in both headers, and shapes bodies as Nova does
+// at that version: the server's flavor is a link before 2.47 and embedded
+// (with extra_specs) from it; locked (2.9), description (2.19), tags
+// (2.26), trusted_image_certificates (2.63), server_groups (2.71, show
+// only), locked_reason (2.73), OS-EXT-SRV-ATTR:hostname (2.90) and
+// pinned_availability_zone (2.96); flavors get description at 2.55,
+// extra_specs at 2.61 and swap 0 instead of "" at 2.75. Servers boot
+// from Glance images (Images, AddImage); flavors are Flavors plus
+// AddFlavor's.
 //
 // Success codes are the real services': creates 201 (Nova actions 202),
 // Neutron and Octavia updates 200, deletes 204, Octavia member batch 202.

@@ -87,6 +87,7 @@ func (s *Server) keystoneRoutes() {
 	s.handle("POST "+identityPrefix+"/v3/auth/tokens", s.issueToken, simkit.NoAuth, simkit.NoWrite)
 	s.handle("GET "+identityPrefix+"/v3/auth/tokens", s.validateToken, simkit.NoWrite)
 	s.handle("DELETE "+identityPrefix+"/v3/auth/tokens", s.revokeToken, simkit.NoWrite)
+	s.keystonePolicyRoutes()
 }
 
 func (s *Server) identityV3Doc(r *http.Request) map[string]any {
@@ -229,6 +230,7 @@ func (s *Server) catalog(r *http.Request) []map[string]any {
 		{"compute", "nova", computeV21},
 		{"network", "neutron", networkPrefix},
 		{"load-balancer", "octavia", lbPrefix},
+		{"image", "glance", imagePrefix},
 	}
 	out := make([]map[string]any, 0, len(services))
 	for _, svc := range services {
@@ -245,3 +247,8 @@ func (s *Server) catalog(r *http.Request) []map[string]any {
 }
 
 func secretEqual(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
+
+// tokenProject is the ID of the project the request's token is scoped to;
+// without a valid token (Options.NoAuth), the first user's. Call it with
+// s.mu held.
+func (s *Server) tokenProject(r *http.Request) string { return s.tokenUser(r).ProjectID }

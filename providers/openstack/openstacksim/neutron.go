@@ -12,25 +12,31 @@ import (
 )
 
 // neutronExtensions are the extension aliases Neutron advertises (minus
-// Options.DisabledExtensions).
+// Options.DisabledExtensions): each one's resources, attributes or
+// filters are served (see TestEveryAdvertisedEntryAnswers).
 var neutronExtensions = []struct{ alias, name string }{
-	{"agent", "agent"},
 	{"allowed-address-pairs", "Allowed Address Pairs"},
 	{"binding", "Port Binding"},
 	{"external-net", "Neutron external network"},
 	{"extraroute", "Neutron Extra Route"},
 	{"extraroute-atomic", "Atomically add/remove extra routes"},
-	{"network-ip-availability", "Network IP Availability"},
+	{"filter-validation", "Filter parameters validation"},
 	{"port-security", "Port Security"},
 	{"port-security-groups-filtering", "Port filtering on security groups"},
+	{"quota_details", "Quota details management support"},
 	{"quotas", "Quota management support"},
+	{"revision-if-match", "If-Match constraints based on revision_number"},
 	{"router", "Neutron L3 Router"},
 	{"security-group", "security-group"},
 	{"standard-attr-description", "standard-attr-description"},
 	{"standard-attr-revisions", "Resource revision numbers"},
 	{"standard-attr-tag", "Tag support for resources with standard attribute: port, subnet, network, router, floatingip, security_group"},
 	{"standard-attr-timestamp", "Resource timestamps"},
-	{"filter-validation", "Filter parameters validation"},
+}
+
+// neutronCoreResources are the core resources GET /v2.0/ lists.
+var neutronCoreResources = []struct{ name, collection string }{
+	{"network", "networks"}, {"port", "ports"}, {"subnet", "subnets"}, {"subnetpool", "subnetpools"},
 }
 
 func (s *Server) neutronRoutes() {
@@ -38,6 +44,9 @@ func (s *Server) neutronRoutes() {
 		s.handle("GET "+p, s.networkVersions, simkit.NoAuth)
 	}
 	n := networkV2
+	for _, p := range []string{n, n + "/{$}"} {
+		s.handle("GET "+p, s.networkResources)
+	}
 	s.handle("GET "+n+"/extensions", s.listExtensions)
 	s.handle("GET "+n+"/extensions/{alias}", s.getExtension)
 	s.handle("GET "+n+"/networks", s.listNetworks)
@@ -64,10 +73,35 @@ func (s *Server) neutronRoutes() {
 	s.handle("GET "+n+"/security-groups/{id}", s.getSecurityGroup)
 	s.handle("PUT "+n+"/security-groups/{id}", s.updateSecurityGroup)
 	s.handle("DELETE "+n+"/security-groups/{id}", s.deleteSecurityGroup)
+	s.handle("GET "+n+"/subnetpools", s.listSubnetPools)
+	s.handle("GET "+n+"/subnetpools/{id}", func(r *http.Request) response {
+		return neutronError(http.StatusNotFound, "SubnetPoolNotFound", "Subnet pool %s could not be found.", r.PathValue("id"))
+	})
 	s.handle("GET "+n+"/security-group-rules", s.listSecurityGroupRules)
 	s.handle("POST "+n+"/security-group-rules", s.createSecurityGroupRule)
 	s.handle("GET "+n+"/security-group-rules/{id}", s.getSecurityGroupRule)
 	s.handle("DELETE "+n+"/security-group-rules/{id}", s.deleteSecurityGroupRule)
+	s.neutronTagRoutes()
+	s.neutronQuotaRoutes()
+}
+
+// networkResources is GET /v2.0/: the core resources, each with a link
+// to its collection.
+func (s *Server) networkResources(r *http.Request) response {
+	out := []map[string]any{}
+	for _, res := range neutronCoreResources {
+		out = append(out, map[string]any{
+			"name": res.name, "collection": res.collection,
+			"links": []link{{Rel: "self", Href: simkit.BaseURL(r) + networkV2 + "/" + res.collection}},
+		})
+	}
+	return jsonOK(map[string]any{"resources": out})
+}
+
+// listSubnetPools lists the subnet pools: there are none (a member sees
+// only its own and shared ones).
+func (s *Server) listSubnetPools(r *http.Request) response {
+	return s.neutronList(r, "subnetpools", "Subnet pool", []map[string]any{})
 }
 
 // networkVersions is Neutron's root document. gophercloud's NewNetworkV2

@@ -276,7 +276,11 @@ func subnetView(sr *subnetRec) map[string]any {
 // pages and projects items.
 func (s *Server) neutronList(r *http.Request, plural, kind string, items []map[string]any, special ...string) response {
 	q := r.URL.Query()
-	items, err := filter(q, items, true, special...)
+	items, err := changedSince(q, items)
+	if err != nil {
+		return neutronBadRequest("%v", err)
+	}
+	items, err = filter(q, items, true, append(special, "changed_since")...)
 	if err != nil {
 		return neutronBadRequest("%v", err)
 	}

@@ -1,6 +1,7 @@
 package openstacksim
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -130,7 +131,7 @@ func (s *Server) listPorts(r *http.Request) response {
 	items := []map[string]any{}
 	for _, p := range s.st.ports.all() {
 		if matches(p) {
-			items = append(items, toMap(p))
+			items = append(items, portJSON(p))
 		}
 	}
 	return s.neutronList(r, "ports", "Port", items, "fixed_ips")
@@ -172,7 +173,33 @@ func (s *Server) getPort(r *http.Request) response {
 	if !ok {
 		return neutronNotFound("Port", r.PathValue("id"))
 	}
-	return ok200("port", p)
+	return ok200("port", portJSON(p))
+}
+
+// portAdminOnly are port attributes Neutron's default policy shows and
+// lets set only to an admin.
+var portAdminOnly = []string{"binding:host_id"}
+
+// portJSON is a port as a project member sees it: without the admin-only
+// binding attributes.
+func portJSON(p *Port) map[string]any {
+	m := toMap(p)
+	for _, k := range portAdminOnly {
+		delete(m, k)
+	}
+	return m
+}
+
+// adminOnlyPortAttr is the 403 Neutron answers a member who sets an
+// admin-only port attribute in action ("create_port", "update_port").
+func adminOnlyPortAttr(action string, obj map[string]json.RawMessage) *response {
+	for _, k := range portAdminOnly {
+		if _, ok := obj[k]; ok {
+			resp := neutronError(http.StatusForbidden, "PolicyNotAuthorized", "(rule:%s and rule:%s:%s) is disallowed by policy", action, action, k)
+			return &resp
+		}
+	}
+	return nil
 }
 
 // portWritable are the attributes a port create or update may set.
@@ -185,6 +212,9 @@ func (s *Server) createPort(r *http.Request) response {
 	obj, err := decodeEnvelope(r, "port")
 	if err != nil {
 		return neutronBadRequest("%v", err)
+	}
+	if errResp := adminOnlyPortAttr("create_port", obj); errResp != nil {
+		return *errResp
 	}
 	var req struct {
 		Port
@@ -207,7 +237,7 @@ func (s *Server) createPort(r *http.Request) response {
 	if errResp != nil {
 		return *errResp
 	}
-	return created(map[string]any{"port": p})
+	return created(map[string]any{"port": portJSON(p)})
 }
 
 func (s *Server) updatePort(r *http.Request) response {
@@ -221,6 +251,9 @@ func (s *Server) updatePort(r *http.Request) response {
 	obj, err := decodeEnvelope(r, "port")
 	if err != nil {
 		return neutronBadRequest("%v", err)
+	}
+	if errResp := adminOnlyPortAttr("update_port", obj); errResp != nil {
+		return *errResp
 	}
 	next, err := patch(*p, obj, portWritable...)
 	if err != nil {
@@ -238,7 +271,7 @@ func (s *Server) updatePort(r *http.Request) response {
 	next.RevisionNumber++
 	next.UpdatedAt = updatedTS
 	*p = next
-	return ok200("port", p)
+	return ok200("port", portJSON(p))
 }
 
 // checkPortAttrs validates security groups and allowed address pairs, as

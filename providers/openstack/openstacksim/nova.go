@@ -17,32 +17,6 @@ const (
 	novaMaxVer   = "2.96"
 )
 
-// Flavor is a Nova flavor.
-type Flavor struct {
-	ID    string `json:"id"`
-	Name  string `json:"name"`
-	VCPUs int    `json:"vcpus"`
-	RAM   int    `json:"ram"`
-	Disk  int    `json:"disk"`
-}
-
-// Flavors are the flavors Nova offers (DevStack's).
-var Flavors = []Flavor{
-	{"1", "m1.tiny", 1, 512, 1},
-	{"2", "m1.small", 1, 2048, 20},
-	{"3", "m1.medium", 2, 4096, 40},
-	{"4", "m1.large", 4, 8192, 80},
-	{"5", "m1.xlarge", 8, 16384, 160},
-}
-
-func findFlavor(ref string) (Flavor, bool) {
-	i := slices.IndexFunc(Flavors, func(f Flavor) bool { return f.ID == ref || f.Name == ref })
-	if i < 0 {
-		return Flavor{}, false
-	}
-	return Flavors[i], true
-}
-
 // novaHandlerFunc serves a Nova endpoint for a microversion (minor of
 // 2.x; 1 when the client asks for none).
 type novaHandlerFunc func(r *http.Request, minor int) response
@@ -52,7 +26,11 @@ func (s *Server) novaRoutes() {
 		s.handle("GET "+p, s.computeVersions, simkit.NoAuth)
 	}
 	for _, p := range []string{computeV21, computeV21 + "/{$}"} {
-		s.handle("GET "+p, func(r *http.Request) response { return jsonOK(map[string]any{"version": computeVersion(r)}) }, simkit.NoAuth)
+		s.handle("GET "+p, func(r *http.Request) response {
+			v := computeVersion(r)
+			v["media-types"] = []map[string]string{{"base": "application/json", "type": "application/vnd.openstack.compute+json;version=2.1"}}
+			return jsonOK(map[string]any{"version": v})
+		}, simkit.NoAuth)
 	}
 	c := computeV21
 	s.novaHandle("GET "+c+"/servers", s.listServers(false))
@@ -62,24 +40,23 @@ func (s *Server) novaRoutes() {
 	s.novaHandle("POST "+c+"/servers/{id}/action", s.serverAction)
 	s.novaHandle("GET "+c+"/servers/{id}/metadata", s.serverMetadata)
 	s.novaHandle("GET "+c+"/servers/{id}/os-interface", s.serverInterfaces)
-	s.novaHandle("GET "+c+"/flavors", s.listFlavors(false))
-	s.novaHandle("GET "+c+"/flavors/detail", s.listFlavors(true))
-	s.novaHandle("GET "+c+"/flavors/{id}", s.getFlavor)
 	s.novaHandle("GET "+c+"/os-availability-zone", s.listAZs)
+	s.flavorRoutes()
+	s.novaQuotaRoutes()
+	s.novaPolicyRoutes()
 }
 
 // novaHandle registers a Nova endpoint behind microversion negotiation:
 // X-OpenStack-Nova-API-Version or OpenStack-API-Version: compute 2.x,
-// echoed in the answer; out of range is 406.
+// echoed in the answer with Vary; a version that does not parse is 400,
+// one out of range 406 (neither with version headers, as from Nova).
 func (s *Server) novaHandle(op string, h novaHandlerFunc) {
 	s.handle(op, func(r *http.Request) response {
 		minor, err := microversion(r)
-		var resp response
 		if err != nil {
-			resp = novaError(http.StatusNotAcceptable, "%v", err)
-		} else {
-			resp = h(r, minor)
+			return novaError(err.status, "%s", err.msg)
 		}
+		resp := h(r, minor)
 		if resp.Header == nil {
 			resp.Header = http.Header{}
 		}
@@ -91,26 +68,46 @@ func (s *Server) novaHandle(op string, h novaHandlerFunc) {
 	})
 }
 
-func microversion(r *http.Request) (int, error) {
+func microversion(r *http.Request) (int, *microversionError) {
 	v := r.Header.Get("X-OpenStack-Nova-API-Version")
-	if h := r.Header.Get("OpenStack-API-Version"); h != "" {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(h), "compute "); ok {
-			v = strings.TrimSpace(rest)
+	for _, h := range r.Header.Values("OpenStack-API-Version") {
+		for part := range strings.SplitSeq(h, ",") {
+			if svc, ver, ok := strings.Cut(strings.TrimSpace(part), " "); ok && strings.EqualFold(svc, "compute") {
+				v = strings.TrimSpace(ver)
+			}
 		}
 	}
-	switch v {
+	switch strings.ToLower(v) {
 	case "":
 		return 1, nil
 	case "latest":
 		return novaMaxMinor, nil
 	}
-	minor, err := strconv.Atoi(strings.TrimPrefix(v, "2."))
-	if err != nil || !strings.HasPrefix(v, "2.") || minor < 1 || minor > novaMaxMinor {
-		return 0, fmt.Errorf("Version %s is not supported by the API. Minimum is 2.1 and maximum is %s.", v, novaMaxVer) //nolint:staticcheck // the service's own message, verbatim
+	m := versionPattern.FindStringSubmatch(v)
+	if m == nil {
+		return 0, &microversionError{http.StatusBadRequest, fmt.Sprintf("API Version String %s is of invalid format. Must be of format MajorNum.MinorNum.", v)}
+	}
+	major, minor := m[1], atoi(m[2])
+	if major != "2" || minor < 1 || minor > novaMaxMinor {
+		return 0, &microversionError{http.StatusNotAcceptable, fmt.Sprintf("Version %s is not supported by the API. Minimum is 2.1 and maximum is %s.", v, novaMaxVer)}
 	}
 	return minor, nil
 }
 
+// versionPattern is the form of a microversion Nova accepts.
+var versionPattern = regexp.MustCompile(`^([1-9][0-9]*)\.([1-9][0-9]{0,5}|0)$`)
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+// microversionError is a microversion Nova refuses: 400 when it does not
+// parse, 406 when it is out of range.
+type microversionError struct {
+	status int
+	msg    string
+}
+
+// computeVersion is the v2.1 entry of Nova's version list; the
+// document at /v2.1 adds its media types.
 func computeVersion(r *http.Request) map[string]any {
 	return map[string]any{
 		"id": "v2.1", "status": "CURRENT", "version": novaMaxVer, "min_version": "2.1", "updated": "2013-07-23T11:33:21Z",
@@ -122,25 +119,30 @@ func (s *Server) computeVersions(r *http.Request) response {
 	return jsonOK(map[string]any{"versions": []any{computeVersion(r)}})
 }
 
-// listServers is GET /servers[/detail]: Nova's filters (name and ip are
+// listServers is GET /servers[/detail]: the token's project's servers
+// (all_tenants is an admin's), Nova's filters (name and ip are
 // regular expressions matched anywhere, as Nova does), newest first, paged
 // with limit and marker.
 func (s *Server) listServers(detail bool) novaHandlerFunc {
 	return func(r *http.Request, minor int) response {
 		q := r.URL.Query()
+		if errResp := allTenants(q, detail); errResp != nil {
+			return *errResp
+		}
 		match, err := serverFilter(q)
 		if err != nil {
 			return novaError(http.StatusBadRequest, "%v", err)
 		}
+		project := s.tokenProject(r)
 		items := []map[string]any{}
 		all := s.st.servers.all()
 		for i := len(all) - 1; i >= 0; i-- {
 			v := s.serverView(all[i])
-			if !match(v) {
+			if all[i].project != project || !match(v) || q.Get("flavor") != "" && all[i].flavorID != q.Get("flavor") {
 				continue
 			}
 			if detail {
-				items = append(items, s.serverJSON(r, all[i], minor))
+				items = append(items, s.serverJSON(r, all[i], minor, false))
 			} else {
 				items = append(items, map[string]any{"id": v.ID, "name": v.Name, "links": serverLinks(r, v.ID)})
 			}
@@ -151,6 +153,30 @@ func (s *Server) listServers(detail bool) novaHandlerFunc {
 		}
 		return jsonOK(listBody("servers", p))
 	}
+}
+
+// allTenants refuses all_tenants (any value but a false one), which only
+// an admin may ask for: 403 from the policy, 400 for a value that is not
+// a boolean, as Nova answers.
+func allTenants(q map[string][]string, detail bool) *response {
+	vs, ok := q["all_tenants"]
+	if !ok {
+		return nil
+	}
+	switch v := strings.ToLower(vs[len(vs)-1]); v {
+	case "0", "f", "false", "off", "n", "no":
+		return nil
+	case "", "1", "t", "true", "on", "y", "yes":
+	default:
+		resp := novaError(http.StatusBadRequest, "Invalid input received: Unrecognized value '%s', acceptable values are: '0', '1', 'f', 'false', 'n', 'no', 'off', 'on', 't', 'true', 'y', 'yes'", vs[len(vs)-1])
+		return &resp
+	}
+	rule := "os_compute_api:servers:index:get_all_tenants"
+	if detail {
+		rule = "os_compute_api:servers:detail:get_all_tenants"
+	}
+	resp := policyForbidden(rule)
+	return &resp
 }
 
 // serverFilter builds the filter of Nova's list query.
@@ -171,7 +197,7 @@ func serverFilter(q map[string][]string) (func(NovaServer) bool, error) {
 			regex[k] = re
 		}
 	}
-	status, az, flavor := strings.ToUpper(get("status")), get("availability_zone"), get("flavor")
+	status, az := strings.ToUpper(get("status")), get("availability_zone")
 	tags := map[string][]string{}
 	for _, k := range []string{"tags", "tags-any", "not-tags", "not-tags-any"} {
 		if v := get(k); v != "" {
@@ -194,85 +220,12 @@ func serverFilter(q map[string][]string) (func(NovaServer) bool, error) {
 		if status != "" && v.Status != status || az != "" && v.AZ != az {
 			return false
 		}
-		if fl, ok := findFlavor(v.Flavor); flavor != "" && (!ok || fl.ID != flavor) {
-			return false
-		}
 		has := func(t string) bool { return slices.Contains(v.Tags, t) }
 		all := func(ts []string) bool { return !slices.ContainsFunc(ts, func(t string) bool { return !has(t) }) }
 		some := func(ts []string) bool { return slices.ContainsFunc(ts, has) }
 		return (tags["tags"] == nil || all(tags["tags"])) && (tags["tags-any"] == nil || some(tags["tags-any"])) &&
 			(tags["not-tags"] == nil || !all(tags["not-tags"])) && (tags["not-tags-any"] == nil || !some(tags["not-tags-any"]))
 	}, nil
-}
-
-func (s *Server) getServer(r *http.Request, minor int) response {
-	v, ok := s.st.servers.get(r.PathValue("id"))
-	if !ok {
-		return novaError(http.StatusNotFound, "Instance %s could not be found.", r.PathValue("id"))
-	}
-	return jsonOK(map[string]any{"server": s.serverJSON(r, v, minor)})
-}
-
-func (s *Server) deleteServerAPI(r *http.Request, _ int) response {
-	if _, ok := s.st.servers.get(r.PathValue("id")); !ok {
-		return novaError(http.StatusNotFound, "Instance %s could not be found.", r.PathValue("id"))
-	}
-	s.deleteServer(r.PathValue("id"))
-	return noContent()
-}
-
-// serverAction serves os-stop and os-start (202), 409 when the server is
-// not in a state to do it.
-func (s *Server) serverAction(r *http.Request, _ int) response {
-	v, ok := s.st.servers.get(r.PathValue("id"))
-	if !ok {
-		return novaError(http.StatusNotFound, "Instance %s could not be found.", r.PathValue("id"))
-	}
-	var body map[string]any
-	if err := simkit.Decode(r, &body); err != nil {
-		return novaError(http.StatusBadRequest, "Invalid request body: %v", err)
-	}
-	switch {
-	case hasKey(body, "os-stop"):
-		if v.Status != StatusActive {
-			return novaError(http.StatusConflict, "Cannot 'stop' instance %s while it is in vm_state %s", v.ID, vmState(v.Status))
-		}
-		v.Status = StatusShutoff
-	case hasKey(body, "os-start"):
-		if v.Status != StatusShutoff {
-			return novaError(http.StatusConflict, "Cannot 'start' instance %s while it is in vm_state %s", v.ID, vmState(v.Status))
-		}
-		v.Status = StatusActive
-	default:
-		return novaError(http.StatusBadRequest, "There is no such action: %v", slices.Collect(mapKeys(body)))
-	}
-	return simkit.NoContent(http.StatusAccepted)
-}
-
-func (s *Server) serverMetadata(r *http.Request, _ int) response {
-	v, ok := s.st.servers.get(r.PathValue("id"))
-	if !ok {
-		return novaError(http.StatusNotFound, "Instance %s could not be found.", r.PathValue("id"))
-	}
-	md := v.Metadata
-	if md == nil {
-		md = map[string]string{}
-	}
-	return jsonOK(map[string]any{"metadata": md})
-}
-
-func (s *Server) serverInterfaces(r *http.Request, _ int) response {
-	v, ok := s.st.servers.get(r.PathValue("id"))
-	if !ok {
-		return novaError(http.StatusNotFound, "Instance %s could not be found.", r.PathValue("id"))
-	}
-	out := []map[string]any{}
-	for _, p := range s.st.ports.all() {
-		if p.DeviceID == v.ID {
-			out = append(out, map[string]any{"port_id": p.ID, "net_id": p.NetworkID, "mac_addr": p.MACAddress, "port_state": p.Status, "fixed_ips": p.FixedIPs})
-		}
-	}
-	return jsonOK(map[string]any{"interfaceAttachments": out})
 }
 
 func hasKey(m map[string]any, k string) bool { _, ok := m[k]; return ok }

@@ -24,7 +24,10 @@ type NovaServer struct {
 	Status string `json:"status"`
 	// Flavor is a flavor ID or name; "" means m1.small.
 	Flavor string `json:"flavor"`
-	// AZ is the availability zone; "" means "nova".
+	// Image is an image ID or name; "" means the first of Images.
+	Image string `json:"image,omitempty"`
+	// AZ is the availability zone; "" means "nova". A server created in
+	// a zone it was given is pinned to it (pinned_availability_zone).
 	AZ         string            `json:"availability_zone"`
 	Tags       []string          `json:"tags,omitempty"`
 	Metadata   map[string]string `json:"metadata,omitempty"`
@@ -53,7 +56,9 @@ type ServerPort struct {
 
 type serverRec struct {
 	NovaServer
-	flavorID string
+	flavorID, imageID string
+	// project owns the server; pinnedAZ is the zone asked for, if any.
+	project, pinnedAZ string
 }
 
 func (v NovaServer) clone() NovaServer {
@@ -79,17 +84,26 @@ func (s *Server) AddServer(v NovaServer) NovaServer {
 
 func (s *Server) addServer(v NovaServer) (NovaServer, error) {
 	v = v.clone()
-	fl, ok := findFlavor(cmpOr(v.Flavor, "m1.small"))
+	fl, ok := s.st.flavorByRef(cmpOr(v.Flavor, "m1.small"))
 	if !ok {
 		return NovaServer{}, fmt.Errorf("unknown flavor %q", v.Flavor)
 	}
+	imgRef := v.Image
+	if all := s.st.images.all(); imgRef == "" && len(all) > 0 {
+		imgRef = all[0].ID
+	}
+	img, ok := s.imageByRef(imgRef)
+	if !ok {
+		return NovaServer{}, fmt.Errorf("unknown image %q", v.Image)
+	}
+	pinnedAZ := v.AZ
 	if v.ID == "" {
 		v.ID = s.st.newID(kServer)
 	}
 	if _, dup := s.st.servers.get(v.ID); dup {
 		return NovaServer{}, fmt.Errorf("server %s exists", v.ID)
 	}
-	v.Flavor, v.Status, v.AZ = fl.Name, cmpOr(v.Status, StatusActive), cmpOr(v.AZ, "nova")
+	v.Flavor, v.Image, v.Status, v.AZ = fl.Name, img.ID, cmpOr(v.Status, StatusActive), cmpOr(v.AZ, "nova")
 	if len(v.Ports) == 0 {
 		v.Ports = []ServerPort{{}}
 	}
@@ -98,7 +112,7 @@ func (s *Server) addServer(v NovaServer) (NovaServer, error) {
 			return NovaServer{}, err
 		}
 	}
-	s.st.servers.put(v.ID, &serverRec{NovaServer: v.clone(), flavorID: fl.ID})
+	s.st.servers.put(v.ID, &serverRec{NovaServer: v.clone(), flavorID: fl.ID, imageID: img.ID, project: s.st.projectID, pinnedAZ: pinnedAZ})
 	return v, nil
 }
 
@@ -118,7 +132,7 @@ func (s *Server) addServerPort(v *NovaServer, sp *ServerPort) error {
 			}
 		}
 	}
-	p, errResp := s.newPort(Port{ID: sp.ID, NetworkID: netID, DeviceID: v.ID, DeviceOwner: "compute:" + v.AZ, MACAddress: sp.MACAddress, BindingHostID: "compute-1"}, want)
+	p, errResp := s.newPort(Port{ID: sp.ID, NetworkID: netID, DeviceID: v.ID, DeviceOwner: "compute:" + v.AZ, MACAddress: sp.MACAddress, BindingHostID: serverHost}, want)
 	if errResp != nil {
 		return fmt.Errorf("server %s: port on %s: %v", v.Name, netID, errResp.Body)
 	}

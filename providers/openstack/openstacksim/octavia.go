@@ -12,6 +12,18 @@ func (s *Server) octaviaRoutes() {
 	for _, p := range []string{lbPrefix, lbPrefix + "/{$}"} {
 		s.handle("GET "+p, s.octaviaVersions, simkit.NoAuth)
 	}
+	// GET on the version's root and on lbaas answers the JSON string
+	// "v2", as Octavia's V2 controllers do.
+	for _, p := range []string{lbPrefix + "/v2", lbV2, lbV2 + "/{$}", lbaas, lbaas + "/{$}"} {
+		s.handle("GET "+p, func(*http.Request) response { return jsonOK("v2") })
+	}
+	// Octavia serves its API under /v2 as under /v2.0; the version
+	// document links to /v2.
+	s.mux.HandleFunc(lbPrefix+"/v2/", func(w http.ResponseWriter, r *http.Request) {
+		r2 := r.Clone(r.Context())
+		r2.URL.Path, r2.URL.RawPath = lbV2+strings.TrimPrefix(r.URL.Path, lbPrefix+"/v2"), ""
+		s.mux.ServeHTTP(w, r2)
+	})
 	l := lbaas
 	s.handle("GET "+l+"/loadbalancers", s.listLoadBalancers)
 	s.handle("POST "+l+"/loadbalancers", s.createLoadBalancer)
@@ -45,19 +57,33 @@ func (s *Server) octaviaRoutes() {
 	s.handle("GET "+l+"/availabilityzones", func(*http.Request) response { return jsonOK(map[string]any{"availability_zones": []any{}}) })
 }
 
+// octaviaVersionDates are the updated timestamps of Octavia's API
+// versions v2.0 … v2.26, as its root controller lists them.
+var octaviaVersionDates = []string{
+	"2016-12-11", "2018-04-20", "2018-07-31", "2018-12-18", "2018-12-19", "2019-01-21", "2019-01-25",
+	"2018-01-25T12", "2019-02-12", "2019-03-04", "2019-03-05", "2019-06-24", "2019-09-11", "2019-09-13",
+	"2019-11-10", "2020-03-10", "2020-03-15", "2020-04-29", "2020-04-29T01", "2020-05-12", "2020-08-02",
+	"2020-09-03", "2020-09-04", "2020-09-07", "2020-10-15", "2021-10-02", "2022-08-29",
+}
+
 // octaviaVersions lists v2.0 … v2.<OctaviaMinor>, the newest CURRENT, the
-// others SUPPORTED, as Octavia's root does; clients gate features on it.
+// others SUPPORTED, each linking to /v2, as Octavia's root does; clients
+// gate features on it.
 func (s *Server) octaviaVersions(r *http.Request) response {
-	base := simkit.BaseURL(r) + lbV2
+	href := simkit.BaseURL(r) + lbPrefix + "/v2"
 	var versions []map[string]any
 	for minor := 0; minor <= s.opts.OctaviaMinor; minor++ {
 		status := "SUPPORTED"
 		if minor == s.opts.OctaviaMinor {
 			status = "CURRENT"
 		}
+		date := octaviaVersionDates[min(minor, len(octaviaVersionDates)-1)]
+		if !strings.Contains(date, "T") {
+			date += "T00"
+		}
 		versions = append(versions, map[string]any{
-			"id": fmt.Sprintf("v2.%d", minor), "status": status, "updated": "2016-12-11T00:00:00Z",
-			"links": []link{{Rel: "self", Href: base}},
+			"id": fmt.Sprintf("v2.%d", minor), "status": status, "updated": date + ":00:00Z",
+			"links": []link{{Rel: "self", Href: href}},
 		})
 	}
 	return jsonOK(map[string]any{"versions": versions})

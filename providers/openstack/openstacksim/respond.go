@@ -18,6 +18,8 @@ const (
 	lbPrefix       = "/load-balancer"
 	lbV2           = lbPrefix + "/v2.0"
 	lbaas          = lbV2 + "/lbaas"
+	imagePrefix    = "/image"
+	imageV2        = imagePrefix + "/v2"
 )
 
 type response = simkit.Response
@@ -25,7 +27,7 @@ type response = simkit.Response
 // service names the OpenStack service an operation or path belongs to.
 func service(opOrPath string) string {
 	p := simkit.OpName(opOrPath)
-	for _, svc := range []string{identityPrefix, computePrefix, networkPrefix, lbPrefix} {
+	for _, svc := range []string{identityPrefix, computePrefix, networkPrefix, lbPrefix, imagePrefix} {
 		if p == svc || strings.HasPrefix(p, svc+"/") {
 			return svc
 		}
@@ -43,6 +45,8 @@ func errorBody(_ *http.Request, op string, status int, msg string) any {
 		return neutronErrorBody(neutronType(status), msg)
 	case lbPrefix:
 		return octaviaErrorBody(status, msg)
+	case imagePrefix:
+		return glanceErrorBody(status, msg)
 	default:
 		return keystoneErrorBody(status, msg)
 	}
@@ -154,6 +158,8 @@ func badBody(op string, err error) response {
 		return neutronBadRequest("Invalid input: %v", err)
 	case lbPrefix:
 		return octaviaError(http.StatusBadRequest, "Invalid input: %v", err)
+	case imagePrefix:
+		return glanceError(http.StatusBadRequest, "%v", err)
 	}
 	return simkit.JSON(http.StatusBadRequest, keystoneErrorBody(http.StatusBadRequest, err.Error()))
 }

@@ -43,6 +43,7 @@ const scenarioProvider = "openstack"
 //	- name: node-1               # required
 //	  id: 5e1c…                  # default: generated
 //	  flavor: m1.medium          # default m1.small
+//	  image: cirros-0.6.2-x86_64-disk  # name or ID; default the first of Images
 //	  az: zone-a                 # default nova
 //	  status: SHUTOFF            # default ACTIVE
 //	  tags: [k8s]
@@ -114,6 +115,7 @@ type ScenarioServer struct {
 	Name     string            `json:"name"`
 	ID       string            `json:"id,omitempty"`
 	Flavor   string            `json:"flavor,omitempty"`
+	Image    string            `json:"image,omitempty"`
 	AZ       string            `json:"az,omitempty"`
 	Status   string            `json:"status,omitempty"`
 	Tags     []string          `json:"tags,omitempty"`

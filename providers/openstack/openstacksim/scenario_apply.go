@@ -63,6 +63,9 @@ func (sc *Scenario) validate() []error {
 		if _, ok := findFlavor(cmpOr(v.Flavor, "m1.small")); !ok {
 			bad("%s.flavor: unknown flavor %q", f, v.Flavor)
 		}
+		if v.Image != "" && !slices.ContainsFunc(Images, func(img Image) bool { return img.ID == v.Image || img.Name == v.Image }) {
+			bad("%s.image: unknown image %q", f, v.Image)
+		}
 		if !slices.Contains([]string{"", StatusActive, StatusShutoff, StatusBuild, StatusError, StatusPaused}, v.Status) {
 			bad("%s.status: %q is not one of ACTIVE, SHUTOFF, BUILD, ERROR, PAUSED", f, v.Status)
 		}
@@ -99,7 +102,7 @@ func (sc *Scenario) Apply(s *Server) error {
 		}
 	}
 	for _, v := range sc.Servers {
-		ns := NovaServer{ID: v.ID, Name: v.Name, Flavor: v.Flavor, AZ: v.AZ, Status: v.Status, Tags: v.Tags, Metadata: v.Metadata}
+		ns := NovaServer{ID: v.ID, Name: v.Name, Flavor: v.Flavor, Image: v.Image, AZ: v.AZ, Status: v.Status, Tags: v.Tags, Metadata: v.Metadata}
 		for _, p := range v.Ports {
 			ns.Ports = append(ns.Ports, ServerPort{Network: p.Network, FixedIPs: p.FixedIPs, FloatingIP: p.FloatingIP})
 		}

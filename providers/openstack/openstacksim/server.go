@@ -91,8 +91,8 @@ type Options struct {
 	Logger logr.Logger
 }
 
-// Server is a simulated OpenStack cloud: Keystone, Nova, Neutron and
-// Octavia on one listener. It is safe for concurrent use.
+// Server is a simulated OpenStack cloud: Keystone, Nova, Neutron,
+// Octavia and Glance on one listener. It is safe for concurrent use.
 type Server struct {
 	// Base brings Start, Close, URL, Handler, Stats, Writes,
 	// InjectedLatency, Requests, ResetConnections, SetLatency and
@@ -208,6 +208,7 @@ func (s *Server) routes() {
 	s.novaRoutes()
 	s.neutronRoutes()
 	s.octaviaRoutes()
+	s.glanceRoutes()
 	s.mux.HandleFunc("GET /_sim/cloud.conf", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte(s.CloudConfigFor(simkit.BaseURL(r))))

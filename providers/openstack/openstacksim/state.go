@@ -36,6 +36,7 @@ const (
 	kPool
 	kMember
 	kHealthMonitor
+	kImage
 )
 
 // table is a map that remembers insertion order. A grouped table also
@@ -121,6 +122,8 @@ type state struct {
 	octaviaTicks int
 
 	servers        *table[serverRec]
+	flavors        *table[Flavor]
+	images         *table[imageRec]
 	networks       *table[Network]
 	subnets        *table[subnetRec]
 	ports          *table[Port]
@@ -143,11 +146,13 @@ type state struct {
 }
 
 func newState(projectID string) *state {
-	return &state{
+	st := &state{
 		projectID:      projectID,
 		seq:            map[kind]int{},
 		goneServers:    map[string]string{},
 		servers:        newTable[serverRec](),
+		flavors:        newTable[Flavor](),
+		images:         newTable[imageRec](),
 		networks:       newTable[Network](),
 		subnets:        newTable[subnetRec](),
 		ports:          newTable[Port](),
@@ -160,6 +165,8 @@ func newState(projectID string) *state {
 		members:        newGroupedTable(func(m *Member) string { return m.PoolID }),
 		monitors:       newGroupedTable(func(hm *HealthMonitor) string { return hm.PoolID }),
 	}
+	st.addCatalog()
+	return st
 }
 
 // octaviaTick is the updated_at of a load balancer changing now: one

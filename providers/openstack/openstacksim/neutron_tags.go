@@ -1,0 +1,200 @@
+package openstacksim
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
+)
+
+// Neutron's tag limits (neutron.extensions.tagging).
+const (
+	maxTags   = 50
+	maxTagLen = 255
+)
+
+// taggedRef is a resource's tags and what a change to them touches.
+type taggedRef struct {
+	kind string
+	tags *[]string
+	rev  *int
+	upd  *string
+}
+
+// tagged finds the resource of a tag request: the collections the
+// standard-attr-tag extension tags (networks, subnets, ports, routers,
+// floating IPs, security groups).
+func (s *Server) tagged(r *http.Request) (taggedRef, *response) {
+	id := r.PathValue("id")
+	var ref taggedRef
+	ok := false
+	switch r.PathValue("collection") {
+	case "networks":
+		var v *Network
+		if v, ok = s.st.networks.get(id); ok {
+			ref = taggedRef{"Network", &v.Tags, &v.RevisionNumber, &v.UpdatedAt}
+		}
+	case "subnets":
+		var v *subnetRec
+		if v, ok = s.st.subnets.get(id); ok {
+			ref = taggedRef{"Subnet", &v.Tags, &v.RevisionNumber, &v.UpdatedAt}
+		}
+	case "ports":
+		var v *Port
+		if v, ok = s.st.ports.get(id); ok {
+			ref = taggedRef{"Port", &v.Tags, &v.RevisionNumber, &v.UpdatedAt}
+		}
+	case "routers":
+		var v *Router
+		if v, ok = s.st.routers.get(id); ok {
+			ref = taggedRef{"Router", &v.Tags, &v.RevisionNumber, &v.UpdatedAt}
+		}
+	case "floatingips":
+		var v *FloatingIP
+		if v, ok = s.st.floatingIPs.get(id); ok {
+			ref = taggedRef{"Floating IP", &v.Tags, &v.RevisionNumber, &v.UpdatedAt}
+		}
+	case "security-groups":
+		var v *SecurityGroup
+		if v, ok = s.st.securityGroups.get(id); ok {
+			ref = taggedRef{"Security group", &v.Tags, &v.RevisionNumber, &v.UpdatedAt}
+		}
+	default:
+		resp := neutronError(http.StatusNotFound, "HTTPNotFound", "The resource could not be found.")
+		return ref, &resp
+	}
+	if !ok {
+		kind := map[string]string{
+			"networks": "Network", "subnets": "Subnet", "ports": "Port", "routers": "Router",
+			"floatingips": "Floating IP", "security-groups": "Security group",
+		}[r.PathValue("collection")]
+		resp := neutronNotFound(kind, id)
+		return ref, &resp
+	}
+	return ref, nil
+}
+
+// set replaces the tags, moving the revision on as any change to a
+// standard attribute does.
+func (t taggedRef) set(tags []string) {
+	*t.tags = tags
+	*t.rev++
+	*t.upd = updatedTS
+}
+
+func (s *Server) neutronTagRoutes() {
+	base := networkV2 + "/{collection}/{id}/tags"
+	s.handle("GET "+base, s.listTags)
+	s.handle("PUT "+base, s.replaceTags)
+	s.handle("DELETE "+base, s.deleteTags)
+	s.handle("GET "+base+"/{tag}", s.checkTag)
+	s.handle("PUT "+base+"/{tag}", s.addTag)
+	s.handle("DELETE "+base+"/{tag}", s.deleteTag)
+}
+
+func (s *Server) listTags(r *http.Request) response {
+	t, errResp := s.tagged(r)
+	if errResp != nil {
+		return *errResp
+	}
+	return jsonOK(map[string]any{"tags": nonNil(*t.tags)})
+}
+
+// replaceTags is PUT …/tags {"tags": […]}: 200 with the new set.
+func (s *Server) replaceTags(r *http.Request) response {
+	t, errResp := s.tagged(r)
+	if errResp != nil {
+		return *errResp
+	}
+	var body struct {
+		Tags *[]string `json:"tags"`
+	}
+	if err := simkit.Decode(r, &body); err != nil || body.Tags == nil {
+		return neutronBadRequest("Invalid input for tags. Reason: a body {\"tags\": [...]} is required.")
+	}
+	tags := []string{}
+	for _, tag := range *body.Tags {
+		if msg := validTag(tag); msg != "" {
+			return neutronBadRequest("Invalid input for tags. Reason: %s", msg)
+		}
+		if !slices.Contains(tags, tag) {
+			tags = append(tags, tag)
+		}
+	}
+	if len(tags) > maxTags {
+		return neutronBadRequest("Invalid input for tags. Reason: '%d' exceeds the maximum number of tags, %d.", len(tags), maxTags)
+	}
+	t.set(tags)
+	return jsonOK(map[string]any{"tags": tags})
+}
+
+func (s *Server) deleteTags(r *http.Request) response {
+	t, errResp := s.tagged(r)
+	if errResp != nil {
+		return *errResp
+	}
+	t.set([]string{})
+	return noContent()
+}
+
+// checkTag is 204 when the resource has the tag, 404 TagNotFound if not.
+func (s *Server) checkTag(r *http.Request) response {
+	t, errResp := s.tagged(r)
+	if errResp != nil {
+		return *errResp
+	}
+	if !slices.Contains(*t.tags, r.PathValue("tag")) {
+		return tagNotFound(r, t)
+	}
+	return noContent()
+}
+
+// addTag is PUT …/tags/{tag}: 201, also when the tag is there already.
+func (s *Server) addTag(r *http.Request) response {
+	t, errResp := s.tagged(r)
+	if errResp != nil {
+		return *errResp
+	}
+	tag := r.PathValue("tag")
+	if msg := validTag(tag); msg != "" {
+		return neutronBadRequest("Invalid input for tag. Reason: %s", msg)
+	}
+	if !slices.Contains(*t.tags, tag) {
+		if len(*t.tags) >= maxTags {
+			return neutronBadRequest("Invalid input for tags. Reason: the maximum number of tags, %d, is reached.", maxTags)
+		}
+		t.set(append(slices.Clone(*t.tags), tag))
+	}
+	return simkit.NoContent(http.StatusCreated)
+}
+
+func (s *Server) deleteTag(r *http.Request) response {
+	t, errResp := s.tagged(r)
+	if errResp != nil {
+		return *errResp
+	}
+	i := slices.Index(*t.tags, r.PathValue("tag"))
+	if i < 0 {
+		return tagNotFound(r, t)
+	}
+	t.set(slices.Delete(slices.Clone(*t.tags), i, i+1))
+	return noContent()
+}
+
+func tagNotFound(r *http.Request, t taggedRef) response {
+	return neutronError(http.StatusNotFound, "TagNotFound", "Tag %s could not be found for %s %s.",
+		r.PathValue("tag"), strings.ToLower(strings.ReplaceAll(t.kind, " ", "")), r.PathValue("id"))
+}
+
+// validTag is "" for a valid tag, else why it is not one.
+func validTag(tag string) string {
+	switch {
+	case tag == "":
+		return "'' is not a valid tag: it is empty"
+	case utf8.RuneCountInString(tag) > maxTagLen:
+		return "'" + tag + "' exceeds maximum length of 255"
+	}
+	return ""
+}
