@@ -11,7 +11,9 @@
 //     Harness) and CheckSettings (the settings pinned);
 //   - FakeCloud and FakeProvider, an in-memory provider with fault injection
 //     for testing code built on the framework, and for proving the suite
-//     catches broken providers.
+//     catches broken providers;
+//   - SimCloud, which makes a simulated cloud built on simkit (a
+//     <cloud>sim's Cloud()) the suite's Cloud.
 //
 // A real control plane and simulated kubelets to run a CCM against are in
 // package kubetest, apart so that the simulated clouds, which import this
