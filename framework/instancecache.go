@@ -38,6 +38,9 @@ type instanceCache struct {
 	byNames map[string]*Instance
 	// sameName holds the IDs of the instances that share a name, sorted.
 	sameName map[string][]string
+	// refreshes counts finished refreshes; listErr is the last one's error.
+	refreshes uint64
+	listErr   error
 	listable bool
 }
 
@@ -82,11 +85,20 @@ func (c *instanceCache) cached(ctx context.Context, pick func() (*Instance, erro
 		defer c.mu.Unlock()
 		return pick()
 	}
+	seen := c.refreshes
 	c.mu.Unlock()
 
 	// DoChan so a caller whose ctx ends stops waiting; the list itself runs
-	// detached from any one caller's cancellation.
+	// detached from any one caller's cancellation. A refresh that finished
+	// since the caller looked serves it: callers that found the list stale
+	// while one ran do not list again.
 	ch := c.flight.DoChan("list", func() (any, error) {
+		c.mu.Lock()
+		done, err := c.refreshes != seen, c.listErr
+		c.mu.Unlock()
+		if done {
+			return nil, err
+		}
 		return nil, c.refresh(context.WithoutCancel(ctx))
 	})
 	select {
@@ -116,6 +128,7 @@ func (c *instanceCache) refresh(ctx context.Context) error {
 		klog.FromContext(ctx).V(2).Info("Listing instances failed; using direct lookups until the next refresh", "err", err)
 		c.mu.Lock()
 		c.byIDs, c.byNames, c.sameName, c.fetched = nil, nil, nil, c.now()
+		c.refreshes, c.listErr = c.refreshes+1, err
 		c.mu.Unlock()
 		return err
 	}
@@ -148,6 +161,7 @@ func (c *instanceCache) refresh(ctx context.Context) error {
 	}
 	c.mu.Lock()
 	c.byIDs, c.byNames, c.sameName, c.fetched = ids, names, sameName, c.now()
+	c.refreshes, c.listErr = c.refreshes+1, nil
 	c.mu.Unlock()
 	return nil
 }

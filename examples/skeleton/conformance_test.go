@@ -23,7 +23,7 @@ func (harness) Setup(t *testing.T) *frameworktest.Target {
 	return &frameworktest.Target{
 		Provider: skeleton.New(),
 		Env:      sim.Env(sim.URL()),
-		Cloud:    sim.Cloud(),
+		Cloud:    frameworktest.SimCloud(sim.Cloud()),
 		InvalidAnnotations: map[string]string{
 			skeleton.AnnotationPrefix + "health-check-interval": "abc",
 		},

@@ -12,10 +12,11 @@
 //   - FakeCloud and FakeProvider, an in-memory provider with fault injection
 //     for testing code built on the framework, and for proving the suite
 //     catches broken providers;
-//   - StartControlPlane, a real kube-apiserver and etcd (built into bin/ by
-//     `make controlplane`) on loopback with RBAC, an admin kubeconfig and a
-//     kubeconfig for the CCM's ServiceAccount holding only the RBAC you ship;
-//   - StartKubelet and RegisterNodes, which register Nodes as a kubelet with
-//     --cloud-provider=external does and heartbeat them, with NotReady to
-//     exercise the node-lifecycle controller.
+//   - SimCloud, which makes a simulated cloud built on simkit (a
+//     <cloud>sim's Cloud()) the suite's Cloud.
+//
+// A real control plane and simulated kubelets to run a CCM against are in
+// package kubetest, apart so that the simulated clouds, which import this
+// package for its contract, do not pull in controller-runtime's envtest. What every simulated cloud
+// shares is in package simkit.
 package frameworktest

@@ -14,7 +14,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/ccmkit/ccmkit/framework/frameworktest"
+	"github.com/ccmkit/ccmkit/framework/frameworktest/kubetest"
 )
 
 // Options configure a local cluster.
@@ -36,7 +36,7 @@ type Options struct {
 // against them.
 type Cluster struct {
 	Provider     Provider
-	ControlPlane *frameworktest.ControlPlane
+	ControlPlane *kubetest.ControlPlane
 	Sim          Sim
 	Kube         kubernetes.Interface
 	WorkDir      string
@@ -47,7 +47,7 @@ type Cluster struct {
 
 	mu       sync.Mutex
 	ccms     []*CCM
-	kubelets map[string]*frameworktest.Kubelet
+	kubelets map[string]*kubetest.Kubelet
 	nodes    int
 }
 
@@ -67,7 +67,7 @@ func Start(ctx context.Context, o Options) (_ *Cluster, err error) {
 			return nil, err
 		}
 	}
-	c := &Cluster{Provider: o.Provider, WorkDir: o.WorkDir, kubelets: map[string]*frameworktest.Kubelet{}}
+	c := &Cluster{Provider: o.Provider, WorkDir: o.WorkDir, kubelets: map[string]*kubetest.Kubelet{}}
 	defer func() {
 		if err != nil {
 			c.Stop()
@@ -80,7 +80,7 @@ func Start(ctx context.Context, o Options) (_ *Cluster, err error) {
 	for _, m := range o.Provider.RBAC {
 		rbac = append(rbac, filepath.Join(o.Root, m))
 	}
-	c.ControlPlane, err = frameworktest.NewControlPlane(frameworktest.ControlPlaneOptions{BinDir: o.BinDir, RBACManifests: rbac})
+	c.ControlPlane, err = kubetest.NewControlPlane(kubetest.ControlPlaneOptions{BinDir: o.BinDir, RBACManifests: rbac})
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func (c *Cluster) AddNode(ctx context.Context, name string, heartbeat time.Durat
 	n := c.nodes
 	c.nodes++
 	c.mu.Unlock()
-	k, err := frameworktest.StartKubelet(ctx, c.Kube, frameworktest.NodeSpec{
+	k, err := kubetest.StartKubelet(ctx, c.Kube, kubetest.NodeSpec{
 		Name:    name,
 		PodCIDR: podCIDR(n),
 	}, heartbeat)
@@ -164,17 +164,17 @@ func (c *Cluster) AddNodes(ctx context.Context, prefix string, n int, heartbeat 
 		return nil, err
 	}
 	ids := make([]string, n)
-	specs := make([]frameworktest.NodeSpec, n)
+	specs := make([]kubetest.NodeSpec, n)
 	c.mu.Lock()
 	for i := range n {
-		specs[i] = frameworktest.NodeSpec{Name: fmt.Sprintf("%s-%d", prefix, i), PodCIDR: podCIDR(c.nodes)}
+		specs[i] = kubetest.NodeSpec{Name: fmt.Sprintf("%s-%d", prefix, i), PodCIDR: podCIDR(c.nodes)}
 		c.nodes++
 	}
 	c.mu.Unlock()
 	for i, spec := range specs {
 		ids[i] = c.Sim.AddInstance(spec.Name)
 	}
-	kubelets, err := frameworktest.RegisterNodes(ctx, fast, specs, heartbeat)
+	kubelets, err := kubetest.RegisterNodes(ctx, fast, specs, heartbeat)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +191,7 @@ func (c *Cluster) AddNodes(ctx context.Context, prefix string, n int, heartbeat 
 func podCIDR(n int) string { return fmt.Sprintf("10.244.%d.0/24", n%256) }
 
 // Kubelet returns the kubelet stand-in of a node added with AddNode.
-func (c *Cluster) Kubelet(name string) *frameworktest.Kubelet {
+func (c *Cluster) Kubelet(name string) *kubetest.Kubelet {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.kubelets[name]
@@ -201,7 +201,7 @@ func (c *Cluster) Kubelet(name string) *frameworktest.Kubelet {
 func (c *Cluster) Stop() {
 	c.mu.Lock()
 	ccms, kubelets := c.ccms, c.kubelets
-	c.ccms, c.kubelets = nil, map[string]*frameworktest.Kubelet{}
+	c.ccms, c.kubelets = nil, map[string]*kubetest.Kubelet{}
 	c.mu.Unlock()
 	for _, ccm := range ccms {
 		ccm.Stop()

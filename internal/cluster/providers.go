@@ -7,6 +7,7 @@ import (
 	"github.com/ccmkit/ccmkit/examples/skeleton/skeletonsim"
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/frameworktest"
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 	"github.com/ccmkit/ccmkit/providers/digitalocean"
 	"github.com/ccmkit/ccmkit/providers/digitalocean/dosim"
 	"github.com/ccmkit/ccmkit/providers/openstack"
@@ -32,17 +33,17 @@ type Provider struct {
 	NoZone bool
 	// New returns the provider value (for its providerID codec).
 	New func() framework.Provider
-	// StartSim starts the provider's simulated cloud on loopback.
+	// StartSim starts the provider's simulated cloud on loopback:
+	// simulated(<cloud>sim.StartCloud).
 	StartSim func(SimOptions) (Sim, error)
 }
 
-// SimOptions configure a simulated cloud.
-type SimOptions struct {
-	// Latency is added to every API call.
-	Latency time.Duration
-}
+// SimOptions configure a simulated cloud: its latency, faults, seed and
+// logger, as every simulator takes them.
+type SimOptions = simkit.Common
 
-// Sim is a running simulated cloud.
+// Sim is a running simulated cloud: the conformance suite's neutral view
+// of it, and what the suite needs besides.
 type Sim interface {
 	frameworktest.Cloud
 	// URL is the simulator's base URL (its /_sim/state and /_sim/stats
@@ -65,7 +66,7 @@ type Sim interface {
 }
 
 // Providers lists every cloud in the end-to-end suite; each provider issue
-// adds its line.
+// adds its entry, whose simulator is one line: simulated(<cloud>sim.StartCloud).
 var Providers = []Provider{
 	{
 		Name:          "skeleton",
@@ -74,7 +75,7 @@ var Providers = []Provider{
 		Routes:        true,
 		LoadBalancers: true,
 		New:           func() framework.Provider { return skeleton.New() },
-		StartSim:      startSkeletonSim,
+		StartSim:      simulated(skeletonsim.StartCloud),
 	},
 	{
 		Name:          "digitalocean",
@@ -83,7 +84,7 @@ var Providers = []Provider{
 		LoadBalancers: true,
 		NoZone:        true, // as the existing DigitalOcean CCM: regions only
 		New:           func() framework.Provider { return digitalocean.New() },
-		StartSim:      startDigitalOceanSim,
+		StartSim:      simulated(dosim.StartCloud),
 	},
 	{
 		Name:          "openstack",
@@ -92,7 +93,7 @@ var Providers = []Provider{
 		Routes:        true,
 		LoadBalancers: true,
 		New:           func() framework.Provider { return openstack.New() },
-		StartSim:      startOpenStackSim,
+		StartSim:      simulated(openstacksim.StartCloud),
 	},
 }
 
@@ -106,84 +107,24 @@ func Lookup(name string) (Provider, bool) {
 	return Provider{}, false
 }
 
-type skeletonSim struct {
-	frameworktest.Cloud
-	srv *skeletonsim.Server
-}
-
-func startSkeletonSim(o SimOptions) (Sim, error) {
-	srv := skeletonsim.New(skeletonsim.Options{Latency: o.Latency})
-	srv.Start()
-	return &skeletonSim{Cloud: srv.Cloud(), srv: srv}, nil
-}
-
-func (s *skeletonSim) Env() map[string]string     { return s.srv.Env(s.srv.URL()) }
-func (s *skeletonSim) URL() string                { return s.srv.URL() }
-func (s *skeletonSim) Stats() map[string]int      { return s.srv.Stats() }
-func (s *skeletonSim) SetLatency(d time.Duration) { s.srv.SetLatency(d) }
-func (s *skeletonSim) Close()                     { s.srv.Close() }
-func (s *skeletonSim) CloudConfig() string        { return "" }
-
-func (s *skeletonSim) Routes() map[string]string {
-	out := map[string]string{}
-	for _, r := range s.srv.Routes() {
-		out[r.DestinationCIDR] = r.TargetInstanceID
+// simulated adapts a simulator's StartCloud to Provider.StartSim.
+func simulated[C simkit.Cloud](start func(simkit.Common) C) func(SimOptions) (Sim, error) {
+	return func(o SimOptions) (Sim, error) {
+		c := start(o)
+		return sim{Cloud: frameworktest.SimCloud(c), c: c}, nil
 	}
-	return out
 }
 
-type digitalOceanSim struct {
+// sim is a simkit.Cloud as a Sim.
+type sim struct {
 	frameworktest.Cloud
-	srv *dosim.Server
+	c simkit.Cloud
 }
 
-func startDigitalOceanSim(o SimOptions) (Sim, error) {
-	srv := dosim.New(dosim.Options{Latency: o.Latency})
-	srv.Start()
-	return &digitalOceanSim{Cloud: srv.Cloud(), srv: srv}, nil
-}
-
-func (s *digitalOceanSim) URL() string                { return s.srv.URL() }
-func (s *digitalOceanSim) Env() map[string]string     { return s.srv.Env(s.srv.URL()) }
-func (s *digitalOceanSim) Stats() map[string]int      { return s.srv.Stats() }
-func (s *digitalOceanSim) SetLatency(d time.Duration) { s.srv.SetLatency(d) }
-func (s *digitalOceanSim) Close()                     { s.srv.Close() }
-func (s *digitalOceanSim) CloudConfig() string        { return "" }
-func (s *digitalOceanSim) Routes() map[string]string  { return nil } // DigitalOcean has no route API
-
-type openStackSim struct {
-	frameworktest.Cloud
-	srv *openstacksim.Server
-}
-
-func startOpenStackSim(o SimOptions) (Sim, error) {
-	srv := openstacksim.New(openstacksim.Options{})
-	srv.Start()
-	srv.SetLatency(o.Latency)
-	return &openStackSim{Cloud: srv.Cloud(), srv: srv}, nil
-}
-
-func (s *openStackSim) URL() string                { return s.srv.URL() }
-func (s *openStackSim) Env() map[string]string     { return nil } // configured by cloud.conf
-func (s *openStackSim) CloudConfig() string        { return s.srv.CloudConfig() }
-func (s *openStackSim) Stats() map[string]int      { return s.srv.Stats() }
-func (s *openStackSim) SetLatency(d time.Duration) { s.srv.SetLatency(d) }
-func (s *openStackSim) Close()                     { s.srv.Close() }
-
-// Routes maps the default router's extra routes to the servers their next
-// hops belong to.
-func (s *openStackSim) Routes() map[string]string {
-	byIP := map[string]string{}
-	for _, v := range s.srv.Servers() {
-		for _, p := range v.Ports {
-			for _, ip := range p.FixedIPs {
-				byIP[ip] = v.ID
-			}
-		}
-	}
-	out := map[string]string{}
-	for dst, hop := range s.srv.Routes(s.srv.Defaults().RouterID) {
-		out[dst] = byIP[hop]
-	}
-	return out
-}
+func (s sim) URL() string                { return s.c.URL() }
+func (s sim) Env() map[string]string     { return s.c.Env() }
+func (s sim) Stats() map[string]int      { return s.c.Stats() }
+func (s sim) SetLatency(d time.Duration) { s.c.SetLatency(d) }
+func (s sim) Routes() map[string]string  { return s.c.Routes() }
+func (s sim) CloudConfig() string        { return s.c.CloudConfig() }
+func (s sim) Close()                     { s.c.Close() }

@@ -25,7 +25,7 @@ func (harness) Setup(t *testing.T) *frameworktest.Target {
 	return &frameworktest.Target{
 		Provider: digitalocean.New(),
 		Env:      sim.Env(sim.URL()),
-		Cloud:    sim.Cloud(),
+		Cloud:    frameworktest.SimCloud(sim.Cloud()),
 		NoZone:   true, // DigitalOcean has regions, no zones
 		InvalidAnnotations: map[string]string{
 			"service.beta.kubernetes.io/do-loadbalancer-healthcheck-check-interval-seconds": "abc",

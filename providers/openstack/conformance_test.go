@@ -25,7 +25,7 @@ func (harness) Setup(t *testing.T) *frameworktest.Target {
 	return &frameworktest.Target{
 		Provider:    openstack.New(),
 		CloudConfig: sim.CloudConfig(),
-		Cloud:       sim.Cloud(),
+		Cloud:       frameworktest.SimCloud(sim.Cloud()),
 		InvalidAnnotations: map[string]string{
 			"loadbalancer.openstack.org/health-monitor-delay": "abc",
 			"loadbalancer.openstack.org/class":                "no-such-class",

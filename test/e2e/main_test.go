@@ -10,7 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/ccmkit/ccmkit/framework/frameworktest"
+	"github.com/ccmkit/ccmkit/framework/frameworktest/kubetest"
 	"github.com/ccmkit/ccmkit/internal/cluster"
 )
 
@@ -38,7 +38,7 @@ func startCluster(t *testing.T, p cluster.Provider, sim cluster.SimOptions) *clu
 // by `make test`) makes that a failure.
 func requireBinaries(t *testing.T) string {
 	t.Helper()
-	bin, err := frameworktest.ControlPlaneBinDir("")
+	bin, err := kubetest.ControlPlaneBinDir("")
 	if err != nil {
 		if os.Getenv("CCMKIT_E2E") == "required" {
 			t.Fatalf("%v: run `make controlplane`", err)

@@ -37,7 +37,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/ccmkit/ccmkit/examples/skeleton/skeletonsim"
-	"github.com/ccmkit/ccmkit/framework/frameworktest"
+	"github.com/ccmkit/ccmkit/framework/frameworktest/kubetest"
 )
 
 const shutdownTaint = "node.cloudprovider.kubernetes.io/shutdown"
@@ -72,14 +72,14 @@ func TestSkeletonCCMWithShippedRBAC(t *testing.T) {
 func runSkeletonCCMScenario(t *testing.T, rbac string) string {
 	_, ctx := ktesting.NewTestContext(t)
 	bin := buildSkeletonCCM(t)
-	cp := frameworktest.StartControlPlane(t, frameworktest.ControlPlaneOptions{RBACManifests: []string{rbac}})
+	cp := kubetest.StartControlPlane(t, kubetest.ControlPlaneOptions{RBACManifests: []string{rbac}})
 	admin := cp.AdminClient()
 	sim := skeletonsim.NewServer(t, skeletonsim.Options{ProvisioningReads: -1})
 	inst := sim.AddInstance(skeletonsim.Instance{
 		Name: "node-1", Status: skeletonsim.StatusRunning, PrivateIPv4: "10.0.0.1", PublicIPv4: "203.0.113.1",
 		Type: "sk-2", Region: "sk-1", Zone: "sk-1a",
 	})
-	kubelet, err := frameworktest.StartKubelet(ctx, admin, frameworktest.NodeSpec{Name: "node-1", PodCIDR: "10.244.1.0/24"}, time.Second)
+	kubelet, err := kubetest.StartKubelet(ctx, admin, kubetest.NodeSpec{Name: "node-1", PodCIDR: "10.244.1.0/24"}, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +332,7 @@ func TestManifestsValidate(t *testing.T) {
 		}
 	}
 	requireBinaries(t)
-	cp := frameworktest.StartControlPlane(t, frameworktest.ControlPlaneOptions{})
+	cp := kubetest.StartControlPlane(t, kubetest.ControlPlaneOptions{})
 	for file, list := range objs {
 		for _, obj := range list {
 			if err := dryRunCreate(t.Context(), cp.AdminClient(), obj); err != nil {

@@ -3,70 +3,73 @@ package skeletonsim
 import (
 	"slices"
 
-	"github.com/ccmkit/ccmkit/framework/frameworktest"
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
-// Cloud is the simulator behind the provider-neutral frameworktest.Cloud
-// interface, through which the conformance suite, the end-to-end suite and
-// the benchmarks drive every provider's simulated cloud alike.
+// Cloud is the simulator as a simkit.Cloud, through which the conformance
+// suite (frameworktest.SimCloud), the end-to-end suite, the demo and the
+// benchmarks drive every provider's simulated cloud alike. It is the
+// Server, with the provider-neutral methods on top.
 type Cloud struct {
-	s *Server
+	*Server
 }
 
-var (
-	_ frameworktest.Cloud         = (*Cloud)(nil)
-	_ frameworktest.SecretRotator = (*Cloud)(nil)
-)
+var _ simkit.Cloud = (*Cloud)(nil)
 
-// Cloud returns the server as a frameworktest.Cloud.
-func (s *Server) Cloud() *Cloud { return &Cloud{s: s} }
+// Cloud returns the server as a simkit.Cloud.
+func (s *Server) Cloud() *Cloud { return &Cloud{Server: s} }
+
+// StartCloud starts a simulated Skeleton Cloud with c's settings (the
+// defaults for the rest) on a loopback port; Close stops it.
+func StartCloud(c simkit.Common) *Cloud {
+	s := New(Options{Common: c})
+	s.Start()
+	return s.Cloud()
+}
 
 // AddInstance launches a running instance called name with LaunchInstance's
 // defaults (type s-2 in zone sk-1a, next free addresses) and returns its
 // ID.
 func (c *Cloud) AddInstance(name string) string {
-	return c.s.LaunchInstance(Instance{Name: name}).ID
+	return c.LaunchInstance(Instance{Name: name}).ID
 }
-
-// DeleteInstance removes an instance.
-func (c *Cloud) DeleteInstance(id string) { c.s.DeleteInstance(id) }
 
 // ShutdownInstance stops an instance.
-func (c *Cloud) ShutdownInstance(id string) { c.s.SetInstanceStatus(id, StatusStopped) }
-
-// Fail makes every API request fail as f says (f's status with the API's
-// error body, or f's own body), after f's delay, until restore is called.
-func (c *Cloud) Fail(f frameworktest.Fault) (restore func()) {
-	if f.Foreign() {
-		return c.s.kit.Inject(f.SimFault())
-	}
-	return c.s.Inject(Fault{Status: f.Status, Delay: f.Delay})
-}
+func (c *Cloud) ShutdownInstance(id string) { c.SetInstanceStatus(id, StatusStopped) }
 
 // RotateSecret rotates the API token (SetToken).
-func (c *Cloud) RotateSecret(token string) { c.s.SetToken(token) }
+func (c *Cloud) RotateSecret(token string) { c.SetToken(token) }
 
-// Writes counts the mutating requests served.
-func (c *Cloud) Writes() int { return c.s.Writes() }
+// Env is what the skeleton provider needs to reach the cloud.
+func (c *Cloud) Env() map[string]string { return c.Server.Env(c.URL()) }
 
-// Advance makes provisioning load balancers active.
-func (c *Cloud) Advance() { c.s.Advance() }
+// CloudConfig is "": the provider is configured by its environment.
+func (c *Cloud) CloudConfig() string { return "" }
+
+// Routes maps each route's destination CIDR to its target instance.
+func (c *Cloud) Routes() map[string]string {
+	out := map[string]string{}
+	for _, r := range c.Server.Routes() {
+		out[r.DestinationCIDR] = r.TargetInstanceID
+	}
+	return out
+}
 
 // LoadBalancers lists the load balancers, sorted by ID, with listeners as
 // "TCP:80->:30080" and members as instance IDs, each sorted.
-func (c *Cloud) LoadBalancers() []frameworktest.LoadBalancer {
-	var out []frameworktest.LoadBalancer
-	for _, lb := range c.s.LoadBalancers() {
+func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
+	var out []simkit.LoadBalancer
+	for _, lb := range c.Server.LoadBalancers() {
 		out = append(out, neutral(lb))
 	}
 	return out
 }
 
-// neutral is a load balancer in the frameworktest form.
-func neutral(lb LoadBalancer) frameworktest.LoadBalancer {
-	out := frameworktest.LoadBalancer{ID: lb.ID, Name: lb.Name, Members: slices.Sorted(slices.Values(lb.Members))}
+// neutral is a load balancer in the simkit form.
+func neutral(lb LoadBalancer) simkit.LoadBalancer {
+	out := simkit.LoadBalancer{ID: lb.ID, Name: lb.Name, Members: slices.Sorted(slices.Values(lb.Members))}
 	for _, l := range lb.Listeners {
-		out.Listeners = append(out.Listeners, frameworktest.FormatListener(l.Protocol, l.Port, l.TargetPort))
+		out.Listeners = append(out.Listeners, simkit.FormatListener(l.Protocol, l.Port, l.TargetPort))
 	}
 	slices.Sort(out.Listeners)
 	return out

@@ -3,16 +3,17 @@ package skeletonsim_test
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ccmkit/ccmkit/examples/skeleton/skeletonsim"
-	"github.com/ccmkit/ccmkit/framework/frameworktest"
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
 func TestCloud(t *testing.T) {
 	sim := skeletonsim.NewServer(t, skeletonsim.Options{})
-	var cloud frameworktest.Cloud = sim.Cloud()
+	var cloud simkit.Cloud = sim.Cloud()
 	c := newClient(t, sim)
 
 	id := cloud.AddInstance("node-1")
@@ -31,7 +32,7 @@ func TestCloud(t *testing.T) {
 		t.Errorf("after ShutdownInstance and DeleteInstance (-want +got):\n%s", diff)
 	}
 
-	restore := cloud.Fail(frameworktest.FaultServerError)
+	restore := cloud.Inject(simkit.Fault{Status: http.StatusInternalServerError})
 	if got := c.do("GET", "/v1/instances", nil).status; got != http.StatusInternalServerError {
 		t.Errorf("while failing: status %d, want 500", got)
 	}
@@ -48,7 +49,7 @@ func TestCloud(t *testing.T) {
 	if got := cloud.Writes(); got != 1 {
 		t.Errorf("Writes = %d, want 1", got)
 	}
-	wantLBs := []frameworktest.LoadBalancer{{
+	wantLBs := []simkit.LoadBalancer{{
 		ID: "lb-000001", Name: "lb", Listeners: []string{"TCP:443->:30443", "TCP:80->:30080"}, Members: []string{id},
 	}}
 	if diff := cmp.Diff(wantLBs, cloud.LoadBalancers()); diff != "" {
@@ -57,6 +58,30 @@ func TestCloud(t *testing.T) {
 	cloud.Advance()
 	if got := sim.LoadBalancers()[0].Status; got != skeletonsim.StatusActive {
 		t.Errorf("after Advance: status %q, want active", got)
+	}
+	if got := c.do("POST", "/v1/routes", map[string]any{"destination_cidr": "10.244.1.0/24", "target_instance_id": id}); got.status != http.StatusCreated {
+		t.Fatalf("create route: %d %s", got.status, got.body)
+	}
+	if diff := cmp.Diff(map[string]string{"10.244.1.0/24": id}, cloud.Routes()); diff != "" {
+		t.Errorf("Routes (-want +got):\n%s", diff)
+	}
+	if env := cloud.Env(); env["SKELETON_API_URL"] != sim.URL() || cloud.CloudConfig() != "" {
+		t.Errorf("Env = %v, CloudConfig = %q", env, cloud.CloudConfig())
+	}
+}
+
+// TestStartCloud: the one-line start internal/cluster uses, with the
+// common settings applied.
+func TestStartCloud(t *testing.T) {
+	cloud := skeletonsim.StartCloud(simkit.Common{Latency: 5 * time.Millisecond})
+	t.Cleanup(cloud.Close)
+	resp, err := http.Get(cloud.URL() + "/v1/instances")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || cloud.InjectedLatency() < 5*time.Millisecond {
+		t.Errorf("status %d, latency %v", resp.StatusCode, cloud.InjectedLatency())
 	}
 }
 

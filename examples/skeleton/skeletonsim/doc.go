@@ -13,8 +13,9 @@
 //
 // AddInstance stores an instance exactly as given; LaunchInstance fills in
 // a type, region, zone and addresses as the cloud would. Cloud adapts the
-// server to frameworktest.Cloud, the provider-neutral interface of the
-// conformance suite, the end-to-end suite and the benchmarks. A Scenario
+// server to simkit.Cloud, the provider-neutral interface of the
+// conformance suite (through frameworktest.SimCloud), the end-to-end suite
+// and the benchmarks; StartCloud starts one for them. A Scenario
 // (YAML, see LoadScenario) seeds a server with instances, load balancers,
 // latency and faults; cmd/cloudsim serves one from the command line.
 //
@@ -102,19 +103,21 @@
 //
 // # Faults
 //
-// Inject adds a Fault: an HTTP status (with Retry-After for 429s), latency,
-// or a reset connection, for every endpoint or one ("PUT
-// /v1/load-balancers/{id}"), for a number of requests or a random fraction
-// of them (seeded, so scenarios repeat). Fail, RateLimit, ResetConnections
-// and SetLatency are shorthands. Options.Faults and Options.Latency inject
-// them from the start, as a scenario file does.
+// Inject adds a Fault (simkit's): an HTTP status with the error body (and
+// a Retry-After header when it sets RetryAfter), latency, or a reset
+// connection, for every endpoint or one ("PUT /v1/load-balancers/{id}"),
+// for a number of requests or a random fraction of them (seeded, so
+// scenarios repeat). Fail, RateLimit (429 with Retry-After),
+// ResetConnections and SetLatency are shorthands. Options.Faults and
+// Options.Latency inject them from the start, as a scenario file does.
 //
 // Stats counts every request per endpoint; Writes counts the non-GET
 // requests that were actually served (authorized and not faulted), which
 // is what "zero writes on a no-op" tests assert.
 //
 // The machinery behind all this (faults, latency, the request log, stats,
-// body buffering, the listener) is framework/frameworktest/simkit's, shared
-// by every simulator; this package keeps what is Skeleton Cloud's: routes,
+// body buffering, the listener, pagination, the provisioning lifecycle,
+// the scenario header) is framework/frameworktest/simkit's, shared by
+// every simulator; this package keeps what is Skeleton Cloud's: routes,
 // resources, JSON shapes, the error body and bearer auth.
 package skeletonsim

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ccmkit/ccmkit/examples/skeleton/skeletonsim"
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
 func TestFaults(t *testing.T) {
@@ -99,10 +100,10 @@ func TestFaultCount(t *testing.T) {
 
 func TestFaultRateIsSeeded(t *testing.T) {
 	statuses := func() []int {
-		sim := skeletonsim.NewServer(t, skeletonsim.Options{
+		sim := skeletonsim.NewServer(t, skeletonsim.Options{Common: simkit.Common{
 			Seed:   42,
 			Faults: []skeletonsim.Fault{{Op: "GET /v1/instances", Status: 500, Rate: 0.5}},
-		})
+		}})
 		c := newClient(t, sim)
 		var out []int
 		for range 40 {

@@ -7,11 +7,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ccmkit/ccmkit/examples/skeleton/skeletonsim"
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
 func TestLatencyIsInjectedAndCounted(t *testing.T) {
 	const latency = 20 * time.Millisecond
-	sim := skeletonsim.NewServer(t, skeletonsim.Options{Latency: latency})
+	sim := skeletonsim.NewServer(t, skeletonsim.Options{Common: simkit.Common{Latency: latency}})
 	c := newClient(t, sim)
 
 	start := time.Now()

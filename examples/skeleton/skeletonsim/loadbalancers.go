@@ -31,9 +31,14 @@ func (s *Server) LoadBalancers() []LoadBalancer {
 func (s *Server) Advance() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, rec := range s.st.loadBalancers {
-		s.st.activate(rec)
-	}
+	s.st.provisioning.Advance()
+}
+
+// provision makes rec provisioning: it becomes active on its
+// ProvisioningReads-th read, or on Advance. The caller holds s.mu.
+func (s *Server) provision(rec *lbRecord) {
+	rec.lb.Status = StatusProvisioning
+	s.st.provisioning.Start(rec.lb.ID, func() { s.st.activate(rec) })
 }
 
 // AddLoadBalancer stores lb without validating it, for seeding a scenario,
@@ -54,8 +59,12 @@ func (s *Server) AddLoadBalancer(lb LoadBalancer) LoadBalancer {
 	if lb.Status == StatusActive && lb.IPv4 == "" {
 		lb.IPv4 = s.st.nextLBAddress()
 	}
-	s.st.loadBalancers[lb.ID] = &lbRecord{lb: lb}
-	return lb.clone()
+	rec := &lbRecord{lb: lb}
+	s.st.loadBalancers[lb.ID] = rec
+	if lb.Status == StatusProvisioning {
+		s.provision(rec)
+	}
+	return rec.lb.clone()
 }
 
 // SetLoadBalancerError puts a load balancer in the "error" status with a
@@ -67,6 +76,7 @@ func (s *Server) SetLoadBalancerError(id, message string) bool {
 	rec, ok := s.st.loadBalancers[id]
 	if ok {
 		rec.lb.Status, rec.lb.ErrorMessage = StatusError, message
+		s.st.provisioning.Stop(id)
 	}
 	return ok
 }
@@ -87,7 +97,7 @@ func (s *Server) listLoadBalancers(r *http.Request) (int, any) {
 	}
 	out := make([]LoadBalancer, 0, len(page))
 	for _, rec := range page {
-		s.read(rec)
+		s.st.provisioning.Read(rec.lb.ID)
 		out = append(out, rec.lb.clone())
 	}
 	return http.StatusOK, map[string]any{"load_balancers": out, "meta": meta}
@@ -101,11 +111,9 @@ func (s *Server) createLoadBalancer(r *http.Request) (int, any) {
 	if msg := s.validate(&spec); msg != "" {
 		return fail(http.StatusUnprocessableEntity, "%s", msg)
 	}
-	rec := &lbRecord{lb: LoadBalancer{ID: s.st.newID("lb"), LoadBalancerSpec: spec, Status: StatusProvisioning}}
-	if s.opts.ProvisioningReads < 0 {
-		s.st.activate(rec)
-	}
+	rec := &lbRecord{lb: LoadBalancer{ID: s.st.newID("lb"), LoadBalancerSpec: spec}}
 	s.st.loadBalancers[rec.lb.ID] = rec
+	s.provision(rec)
 	return http.StatusCreated, map[string]any{"load_balancer": rec.lb.clone()}
 }
 
@@ -117,19 +125,8 @@ func (s *Server) getLoadBalancer(r *http.Request) (int, any) {
 	if !ok {
 		return fail(http.StatusNotFound, "load balancer %q not found", id)
 	}
-	s.read(rec)
+	s.st.provisioning.Read(id)
 	return http.StatusOK, map[string]any{"load_balancer": rec.lb.clone()}
-}
-
-// read counts a read of a provisioning load balancer and activates it on the
-// ProvisioningReads-th. The caller holds s.mu.
-func (s *Server) read(rec *lbRecord) {
-	if rec.lb.Status == StatusProvisioning {
-		rec.reads++
-		if rec.reads >= s.opts.ProvisioningReads {
-			s.st.activate(rec)
-		}
-	}
 }
 
 // updateLoadBalancer replaces the whole spec; a provisioning load balancer
@@ -160,6 +157,7 @@ func (s *Server) deleteLoadBalancer(r *http.Request) (int, any) {
 		return fail(http.StatusNotFound, "load balancer %q not found", id)
 	}
 	delete(s.st.loadBalancers, id)
+	s.st.provisioning.Stop(id)
 	return http.StatusNoContent, nil
 }
 

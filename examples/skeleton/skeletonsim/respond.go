@@ -54,23 +54,13 @@ type pageMeta struct {
 // paginate returns the page of items that r asks for with ?page= (from 1)
 // and ?per_page= (capped at MaxPerPage).
 func paginate[T any](r *http.Request, items []T, perPage int) ([]T, pageMeta, error) {
-	q := r.URL.Query()
-	page, err := simkit.PositiveInt(q.Get("page"), 1)
+	p, err := simkit.PageByNumber(r, len(items), simkit.NumberPages{Default: perPage, Max: MaxPerPage})
 	if err != nil {
-		return nil, pageMeta{}, fmt.Errorf("page: %w", err)
+		return nil, pageMeta{}, err
 	}
-	if perPage, err = simkit.PositiveInt(q.Get("per_page"), perPage); err != nil {
-		return nil, pageMeta{}, fmt.Errorf("per_page: %w", err)
+	meta := pageMeta{Page: p.Page, PerPage: p.PerPage, Total: len(items)}
+	if p.End < len(items) {
+		meta.NextPage = p.Page + 1
 	}
-	perPage = min(perPage, MaxPerPage)
-	meta := pageMeta{Page: page, PerPage: perPage, Total: len(items)}
-	start := len(items)
-	if page-1 < len(items)/perPage+1 { // no overflow for huge pages
-		start = min((page-1)*perPage, len(items))
-	}
-	end := min(start+perPage, len(items))
-	if end < len(items) {
-		meta.NextPage = page + 1
-	}
-	return items[start:end], meta, nil
+	return items[p.Start:p.End], meta, nil
 }

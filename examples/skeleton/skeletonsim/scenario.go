@@ -1,13 +1,6 @@
 package skeletonsim
 
 import (
-	"errors"
-	"fmt"
-	"strings"
-	"time"
-
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
@@ -66,16 +59,13 @@ const providerName = "skeleton"
 //	sim := skeletonsim.NewServer(t, sc.Options())
 //	sc.Apply(sim)
 type Scenario struct {
-	Provider          string                 `json:"provider,omitempty"`
-	Description       string                 `json:"description,omitempty"`
-	Token             string                 `json:"token,omitempty"`
-	Seed              uint64                 `json:"seed,omitempty"`
-	Latency           string                 `json:"latency,omitempty"`
-	PageSize          int                    `json:"pageSize,omitempty"`
-	ProvisioningReads int                    `json:"provisioningReads,omitempty"`
-	Instances         []ScenarioInstance     `json:"instances,omitempty"`
-	LoadBalancers     []ScenarioLoadBalancer `json:"loadBalancers,omitempty"`
-	Faults            []ScenarioFault        `json:"faults,omitempty"`
+	// ScenarioHeader holds provider, description, seed, latency,
+	// provisioningReads and faults.
+	simkit.ScenarioHeader
+	Token         string                 `json:"token,omitempty"`
+	PageSize      int                    `json:"pageSize,omitempty"`
+	Instances     []ScenarioInstance     `json:"instances,omitempty"`
+	LoadBalancers []ScenarioLoadBalancer `json:"loadBalancers,omitempty"`
 }
 
 // ScenarioInstance is an instance of a Scenario; LaunchInstance fills in
@@ -121,37 +111,11 @@ type ScenarioHealthCheck struct {
 	IntervalSeconds int    `json:"intervalSeconds,omitempty"`
 }
 
-// ScenarioFault is a Fault injected from the start of a Scenario.
-type ScenarioFault struct {
-	Operation  string   `json:"operation"`
-	Status     int      `json:"status,omitempty"`
-	Message    string   `json:"message,omitempty"`
-	RetryAfter string   `json:"retryAfter,omitempty"`
-	Delay      string   `json:"delay,omitempty"`
-	Reset      bool     `json:"reset,omitempty"`
-	Rate       *float64 `json:"rate,omitempty"`
-	Count      int      `json:"count,omitempty"`
-}
-
 // LoadScenario parses a YAML (or JSON) scenario and validates it. It
 // reports every problem at once, each naming its field, unknown keys
 // included.
 func LoadScenario(data []byte) (*Scenario, error) {
-	sc, strictErr, err := simkit.DecodeScenario[Scenario](data)
-	if err != nil {
-		return nil, err
-	}
-	var errs []error
-	if strictErr != nil {
-		errs = append(errs, strictError(strictErr))
-	}
-	for _, err := range sc.validate() {
-		errs = append(errs, err)
-	}
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("invalid scenario: %w", utilerrors.NewAggregate(errs))
-	}
-	return sc, nil
+	return simkit.LoadScenario(data, (*Scenario).validate)
 }
 
 // NewFromScenario returns a Server, not listening yet, seeded from a YAML
@@ -166,16 +130,6 @@ func NewFromScenario(data []byte) (*Server, error) {
 	return s, nil
 }
 
-// strictError strips the decoder's layers from an unknown-key error:
-// `json: unknown field "zon"` reads better as `unknown field "zon"`.
-func strictError(err error) error {
-	msg := err.Error()
-	if i := strings.LastIndex(msg, "json: unknown field "); i >= 0 {
-		return errors.New(strings.TrimPrefix(msg[i:], "json: "))
-	}
-	return err
-}
-
 // Validate reports every problem with sc, as LoadScenario does.
 func (sc *Scenario) Validate() error {
 	return sc.validate().ToAggregate()
@@ -183,17 +137,12 @@ func (sc *Scenario) Validate() error {
 
 // Options returns the server options sc asks for. sc must be valid.
 func (sc *Scenario) Options() Options {
-	opts := Options{
+	return Options{
+		Common:            sc.Common(scenarioOperations),
 		Token:             sc.Token,
 		PerPage:           sc.PageSize,
 		ProvisioningReads: sc.ProvisioningReads,
-		Seed:              sc.Seed,
-		Latency:           duration(sc.Latency),
 	}
-	for _, f := range sc.Faults {
-		opts.Faults = append(opts.Faults, f.fault())
-	}
-	return opts
 }
 
 // Apply adds sc's instances, then its load balancers, to s. sc must be
@@ -248,27 +197,4 @@ func (sl ScenarioLoadBalancer) spec(ids map[string]string) LoadBalancerSpec {
 		spec.Members = append(spec.Members, ids[name])
 	}
 	return spec
-}
-
-func (f ScenarioFault) fault() Fault {
-	op, _ := lookupOperation(f.Operation)
-	out := Fault{
-		Op:         op,
-		Status:     f.Status,
-		Message:    f.Message,
-		RetryAfter: duration(f.RetryAfter),
-		Delay:      duration(f.Delay),
-		Reset:      f.Reset,
-		Count:      f.Count,
-	}
-	if f.Rate != nil {
-		out.Rate = *f.Rate
-	}
-	return out
-}
-
-// duration parses a validated duration; "" is 0.
-func duration(s string) time.Duration {
-	d, _ := time.ParseDuration(s)
-	return d
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/ccmkit/ccmkit/examples/skeleton/skeletonsim"
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
 const fullScenario = `
@@ -71,16 +72,18 @@ func TestLoadScenario(t *testing.T) {
 		Token:             "tok-123",
 		PerPage:           20,
 		ProvisioningReads: -1,
-		Seed:              7,
-		Latency:           30 * time.Millisecond,
-		Faults: []skeletonsim.Fault{
-			{Op: "GET /v1/instances", Status: 503, Rate: 0.1, RetryAfter: 2 * time.Second},
-			{Delay: 100 * time.Millisecond, Count: 3},
-			{Op: "PUT /v1/load-balancers/{id}", Reset: true},
-			{Op: "POST /v1/routes", Status: 422, Message: "quota exceeded"},
+		Common: simkit.Common{
+			Seed:    7,
+			Latency: 30 * time.Millisecond,
+			Faults: []skeletonsim.Fault{
+				{Op: "GET /v1/instances", Status: 503, Rate: 0.1, RetryAfter: 2 * time.Second},
+				{Delay: 100 * time.Millisecond, Count: 3},
+				{Op: "PUT /v1/load-balancers/{id}", Reset: true},
+				{Op: "POST /v1/routes", Status: 422, Message: "quota exceeded"},
+			},
 		},
 	}
-	if diff := cmp.Diff(wantOpts, sc.Options(), cmpopts.IgnoreFields(skeletonsim.Options{}, "Logger")); diff != "" {
+	if diff := cmp.Diff(wantOpts, sc.Options(), cmpopts.IgnoreFields(simkit.Common{}, "Logger")); diff != "" {
 		t.Errorf("Options (-want +got):\n%s", diff)
 	}
 
@@ -196,10 +199,10 @@ instances:
 `,
 			want: []string{
 				"provider: Unsupported value",
-				"token: Invalid value",
 				"latency: Invalid value",
-				"pageSize: Invalid value",
 				"provisioningReads: Invalid value",
+				"token: Invalid value",
+				"pageSize: Invalid value",
 				"instances[0].name: Required value",
 				"instances[1].state: Unsupported value",
 				"instances[1].privateIPv4: Invalid value",
@@ -227,7 +230,7 @@ faults:
   delay: soon
 - operation: "*"
   status: 500
-  rate: 0
+  rate: -0.5
 - operation: "*"
   status: 500
   rate: 1.5
@@ -235,7 +238,7 @@ faults:
 `,
 			want: []string{
 				"faults[0].operation: Required value",
-				"faults[1].operation: Unsupported value",
+				"faults[1].operation: Invalid value",
 				"faults[2].status: Invalid value",
 				"faults[3]: Required value",
 				"faults[4].reset: Forbidden",

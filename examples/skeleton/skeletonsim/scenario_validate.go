@@ -2,11 +2,9 @@ package skeletonsim
 
 import (
 	"fmt"
-	"maps"
 	"net/netip"
 	"regexp"
 	"slices"
-	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -16,20 +14,13 @@ import (
 var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9._+/-]+=*$`)
 
 func (sc *Scenario) validate() field.ErrorList {
-	var errs field.ErrorList
-	if sc.Provider != "" && sc.Provider != providerName {
-		errs = append(errs, field.NotSupported(field.NewPath("provider"), sc.Provider, []string{providerName}))
-	}
+	errs := sc.ScenarioHeader.Validate(providerName, scenarioOperations)
 	if sc.Token != "" && !tokenPattern.MatchString(sc.Token) {
 		errs = append(errs, field.Invalid(field.NewPath("token"), field.OmitValueType{},
 			"must be letters, digits and -._+/ followed by optional ="))
 	}
-	errs = append(errs, validateDuration(field.NewPath("latency"), sc.Latency)...)
 	if sc.PageSize < 0 || sc.PageSize > MaxPerPage {
 		errs = append(errs, field.Invalid(field.NewPath("pageSize"), sc.PageSize, fmt.Sprintf("must be 1 to %d (0 for the default, %d)", MaxPerPage, DefaultPerPage)))
-	}
-	if sc.ProvisioningReads < -1 {
-		errs = append(errs, field.Invalid(field.NewPath("provisioningReads"), sc.ProvisioningReads, "must be -1 (created active), 0 (the default) or more"))
 	}
 
 	names := map[string]int{} // instance name -> how many
@@ -39,9 +30,6 @@ func (sc *Scenario) validate() field.ErrorList {
 	}
 	for i, sl := range sc.LoadBalancers {
 		errs = append(errs, sl.validate(field.NewPath("loadBalancers").Index(i), names)...)
-	}
-	for i, f := range sc.Faults {
-		errs = append(errs, f.validate(field.NewPath("faults").Index(i))...)
 	}
 	return errs
 }
@@ -108,49 +96,4 @@ func (sl ScenarioLoadBalancer) validate(p *field.Path, names map[string]int) fie
 	}
 	errs = append(errs, validateAddress(p.Child("ipv4"), sl.IPv4, ipv4)...)
 	return errs
-}
-
-func (f ScenarioFault) validate(p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if f.Operation == "" {
-		errs = append(errs, field.Required(p.Child("operation"), `an endpoint's name, or "*" for every endpoint`))
-	} else if _, ok := lookupOperation(f.Operation); !ok {
-		errs = append(errs, field.NotSupported(p.Child("operation"), f.Operation, append(slices.Sorted(maps.Keys(operations)), allOperations)))
-	}
-	if f.Status != 0 && (f.Status < 400 || f.Status > 599) {
-		errs = append(errs, field.Invalid(p.Child("status"), f.Status, "must be an HTTP error status, 400-599"))
-	}
-	if f.Status == 0 && f.Delay == "" && !f.Reset {
-		errs = append(errs, field.Required(p, "one of status, delay or reset"))
-	}
-	if f.Reset && f.Status != 0 {
-		errs = append(errs, field.Forbidden(p.Child("reset"), "a reset connection has no status"))
-	}
-	if f.RetryAfter != "" && f.Status == 0 {
-		errs = append(errs, field.Forbidden(p.Child("retryAfter"), "needs a status"))
-	}
-	errs = append(errs, validateDuration(p.Child("retryAfter"), f.RetryAfter)...)
-	errs = append(errs, validateDuration(p.Child("delay"), f.Delay)...)
-	if f.Rate != nil && (*f.Rate <= 0 || *f.Rate > 1) {
-		errs = append(errs, field.Invalid(p.Child("rate"), *f.Rate, "must be more than 0 and at most 1"))
-	}
-	if f.Count < 0 {
-		errs = append(errs, field.Invalid(p.Child("count"), f.Count, "must not be negative"))
-	}
-	return errs
-}
-
-// validateDuration accepts "" and non-negative Go durations.
-func validateDuration(p *field.Path, s string) field.ErrorList {
-	if s == "" {
-		return nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return field.ErrorList{field.Invalid(p, s, `must be a duration such as "30ms" or "2s"`)}
-	}
-	if d < 0 {
-		return field.ErrorList{field.Invalid(p, s, "must not be negative")}
-	}
-	return nil
 }

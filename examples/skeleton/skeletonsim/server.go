@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
-	"time"
-
-	"github.com/go-logr/logr"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
@@ -16,12 +13,17 @@ const (
 	DefaultToken             = "skeleton-test-token"
 	DefaultPerPage           = 50
 	MaxPerPage               = 200
-	DefaultProvisioningReads = 2
+	DefaultProvisioningReads = simkit.DefaultProvisioningReads
 	MaxRequestLog            = simkit.DefaultMaxRequestLog
 )
 
 // Options configures a Server. The zero value is usable.
 type Options struct {
+	// Common are the faults injected from the start (e.g. a scenario's
+	// failure rates), the latency of every API request, the seed of
+	// faults with a Rate (so a scenario fails the same requests on every
+	// run) and the request logger.
+	simkit.Common
 	// Token is the bearer token the API accepts; "" means DefaultToken.
 	Token string
 	// PerPage is the page size when a list request has no per_page;
@@ -33,17 +35,6 @@ type Options struct {
 	// DefaultProvisioningReads and a negative value creates load balancers
 	// active.
 	ProvisioningReads int
-	// Faults are injected from the start, e.g. a scenario's failure rates.
-	Faults []Fault
-	// Latency delays every API request from the start; SetLatency changes
-	// it later.
-	Latency time.Duration
-	// Seed seeds the random source of Faults with a Rate, so a scenario
-	// fails the same requests on every run.
-	Seed uint64
-	// Logger receives one line per request at V(4); the zero Logger
-	// discards.
-	Logger logr.Logger
 }
 
 // Server is a simulated Skeleton Cloud. It is safe for concurrent use.
@@ -80,30 +71,19 @@ func New(opts Options) *Server {
 		opts.PerPage = DefaultPerPage
 	}
 	opts.PerPage = min(opts.PerPage, MaxPerPage)
-	if opts.ProvisioningReads == 0 {
-		opts.ProvisioningReads = DefaultProvisioningReads
-	}
 	s := &Server{
 		opts: opts,
 		mux:  http.NewServeMux(),
-		st:   newState(),
+		st:   newState(opts.ProvisioningReads),
 	}
 	s.SetToken(opts.Token)
-	faults := make([]simkit.Fault, 0, len(opts.Faults))
-	for _, f := range opts.Faults {
-		faults = append(faults, f.kit())
-	}
 	s.kit = simkit.New(simkit.Options{
-		ErrorBody: func(_ *http.Request, _ string, status int, msg string) any {
-			return errorBody(status, msg)
-		},
+		Common:          opts.Common,
+		ErrorBody:       faultBody,
+		RetryAfterOn:    func(int) bool { return false }, // only a fault's own RetryAfter
 		Auth:            s.authenticate,
 		Lock:            &s.mu,
 		WritesAnyStatus: true,
-		Faults:          faults,
-		Latency:         opts.Latency,
-		Seed:            opts.Seed,
-		Logger:          opts.Logger,
 	})
 	s.Base = simkit.NewBase(s.kit, s.mux, func() any { return s.State() })
 	s.routes()

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"net/netip"
 	"slices"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
 // Instance statuses.
@@ -93,16 +95,18 @@ type state struct {
 	instances     map[string]*Instance
 	loadBalancers map[string]*lbRecord
 	routes        map[string]*Route
+	// provisioning settles provisioning load balancers.
+	provisioning *simkit.Lifecycle
 }
 
-// lbRecord is a stored load balancer and how often it was read.
+// lbRecord is a stored load balancer.
 type lbRecord struct {
-	lb    LoadBalancer
-	reads int
+	lb LoadBalancer
 }
 
-func newState() *state {
+func newState(provisioningReads int) *state {
 	return &state{
+		provisioning:  simkit.NewLifecycle(provisioningReads),
 		seq:           map[string]int{},
 		nextIP:        netip.MustParseAddr("198.18.0.1"), // RFC 2544 benchmarking range
 		instances:     map[string]*Instance{},

@@ -9,9 +9,9 @@ import (
 // Base is what every simulator's Server does alike, for the Server to
 // embed: it serves the simulator's ServeMux on a loopback Listener, answers
 // GET /_sim/stats and GET /_sim/state, and exports what the Kit counts and
-// the Kit's fault controls that take no cloud-specific fault. The
-// simulator keeps its Kit and ServeMux to register its endpoints and to
-// inject its own faults.
+// the Kit's fault controls (a fault without a Body gets the cloud's error
+// body from Options.ErrorBody). The simulator keeps its Kit and ServeMux
+// to register its endpoints.
 type Base struct {
 	kit *Kit
 	mux *http.ServeMux
@@ -73,6 +73,24 @@ func (b *Base) SetLatency(d time.Duration) { b.kit.SetLatency(d) }
 
 // ClearFaults removes every injected fault and the latency.
 func (b *Base) ClearFaults() { b.kit.ClearFaults() }
+
+// Inject adds a fault (see Fault); remove takes it out again and is safe
+// to call twice.
+func (b *Base) Inject(f Fault) (remove func()) { return b.kit.Inject(f) }
+
+// Fail makes requests to ops (every endpoint when none) fail with status
+// and the cloud's error body.
+func (b *Base) Fail(status int, ops ...string) (remove func()) { return b.kit.Fail(status, ops...) }
+
+// RateLimit makes requests to ops (every endpoint when none) fail with 429
+// Too Many Requests and a Retry-After header.
+func (b *Base) RateLimit(retryAfter time.Duration, ops ...string) (remove func()) {
+	return b.kit.RateLimit(retryAfter, ops...)
+}
+
+// Operations returns every endpoint, as Fault.Op and Stats write them, in
+// the order they were registered.
+func (b *Base) Operations() []string { return b.kit.Ops() }
 
 // Bearer is the bearer token a simulated API accepts, for a simulator's
 // Server to embed: tests rotate it with SetToken, and the simulator's

@@ -1,49 +1,73 @@
-// Package simkit is the cloud-independent machinery of the simulated clouds
-// (the providers' <cloud>sim packages): one wrapper around every API
-// endpoint that counts it, delays it, injects faults, authenticates it and
-// logs it, plus JSON helpers.
+// Package simkit is what every simulated cloud (the providers' <cloud>sim
+// packages) does alike, so that a simulator holds only its cloud's
+// endpoints, resources, JSON shapes and error bodies.
+//
+// # Requests
 //
 // A simulator builds a Kit, registers its endpoints with Handle and keeps
 // its own state behind its own mutex:
 //
 //	k := simkit.New(simkit.Options{
-//		ErrorBody: func(r *http.Request, op string, status int, msg string) any {
-//			return map[string]any{"message": msg}
-//		},
-//		Auth: func(r *http.Request) *simkit.Response { ... nil when authorized ... },
+//		Common:    opts.Common, // faults, latency, seed, logger: the simulator's Options embed them
+//		ErrorBody: func(r *http.Request, e simkit.ErrorInfo) any { return map[string]any{"message": e.Message} },
+//		Auth:      func(r *http.Request) *simkit.Response { ... nil when authorized ... },
+//		Lock:      &s.mu,
 //	})
 //	k.Handle(mux, "GET /v2/things/{id}", s.getThing)
-//	mux.HandleFunc("GET /_sim/stats", k.ServeStats)
+//	s.Base = simkit.NewBase(k, mux, func() any { return s.State() })
 //
 // An endpoint's operation ("GET /v2/things/{id}") is its ServeMux pattern:
 // it names the endpoint in Stats, in the request log and in Fault.Op.
 //
 // Per request, in order: the operation is counted; the latency (SetLatency)
 // plus the fault's Delay is served; a matching fault answers instead of the
-// endpoint (an error status with the simulator's error body and, for 429,
-// a Retry-After header; or a closed connection); Auth rejects
-// unauthenticated requests (endpoints registered with NoAuth skip it); the
-// body is buffered (at most Options.MaxBodyBytes); the handler runs; a
-// successful (2xx) request whose method is not GET or HEAD counts as a
-// write (unless registered with NoWrite); the request is logged.
+// endpoint (an error status with the simulator's error body and, for the
+// statuses Options.RetryAfterOn names, a Retry-After header; a page of
+// someone else's; or a closed connection); Auth rejects unauthenticated
+// requests (endpoints registered with NoAuth skip it); the body is
+// buffered (at most Options.MaxBodyBytes); the handler runs; a successful
+// (2xx) request whose method is not GET or HEAD counts as a write (unless
+// registered with NoWrite); the request is logged.
 //
-// Options hooks let a simulator keep its cloud's ways: Respond sees every
-// answer before it goes out (DigitalOcean's rate-limit headers and
-// request IDs), Lock is the state mutex handlers run under, and
-// WritesAnyStatus counts failed writes too. A simulator whose faults carry
-// more than Fault (an error code, its own default messages) keeps its own
-// Fault type and converts it, setting Body and NoRetryAfter.
+// Options hooks let a simulator keep its cloud's ways: ErrorBody writes
+// the cloud's error body from an ErrorInfo (a fault's Code and Message, ""
+// for the cloud's usual ones), Respond sees every answer before it goes
+// out (DigitalOcean's rate-limit headers and request IDs), Lock is the
+// state mutex handlers run under, and WritesAnyStatus counts failed writes
+// too. Every simulator's Fault is simkit's Fault.
 //
 // A simulator's Server embeds Base for what every Server exports alike
-// (Start, Close, URL, Handler, the Kit's counters and its latency and
-// connection-reset controls, /_sim/stats and /_sim/state), and Bearer for a
-// rotating bearer token, which its Auth checks with HasBearer.
+// (Start, Close, URL, Handler, the Kit's counters, faults, latency and
+// connection resets, /_sim/stats and /_sim/state), and its Cloud type
+// implements Cloud, the provider-neutral view the conformance suite
+// (through frameworktest.SimCloud) and internal/cluster drive; its
+// StartCloud(Common) starts one, so that registering a cloud there is one
+// line.
+//
+// # Cloud behaviour
+//
+// Lifecycle settles asynchronous resources after N reads or on Advance,
+// never on a timer. PageByNumber (?page=&per_page=), PageByMarker
+// (?marker=&limit=, and Rancher's ?limit= with a next link) and
+// PageByOffset (?offset=&limit=) read the clouds' pagination styles, and
+// PageLink builds links to other pages.
+//
+// Authentication: Bearer and HasBearer (a rotating bearer token),
+// BasicAuth (HTTP Basic, such as Rancher's API keys), OAuth2 (a token
+// endpoint with the client-credentials, password and refresh grants and
+// expiring bearer tokens, as Brightbox's) and HTTPSignature (draft-cavage
+// HTTP Signatures with RSA, ECDSA and Ed25519 keys, as Triton's CloudAPI
+// verifies them).
+//
+// Scenario files: a simulator's Scenario embeds ScenarioHeader (provider,
+// description, seed, latency, provisioningReads, faults) and loads with
+// LoadScenario (strict YAML, every problem at once); Operations resolves a
+// fault's operation.
 //
 // Besides: Listener, TB and StartForTest for a Server's NewServer; Decode,
-// DecodeStrict and PositiveInt for requests; and for scenario files
-// LoadScenario (strict YAML, every problem at once), ScenarioFault and
-// ResolveOperation.
+// DecodeStrict and PositiveInt for requests.
 //
 // simkit imports no cloud SDK and nothing of the framework, so any
-// simulator can use it.
+// simulator can use it and stays light: cmd/cloudsim serves every
+// simulated cloud without the Kubernetes libraries.
 package simkit

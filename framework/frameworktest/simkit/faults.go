@@ -20,7 +20,10 @@ type Fault struct {
 	// Status, when non-zero, is the HTTP status to answer with instead of
 	// serving the request, with the simulator's error body.
 	Status int
-	// Message is the error body's message; "" means one fitting Status.
+	// Code and Message make the simulator's error body (Options.ErrorBody):
+	// the cloud's error code or type, and the message; "" means the
+	// cloud's usual one for Status.
+	Code    string
 	Message string
 	// Body, when non-nil, is the error body as is (Message is then unused):
 	// encoded as JSON, or, with ContentType set, a string or []byte sent
@@ -37,8 +40,9 @@ type Fault struct {
 	// Header holds extra headers for the error answer.
 	Header http.Header
 	// RetryAfter, when positive, is sent as a Retry-After header (seconds,
-	// rounded up). A 429 or 503 always carries one ("0" when RetryAfter is
-	// 0) unless NoRetryAfter.
+	// rounded up). A status the Kit's Options.RetryAfterOn names (429 and
+	// 503 by default) always carries one ("0" when RetryAfter is 0) unless
+	// NoRetryAfter.
 	RetryAfter   time.Duration
 	NoRetryAfter bool
 	// Delay holds the request this long first (latency). A fault with only
@@ -194,16 +198,11 @@ func (k *Kit) apply(f Fault, w http.ResponseWriter, r *http.Request, op string) 
 			resp.Body = rawBody(f.Body)
 			return Write(w, r, resp), true
 		}
-		retryable := f.Status == http.StatusTooManyRequests || f.Status == http.StatusServiceUnavailable
-		if retryable && !f.NoRetryAfter || f.RetryAfter > 0 {
+		if k.opts.RetryAfterOn(f.Status) && !f.NoRetryAfter || f.RetryAfter > 0 {
 			resp.Header.Set("Retry-After", RetryAfterSeconds(f.RetryAfter))
 		}
 		if resp.Body == nil {
-			msg := f.Message
-			if msg == "" {
-				msg = DefaultMessage(f.Status)
-			}
-			resp.Body = k.opts.ErrorBody(r, op, f.Status, msg)
+			resp.Body = k.opts.ErrorBody(r, ErrorInfo{Op: op, Status: f.Status, Code: f.Code, Message: f.Message})
 		}
 		return k.write(w, r, op, resp), true
 	default:

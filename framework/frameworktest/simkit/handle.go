@@ -99,7 +99,7 @@ func (k *Kit) write(w http.ResponseWriter, r *http.Request, op string, resp Resp
 // Error is the answer for an error status, with the body Options.ErrorBody
 // builds.
 func (k *Kit) Error(r *http.Request, op string, status int, msg string) Response {
-	return Response{Status: status, Body: k.opts.ErrorBody(r, op, status, msg)}
+	return Response{Status: status, Body: k.opts.ErrorBody(r, ErrorInfo{Op: op, Status: status, Message: msg})}
 }
 
 func isRead(method string) bool {

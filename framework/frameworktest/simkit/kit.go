@@ -1,6 +1,7 @@
 package simkit
 
 import (
+	"cmp"
 	"maps"
 	"math/rand/v2"
 	"net/http"
@@ -17,12 +18,53 @@ const (
 	DefaultMaxBodyBytes  = 1 << 20
 )
 
+// Common are the settings every simulator takes alike: a simulator's
+// Options embeds them and hands them to its Kit (Options.Common), and
+// tools that start any simulated cloud (internal/cluster) set them.
+type Common struct {
+	// Faults are injected from the start.
+	Faults []Fault
+	// Latency delays every API request (never /_sim) from the start;
+	// SetLatency changes it later.
+	Latency time.Duration
+	// Seed seeds the random source of Faults with a Rate, so a run fails
+	// the same requests every time.
+	Seed uint64
+	// Logger receives one line per request at V(4); the zero Logger
+	// discards.
+	Logger logr.Logger
+}
+
+// ErrorInfo is what an error body says: for the answers the Kit makes
+// itself (an injected fault, an oversized body), the simulator's
+// Options.ErrorBody puts it in its cloud's error format.
+type ErrorInfo struct {
+	// Op is the endpoint the request went to, e.g. "GET /v2/things/{id}".
+	Op     string
+	Status int
+	// Code is the cloud's error code or type (DigitalOcean's "id",
+	// Skeleton Cloud's "code", Neutron's "type"), from Fault.Code; ""
+	// means the one for Status.
+	Code string
+	// Message is the human-readable message; "" (a fault that sets
+	// none) means the cloud's usual one for Status.
+	Message string
+}
+
 // Options configures a Kit. The zero value is usable.
 type Options struct {
+	// Common are the simulator's faults, latency, seed and logger.
+	Common
 	// ErrorBody builds the JSON body of the errors the Kit answers itself
-	// (injected faults, oversized bodies) for a request to op, in the
-	// cloud's error format; nil means {"message": msg}.
-	ErrorBody func(r *http.Request, op string, status int, msg string) any
+	// (injected faults, oversized bodies) for a request, in the cloud's
+	// error format; nil means {"message": e.Message} (DefaultMessage when
+	// it is empty).
+	ErrorBody func(r *http.Request, e ErrorInfo) any
+	// RetryAfterOn reports whether an injected fault with status carries
+	// a Retry-After header ("0") even when its RetryAfter is 0, as the
+	// cloud's rate limiter or maintenance answers do; nil means 429 and
+	// 503. A fault with a positive RetryAfter always carries one.
+	RetryAfterOn func(status int) bool
 	// Auth, when set, vets every request to an endpoint not registered with
 	// NoAuth: it returns nil to let the request through, or the answer.
 	Auth func(r *http.Request) *Response
@@ -39,20 +81,11 @@ type Options struct {
 	// WritesAnyStatus counts as a write every request a non-read endpoint
 	// serves, whatever it answers; by default only 2xx answers count.
 	WritesAnyStatus bool
-	// Faults are injected from the start.
-	Faults []Fault
-	// Latency delays every request from the start; SetLatency changes it.
-	Latency time.Duration
-	// Seed seeds the random source of Faults with a Rate.
-	Seed uint64
 	// MaxRequestLog bounds the request log; 0 means DefaultMaxRequestLog.
 	MaxRequestLog int
 	// MaxBodyBytes bounds request bodies (larger ones get 413); 0 means
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// Logger receives one line per request at V(4); the zero Logger
-	// discards.
-	Logger logr.Logger
 }
 
 // Kit is the per-simulator request machinery. It is safe for concurrent
@@ -116,8 +149,13 @@ func New(opts Options) *Kit {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if opts.ErrorBody == nil {
-		opts.ErrorBody = func(_ *http.Request, _ string, _ int, msg string) any {
-			return map[string]string{"message": msg}
+		opts.ErrorBody = func(_ *http.Request, e ErrorInfo) any {
+			return map[string]string{"message": cmp.Or(e.Message, DefaultMessage(e.Status))}
+		}
+	}
+	if opts.RetryAfterOn == nil {
+		opts.RetryAfterOn = func(status int) bool {
+			return status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
 		}
 	}
 	k := &Kit{

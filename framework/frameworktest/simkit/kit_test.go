@@ -5,9 +5,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // newTestServer serves GET/PUT /things/{id} (PUT 404s on "missing") and
@@ -20,8 +23,8 @@ func newTestServer(t *testing.T, opts Options) (*Kit, *httptest.Server) {
 		}
 		return &Response{Status: http.StatusUnauthorized, Body: map[string]string{"error": "who are you"}}
 	}
-	opts.ErrorBody = func(_ *http.Request, op string, status int, msg string) any {
-		return map[string]any{"op": op, "status": status, "msg": msg}
+	opts.ErrorBody = func(_ *http.Request, e ErrorInfo) any {
+		return map[string]any{"op": e.Op, "status": e.Status, "code": e.Code, "msg": e.Message}
 	}
 	k := New(opts)
 	mux := http.NewServeMux()
@@ -151,7 +154,7 @@ func TestFaults(t *testing.T) {
 
 func TestFaultRateIsSeeded(t *testing.T) {
 	pattern := func() string {
-		_, ts := newTestServer(t, Options{Seed: 7, Faults: []Fault{{Status: 500, Rate: 0.5}}})
+		_, ts := newTestServer(t, Options{Common: Common{Seed: 7, Faults: []Fault{{Status: 500, Rate: 0.5}}}})
 		var b strings.Builder
 		for range 20 {
 			if do(t, ts, "GET", "/things/a", "", true).StatusCode == http.StatusInternalServerError {
@@ -180,21 +183,30 @@ func TestBodyLimitAndBaseURL(t *testing.T) {
 }
 
 func TestScenarioFault(t *testing.T) {
-	resolve := func(op string) (string, bool) {
-		return map[string]string{"x": "GET /x", "*": ""}[op], op == "x" || op == "*"
-	}
+	ops := Operations{Names: map[string]string{"x": "GET /x"}, IsEndpoint: func(op string) bool { return op == "GET /y" }}
 	f := ScenarioFault{Operation: "x", Status: 429, RetryAfter: "2s", Delay: "5ms", Count: 1}
-	if errs := f.Validate("faults[0]", resolve); len(errs) != 0 {
+	if errs := f.Validate(field.NewPath("faults").Index(0), ops); len(errs) != 0 {
 		t.Fatal(errs)
 	}
-	if got := f.Fault(resolve); got.Op != "GET /x" || got.RetryAfter != 2*time.Second || got.Delay != 5*time.Millisecond {
+	if got := f.Fault(ops); got.Op != "GET /x" || got.RetryAfter != 2*time.Second || got.Delay != 5*time.Millisecond {
 		t.Errorf("Fault = %+v", got)
 	}
-	bad := ScenarioFault{Operation: "y", Status: 200, Rate: 2, RetryAfter: "-1s"}
-	if errs := bad.Validate("f", resolve); len(errs) != 4 {
-		t.Errorf("errors = %v", errs)
+	for op, want := range map[string]string{"*": "", "GET /y": "GET /y"} {
+		if got, ok := ops.Resolve(op); !ok || got != want {
+			t.Errorf("Resolve(%q) = %q, %v", op, got, ok)
+		}
 	}
-	if errs := (ScenarioFault{Operation: "*"}).Validate("f", resolve); len(errs) != 1 {
+	bad := ScenarioFault{Operation: "y", Status: 200, Rate: 2, RetryAfter: "-1s", Count: -1, Reset: true}
+	var got []string
+	for _, e := range bad.Validate(field.NewPath("f"), ops) {
+		got = append(got, e.Field+": "+e.Type.String())
+	}
+	want := []string{"f.operation: Invalid value", "f.status: Invalid value", "f.reset: Forbidden",
+		"f.retryAfter: Invalid value", "f.rate: Invalid value", "f.count: Invalid value"}
+	if !slices.Equal(got, want) {
+		t.Errorf("problems = %q, want %q", got, want)
+	}
+	if errs := (ScenarioFault{Operation: "*"}).Validate(field.NewPath("f"), ops); len(errs) != 1 || errs[0].Type != field.ErrorTypeRequired {
 		t.Errorf("a fault with nothing to do: %v", errs)
 	}
 }
@@ -223,5 +235,25 @@ func TestRawAndTruncatedFaults(t *testing.T) {
 		t.Errorf("after Count: %d", r.StatusCode)
 	} else if b, _ := io.ReadAll(r.Body); string(b) != full {
 		t.Errorf("after Count: %q", b)
+	}
+}
+
+// TestFaultCodeAndRetryAfterOn: a fault's Code reaches the simulator's
+// error body, and RetryAfterOn picks the statuses that carry Retry-After.
+func TestFaultCodeAndRetryAfterOn(t *testing.T) {
+	k, ts := newTestServer(t, Options{RetryAfterOn: func(status int) bool { return status == http.StatusTooManyRequests }})
+	k.Inject(Fault{Status: http.StatusServiceUnavailable, Code: "maintenance", Count: 1})
+	k.Inject(Fault{Op: "PUT /things/{id}", Status: http.StatusTooManyRequests, Message: "slow down", Count: 1})
+	r := do(t, ts, "GET", "/things/a", "", true)
+	var body map[string]any
+	_ = json.NewDecoder(r.Body).Decode(&body)
+	if r.StatusCode != http.StatusServiceUnavailable || body["code"] != "maintenance" || body["msg"] != "" || r.Header.Get("Retry-After") != "" {
+		t.Errorf("503: %d %v Retry-After %q", r.StatusCode, body, r.Header.Get("Retry-After"))
+	}
+	r = do(t, ts, "PUT", "/things/a", "{}", true)
+	body = nil
+	_ = json.NewDecoder(r.Body).Decode(&body)
+	if r.StatusCode != http.StatusTooManyRequests || body["code"] != "" || body["msg"] != "slow down" || r.Header.Get("Retry-After") != "0" {
+		t.Errorf("429: %d %v Retry-After %q", r.StatusCode, body, r.Header.Get("Retry-After"))
 	}
 }

@@ -4,74 +4,75 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/ccmkit/ccmkit/framework/frameworktest"
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
-// Cloud is the simulator behind the provider-neutral frameworktest.Cloud
-// interface.
+// Cloud is the simulator as a simkit.Cloud, through which the conformance
+// suite (frameworktest.SimCloud), the end-to-end suite, the demo and the
+// benchmarks drive every provider's simulated cloud alike. It is the
+// Server, with the provider-neutral methods on top.
 type Cloud struct {
-	s *Server
+	*Server
 }
 
-var (
-	_ frameworktest.Cloud         = (*Cloud)(nil)
-	_ frameworktest.SecretRotator = (*Cloud)(nil)
-)
+var _ simkit.Cloud = (*Cloud)(nil)
 
-// Cloud returns the server as a frameworktest.Cloud.
-func (s *Server) Cloud() *Cloud { return &Cloud{s: s} }
+// Cloud returns the server as a simkit.Cloud.
+func (s *Server) Cloud() *Cloud { return &Cloud{Server: s} }
+
+// StartCloud starts a simulated DigitalOcean with c's settings (the
+// defaults for the rest) on a loopback port; Close stops it.
+func StartCloud(c simkit.Common) *Cloud {
+	s := New(Options{Common: c})
+	s.Start()
+	return s.Cloud()
+}
 
 // AddInstance creates an active droplet called name (size s-2vcpu-4gb,
 // the Options region, private and public IPv4, public IPv6) and returns
 // its ID in decimal.
 func (c *Cloud) AddInstance(name string) string {
-	return strconv.Itoa(c.s.AddDroplet(Droplet{Name: name}).ID)
+	return strconv.Itoa(c.AddDroplet(Droplet{Name: name}).ID)
 }
 
 // DeleteInstance removes a droplet.
 func (c *Cloud) DeleteInstance(id string) {
 	if n, err := strconv.Atoi(id); err == nil {
-		c.s.DeleteDroplet(n)
+		c.DeleteDroplet(n)
 	}
 }
 
 // ShutdownInstance powers a droplet off (status "off").
 func (c *Cloud) ShutdownInstance(id string) {
 	if n, err := strconv.Atoi(id); err == nil {
-		c.s.SetDropletStatus(n, StatusOff)
+		c.SetDropletStatus(n, StatusOff)
 	}
-}
-
-// Fail makes every API request fail as f says (f's status with the API's
-// error body, or f's own body), after f's delay, until restore is called.
-func (c *Cloud) Fail(f frameworktest.Fault) (restore func()) {
-	if f.Foreign() {
-		return c.s.kit.Inject(f.SimFault())
-	}
-	return c.s.Inject(Fault{Status: f.Status, Delay: f.Delay})
 }
 
 // RotateSecret rotates the API token (SetToken).
-func (c *Cloud) RotateSecret(token string) { c.s.SetToken(token) }
+func (c *Cloud) RotateSecret(token string) { c.SetToken(token) }
 
-// Writes counts the mutating requests served.
-func (c *Cloud) Writes() int { return c.s.Writes() }
+// Env is what the DigitalOcean provider needs to reach the cloud.
+func (c *Cloud) Env() map[string]string { return c.Server.Env(c.URL()) }
 
-// Advance makes "new" load balancers active.
-func (c *Cloud) Advance() { c.s.Advance() }
+// CloudConfig is "": the provider is configured by its environment.
+func (c *Cloud) CloudConfig() string { return "" }
+
+// Routes is nil: DigitalOcean has no route API.
+func (c *Cloud) Routes() map[string]string { return nil }
 
 // LoadBalancers lists the load balancers, oldest first, with listeners as
 // "TCP:80->:30080" and members as droplet IDs (droplet_ids, or the droplets
 // carrying the LB's tag), each sorted.
-func (c *Cloud) LoadBalancers() []frameworktest.LoadBalancer {
-	var out []frameworktest.LoadBalancer
-	for _, lb := range c.s.LoadBalancers() {
-		n := frameworktest.LoadBalancer{ID: lb.ID, Name: lb.Name}
+func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
+	var out []simkit.LoadBalancer
+	for _, lb := range c.Server.LoadBalancers() {
+		n := simkit.LoadBalancer{ID: lb.ID, Name: lb.Name}
 		for _, fr := range lb.ForwardingRules {
-			n.Listeners = append(n.Listeners, frameworktest.FormatListener(fr.EntryProtocol, fr.EntryPort, fr.TargetPort))
+			n.Listeners = append(n.Listeners, simkit.FormatListener(fr.EntryProtocol, fr.EntryPort, fr.TargetPort))
 		}
 		slices.Sort(n.Listeners)
-		for _, id := range c.s.members(lb) {
+		for _, id := range c.members(lb) {
 			n.Members = append(n.Members, strconv.Itoa(id))
 		}
 		slices.Sort(n.Members)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/digitalocean/godo"
 
-	"github.com/ccmkit/ccmkit/framework/frameworktest"
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
 func TestCloud(t *testing.T) {
@@ -46,7 +46,7 @@ func TestCloud(t *testing.T) {
 	if cl.Writes() != 1 {
 		t.Errorf("writes = %d", cl.Writes())
 	}
-	want := []frameworktest.LoadBalancer{{
+	want := []simkit.LoadBalancer{{
 		ID: lb.ID, Name: "a1b2c3",
 		Listeners: []string{"TCP:80->:30080", "UDP:53->:30053"},
 		Members:   slices.Sorted(slices.Values([]string{id, id2})),
@@ -59,15 +59,15 @@ func TestCloud(t *testing.T) {
 		t.Errorf("status after Advance = %q", got.Status)
 	}
 
-	restore := cl.Fail(frameworktest.FaultServerError)
+	restore := cl.Inject(Fault{Status: http.StatusInternalServerError})
 	_, _, err = c.Droplets.Get(ctx(), n)
 	wantStatus(t, err, 500)
 	restore()
-	restore = cl.Fail(frameworktest.FaultUnauthorized)
+	restore = cl.Inject(Fault{Status: http.StatusUnauthorized})
 	_, _, err = c.Droplets.Get(ctx(), n)
 	wantStatus(t, err, 401)
 	restore()
-	restore = cl.Fail(frameworktest.Fault{Delay: 20 * time.Millisecond})
+	restore = cl.Inject(Fault{Delay: 20 * time.Millisecond})
 	start := time.Now()
 	if _, _, err := c.Droplets.Get(ctx(), n); err != nil || time.Since(start) < 20*time.Millisecond {
 		t.Errorf("delay fault: %v after %v", err, time.Since(start))
@@ -77,10 +77,13 @@ func TestCloud(t *testing.T) {
 	cl.DeleteInstance(id)
 	_, _, err = c.Droplets.Get(ctx(), n)
 	wantStatus(t, err, http.StatusNotFound)
+	if env := cl.Env(); env["DO_OVERRIDE_URL"] != s.URL() || cl.CloudConfig() != "" || cl.Routes() != nil {
+		t.Errorf("Env = %v, CloudConfig %q, Routes %v", env, cl.CloudConfig(), cl.Routes())
+	}
 }
 
-func equalLBs(a, b []frameworktest.LoadBalancer) bool {
-	return slices.EqualFunc(a, b, func(x, y frameworktest.LoadBalancer) bool {
+func equalLBs(a, b []simkit.LoadBalancer) bool {
+	return slices.EqualFunc(a, b, func(x, y simkit.LoadBalancer) bool {
 		return x.ID == y.ID && x.Name == y.Name && slices.Equal(x.Listeners, y.Listeners) && slices.Equal(x.Members, y.Members)
 	})
 }

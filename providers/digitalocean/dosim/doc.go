@@ -106,13 +106,16 @@
 // request log.
 //
 // The cloud-independent machinery (faults, latency, the request log and
-// stats, body buffering, the listener) is framework/frameworktest/simkit's;
+// stats, body buffering, the listener, pagination, the provisioning
+// lifecycle, the scenario header) is framework/frameworktest/simkit's;
 // this package keeps DigitalOcean's routes, resources, JSON shapes, error
 // body ({"id","message","request_id"}), rate-limit headers and bearer auth.
 // A body over 1 MiB gets 413.
 //
-// Cloud returns the server as a frameworktest.Cloud; Env the environment
-// (DO_ACCESS_TOKEN, DO_OVERRIDE_URL, REGION) the provider reads.
+// Cloud returns the server as a simkit.Cloud (frameworktest.SimCloud makes
+// it the conformance suite's), StartCloud starts one; Env is the
+// environment (DO_ACCESS_TOKEN, DO_OVERRIDE_URL, REGION) the provider
+// reads.
 //
 // Scenarios: LoadScenario and NewFromScenario seed a server from YAML
 // (droplets, certificates, load balancers, faults; see Scenario), the hook

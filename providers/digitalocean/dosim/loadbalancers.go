@@ -118,9 +118,8 @@ type lbRequest struct {
 }
 
 type lbRecord struct {
-	lb    LoadBalancer
-	seq   int
-	reads int
+	lb  LoadBalancer
+	seq int
 }
 
 func (lb *LoadBalancer) clone() LoadBalancer {
@@ -259,17 +258,15 @@ func (rec *lbRecord) addresses() {
 	}
 }
 
-// read counts a read of the load balancer and makes it active on the
-// ProvisioningReads-th one. The caller holds s.mu.
-func (s *Server) read(rec *lbRecord) {
-	if rec.lb.Status != LBStatusNew {
-		return
-	}
-	rec.reads++
-	if rec.reads >= s.opts.ProvisioningReads {
+// provision makes rec "new": it becomes active (with its IPs) on its
+// ProvisioningReads-th read (a GET of it, or a list page holding it), or
+// on Advance. The caller holds s.mu.
+func (s *Server) provision(rec *lbRecord) {
+	rec.lb.Status = LBStatusNew
+	s.st.provisioning.Start(rec.lb.ID, func() {
 		rec.lb.Status = LBStatusActive
 		rec.addresses()
-	}
+	})
 }
 
 func (s *Server) createLoadBalancer(r *http.Request) (int, any) {
@@ -288,15 +285,12 @@ func (s *Server) createLoadBalancer(r *http.Request) (int, any) {
 	rec := &lbRecord{seq: st.lbSeq}
 	rec.lb.ID = uuid(2, st.lbSeq)
 	rec.lb.Created = created
-	rec.lb.Status = LBStatusNew
 	rec.lb.IP = req.IP
-	if s.opts.ProvisioningReads < 0 {
-		rec.lb.Status = LBStatusActive
-	}
 	rec.apply(&req)
 	st.addTags(rec.lb.Tags)
 	st.lbs[rec.lb.ID] = rec
 	st.lbOrder = append(st.lbOrder, rec.lb.ID)
+	s.provision(rec)
 	return http.StatusAccepted, map[string]any{"load_balancer": rec.lb.clone()}
 }
 
@@ -305,7 +299,7 @@ func (s *Server) getLoadBalancer(r *http.Request) (int, any) {
 	if !ok {
 		return notFound()
 	}
-	s.read(rec)
+	s.st.provisioning.Read(rec.lb.ID)
 	return http.StatusOK, map[string]any{"load_balancer": rec.lb.clone()}
 }
 
@@ -331,7 +325,7 @@ func (s *Server) listLoadBalancers(r *http.Request) (int, any) {
 	}
 	out := page[LoadBalancer]{items: make([]LoadBalancer, 0, len(p.items)), links: p.links, meta: p.meta}
 	for _, rec := range p.items {
-		s.read(rec)
+		s.st.provisioning.Read(rec.lb.ID)
 		out.items = append(out.items, rec.lb.clone())
 	}
 	return http.StatusOK, listBody("load_balancers", out)
@@ -364,6 +358,7 @@ func (s *Server) deleteLoadBalancer(r *http.Request) (int, any) {
 	}
 	delete(s.st.lbs, id)
 	s.st.lbOrder = slices.DeleteFunc(s.st.lbOrder, func(x string) bool { return x == id })
+	s.st.provisioning.Stop(id)
 	return http.StatusNoContent, nil
 }
 
@@ -387,12 +382,7 @@ func (st *state) lbList() []LoadBalancer {
 func (s *Server) Advance() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, rec := range s.st.lbs {
-		if rec.lb.Status == LBStatusNew {
-			rec.lb.Status = LBStatusActive
-			rec.addresses()
-		}
-	}
+	s.st.provisioning.Advance()
 }
 
 // SetLoadBalancerStatus sets a load balancer's status (e.g.
@@ -404,6 +394,10 @@ func (s *Server) SetLoadBalancerStatus(id, status string) bool {
 	if ok {
 		rec.lb.Status = status
 		rec.addresses()
+		s.st.provisioning.Stop(id)
+		if status == LBStatusNew {
+			s.provision(rec)
+		}
 	}
 	return ok
 }
@@ -445,5 +439,9 @@ func (s *Server) AddLoadBalancer(lb LoadBalancer) LoadBalancer {
 		st.lbOrder = append(st.lbOrder, rec.lb.ID)
 	}
 	st.lbs[rec.lb.ID] = rec
+	st.provisioning.Stop(rec.lb.ID)
+	if rec.lb.Status == LBStatusNew {
+		s.provision(rec)
+	}
 	return rec.lb.clone()
 }

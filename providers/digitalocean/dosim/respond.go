@@ -1,10 +1,9 @@
 package dosim
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
-	"net/url"
-	"strconv"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
@@ -45,8 +44,8 @@ func errorID(status int) string {
 }
 
 // errorBody is the body of the errors the Kit answers itself.
-func errorBody(_ *http.Request, _ string, status int, msg string) any {
-	return apiError{ID: errorID(status), Message: msg}
+func errorBody(_ *http.Request, e simkit.ErrorInfo) any {
+	return apiError{ID: cmp.Or(e.Code, errorID(e.Status)), Message: cmp.Or(e.Message, faultMessage(e.Status))}
 }
 
 // fail returns an error response for a handlerFunc; respond adds the
@@ -93,49 +92,25 @@ type page[T any] struct {
 // and ?per_page= (at most MaxPerPage), with links built from r's own URL so
 // that other query parameters (filters) carry over.
 func paginate[T any](r *http.Request, items []T, defPerPage int) (page[T], error) {
-	q := r.URL.Query()
-	pg, err := simkit.PositiveInt(q.Get("page"), 1)
+	p, err := simkit.PageByNumber(r, len(items), simkit.NumberPages{Default: defPerPage, Max: MaxPerPage})
 	if err != nil {
-		return page[T]{}, fmt.Errorf("page: %w", err)
+		return page[T]{}, err
 	}
-	perPage, err := simkit.PositiveInt(q.Get("per_page"), defPerPage)
-	if err != nil {
-		return page[T]{}, fmt.Errorf("per_page: %w", err)
-	}
-	perPage = min(perPage, MaxPerPage)
-	n := len(items)
-	last := max((n+perPage-1)/perPage, 1)
-	start := n
-	if pg <= last {
-		start = (pg - 1) * perPage
-	}
-	end := min(start+perPage, n)
-	out := page[T]{items: items[start:end], meta: Meta{Total: n}}
+	out := page[T]{items: items[p.Start:p.End], meta: Meta{Total: len(items)}}
 	if out.items == nil {
 		out.items = []T{}
 	}
-	link := func(p int) string {
-		u := url.URL{Scheme: "http", Host: r.Host, Path: r.URL.Path}
-		if r.TLS != nil {
-			u.Scheme = "https"
-		}
-		lq := r.URL.Query()
-		lq.Set("page", strconv.Itoa(p))
-		lq.Set("per_page", strconv.Itoa(perPage))
-		u.RawQuery = lq.Encode()
-		return u.String()
+	var links Pages
+	if p.Page > 1 {
+		links.First = p.Link(r, 1)
+		links.Prev = p.Link(r, min(p.Page-1, p.Last))
 	}
-	var p Pages
-	if pg > 1 {
-		p.First = link(1)
-		p.Prev = link(min(pg-1, last))
+	if p.Page < p.Last {
+		links.Next = p.Link(r, p.Page+1)
+		links.Last = p.Link(r, p.Last)
 	}
-	if pg < last {
-		p.Next = link(pg + 1)
-		p.Last = link(last)
-	}
-	if p != (Pages{}) {
-		out.links.Pages = &p
+	if links != (Pages{}) {
+		out.links.Pages = &links
 	}
 	return out, nil
 }

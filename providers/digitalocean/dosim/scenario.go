@@ -60,18 +60,15 @@ const providerName = "digitalocean"
 //
 // Short operation names: see Operations.
 type Scenario struct {
-	Provider          string                 `json:"provider,omitempty"`
-	Description       string                 `json:"description,omitempty"`
-	Token             string                 `json:"token,omitempty"`
-	Region            string                 `json:"region,omitempty"`
-	Seed              uint64                 `json:"seed,omitempty"`
-	Latency           string                 `json:"latency,omitempty"`
-	PageSize          int                    `json:"pageSize,omitempty"`
-	ProvisioningReads int                    `json:"provisioningReads,omitempty"`
-	Droplets          []ScenarioDroplet      `json:"droplets,omitempty"`
-	Certificates      []ScenarioCertificate  `json:"certificates,omitempty"`
-	LoadBalancers     []ScenarioLoadBalancer `json:"loadBalancers,omitempty"`
-	Faults            []ScenarioFault        `json:"faults,omitempty"`
+	// ScenarioHeader holds provider, description, seed, latency,
+	// provisioningReads and faults.
+	simkit.ScenarioHeader
+	Token         string                 `json:"token,omitempty"`
+	Region        string                 `json:"region,omitempty"`
+	PageSize      int                    `json:"pageSize,omitempty"`
+	Droplets      []ScenarioDroplet      `json:"droplets,omitempty"`
+	Certificates  []ScenarioCertificate  `json:"certificates,omitempty"`
+	LoadBalancers []ScenarioLoadBalancer `json:"loadBalancers,omitempty"`
 }
 
 // ScenarioDroplet is a droplet of a Scenario.
@@ -159,15 +156,12 @@ func (sc *Scenario) Validate() error { return errors.Join(sc.validate()...) }
 
 func (sc *Scenario) validate() []error {
 	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if sc.Provider != "" && sc.Provider != providerName {
-		bad("provider: %q is not %q", sc.Provider, providerName)
+	for _, err := range sc.ScenarioHeader.Validate(providerName, scenarioOperations) {
+		errs = append(errs, err)
 	}
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if sc.Region != "" && regionNames[sc.Region] == "" {
 		bad("region: unknown region %q", sc.Region)
-	}
-	if _, err := simkit.ParseDuration(sc.Latency); err != nil {
-		bad("latency: %v", err)
 	}
 	if sc.PageSize < 0 || sc.PageSize > MaxPerPage {
 		bad("pageSize: %d is not between 1 and %d", sc.PageSize, MaxPerPage)
@@ -210,23 +204,15 @@ func (sc *Scenario) validate() []error {
 			}
 		}
 	}
-	for i, fl := range sc.Faults {
-		errs = append(errs, fl.Validate(fmt.Sprintf("faults[%d]", i), lookupOperation)...)
-	}
 	return errs
 }
 
 // Options returns the server options sc asks for. sc must be valid.
 func (sc *Scenario) Options() Options {
-	latency, _ := simkit.ParseDuration(sc.Latency)
-	opts := Options{
-		Token: sc.Token, Region: sc.Region, PerPage: sc.PageSize,
-		ProvisioningReads: sc.ProvisioningReads, Seed: sc.Seed, Latency: latency,
+	return Options{
+		Common: sc.Common(scenarioOperations), Token: sc.Token, Region: sc.Region, PerPage: sc.PageSize,
+		ProvisioningReads: sc.ProvisioningReads,
 	}
-	for _, f := range sc.Faults {
-		opts.Faults = append(opts.Faults, faultOf(f.Fault(lookupOperation)))
-	}
-	return opts
 }
 
 // Apply adds sc's droplets, certificates and load balancers to s.
@@ -283,11 +269,11 @@ func (s *Server) setAddresses(id int, sd ScenarioDroplet) {
 	}
 }
 
-// lookupOperation returns the Fault.Op for a scenario's operation: "" for
-// "*", the endpoint for a short name, op itself for an endpoint.
-var lookupOperation = simkit.ResolveOperation(Operations, func(op string) bool {
+// scenarioOperations resolves a scenario fault's operation: "*", a short
+// name, or an endpoint.
+var scenarioOperations = simkit.Operations{Names: Operations, IsEndpoint: func(op string) bool {
 	return slices.Contains(endpoints(), op)
-})
+}}
 
 // endpoints are the API's endpoints, as Fault.Op writes them.
 var endpoints = sync.OnceValue(func() []string { return New(Options{}).kit.Ops() })

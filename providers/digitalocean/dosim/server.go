@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-logr/logr"
-
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
@@ -18,7 +16,7 @@ const (
 	DefaultRegion            = "nyc3"
 	DefaultPerPage           = 20
 	MaxPerPage               = 200
-	DefaultProvisioningReads = 2
+	DefaultProvisioningReads = simkit.DefaultProvisioningReads
 	// RateLimit is the hourly request allowance reported in the
 	// RateLimit-Limit header.
 	RateLimit     = 5000
@@ -27,6 +25,9 @@ const (
 
 // Options configures a Server. The zero value is usable.
 type Options struct {
+	// Common are the faults injected from the start, the latency of every
+	// API request, the seed of faults with a Rate and the request logger.
+	simkit.Common
 	// Token is the bearer token the API accepts; "" means DefaultToken.
 	Token string
 	// Region is the region of droplets added without one and what Env
@@ -40,16 +41,6 @@ type Options struct {
 	// (the N-th read returns it active); 0 means DefaultProvisioningReads
 	// and a negative value creates load balancers active.
 	ProvisioningReads int
-	// Faults are injected from the start.
-	Faults []Fault
-	// Latency delays every API request from the start; SetLatency changes
-	// it later.
-	Latency time.Duration
-	// Seed seeds the random source of Faults with a Rate.
-	Seed uint64
-	// Logger receives one line per request at V(4); the zero Logger
-	// discards.
-	Logger logr.Logger
 }
 
 // Server is a simulated DigitalOcean API v2. It is safe for concurrent use.
@@ -89,30 +80,21 @@ func New(opts Options) *Server {
 		opts.PerPage = DefaultPerPage
 	}
 	opts.PerPage = min(opts.PerPage, MaxPerPage)
-	if opts.ProvisioningReads == 0 {
-		opts.ProvisioningReads = DefaultProvisioningReads
-	}
 	s := &Server{
 		opts:      opts,
 		mux:       http.NewServeMux(),
-		st:        newState(),
+		st:        newState(opts.ProvisioningReads),
 		rateReset: time.Now().Add(time.Hour).Truncate(time.Second),
 	}
 	s.SetToken(opts.Token)
-	faults := make([]simkit.Fault, 0, len(opts.Faults))
-	for _, f := range opts.Faults {
-		faults = append(faults, f.kit())
-	}
 	s.kit = simkit.New(simkit.Options{
+		Common:          opts.Common,
 		ErrorBody:       errorBody,
+		RetryAfterOn:    func(status int) bool { return status == http.StatusTooManyRequests },
 		Auth:            s.authenticate,
 		Respond:         s.respond,
 		Lock:            &s.mu,
 		WritesAnyStatus: true,
-		Faults:          faults,
-		Latency:         opts.Latency,
-		Seed:            opts.Seed,
-		Logger:          opts.Logger,
 	})
 	s.Base = simkit.NewBase(s.kit, s.mux, func() any { return s.State() })
 	s.routes()

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
 // created is the creation time of every resource: fixed, so responses are
@@ -25,17 +27,20 @@ type state struct {
 	fwSeq        int
 	now          func() time.Time
 	dropletOrder []int
+	// provisioning makes new load balancers active.
+	provisioning *simkit.Lifecycle
 }
 
-func newState() *state {
+func newState(provisioningReads int) *state {
 	return &state{
-		droplets:    map[int]*Droplet{},
-		nextDroplet: 100000001,
-		lbs:         map[string]*lbRecord{},
-		certs:       map[string]*Certificate{},
-		tags:        map[string]bool{},
-		firewalls:   map[string]*Firewall{},
-		now:         time.Now,
+		provisioning: simkit.NewLifecycle(provisioningReads),
+		droplets:     map[int]*Droplet{},
+		nextDroplet:  100000001,
+		lbs:          map[string]*lbRecord{},
+		certs:        map[string]*Certificate{},
+		tags:         map[string]bool{},
+		firewalls:    map[string]*Firewall{},
+		now:          time.Now,
 	}
 }
 

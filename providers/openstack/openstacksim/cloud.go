@@ -4,44 +4,64 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/ccmkit/ccmkit/framework/frameworktest"
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
-// Cloud is the simulator behind the provider-neutral frameworktest.Cloud
-// interface.
+// Cloud is the simulator as a simkit.Cloud, through which the conformance
+// suite (frameworktest.SimCloud), the end-to-end suite, the demo and the
+// benchmarks drive every provider's simulated cloud alike. It is the
+// Server, with the provider-neutral methods on top. Its Inject fails
+// Keystone too (a 401 from it means bad credentials to a client).
 type Cloud struct {
-	s *Server
+	*Server
 }
 
-var _ frameworktest.Cloud = (*Cloud)(nil)
+var _ simkit.Cloud = (*Cloud)(nil)
 
-// Cloud returns the server as a frameworktest.Cloud.
-func (s *Server) Cloud() *Cloud { return &Cloud{s: s} }
+// Cloud returns the server as a simkit.Cloud.
+func (s *Server) Cloud() *Cloud { return &Cloud{Server: s} }
+
+// StartCloud starts a simulated OpenStack with c's settings (the defaults
+// for the rest) on a loopback port; Close stops it.
+func StartCloud(c simkit.Common) *Cloud {
+	s := New(Options{Common: c})
+	s.Start()
+	return s.Cloud()
+}
 
 // AddInstance creates an ACTIVE m1.small server called name in zone
 // "nova" with one port on the default network and returns its ID.
 func (c *Cloud) AddInstance(name string) string {
-	return c.s.AddServer(NovaServer{Name: name}).ID
+	return c.AddServer(NovaServer{Name: name}).ID
 }
 
 // DeleteInstance removes a server and its ports.
-func (c *Cloud) DeleteInstance(id string) { c.s.DeleteServer(id) }
+func (c *Cloud) DeleteInstance(id string) { c.DeleteServer(id) }
 
 // ShutdownInstance powers a server off (SHUTOFF).
-func (c *Cloud) ShutdownInstance(id string) { c.s.SetServerStatus(id, StatusShutoff) }
+func (c *Cloud) ShutdownInstance(id string) { c.SetServerStatus(id, StatusShutoff) }
 
-// Fail makes every API request fail as f says (f's status with the API's
-// error body, or f's own body), after f's delay, until restore is called.
-// Keystone fails too (a 401 from it means bad credentials to a client).
-func (c *Cloud) Fail(f frameworktest.Fault) (restore func()) {
-	return c.s.Inject(f.SimFault())
+// Env is nil: the OpenStack CCM is configured by its cloud.conf
+// (CloudConfig).
+func (c *Cloud) Env() map[string]string { return nil }
+
+// Routes maps the default router's extra routes to the servers their next
+// hops belong to.
+func (c *Cloud) Routes() map[string]string {
+	byIP := map[string]string{}
+	for _, v := range c.Servers() {
+		for _, p := range v.Ports {
+			for _, ip := range p.FixedIPs {
+				byIP[ip] = v.ID
+			}
+		}
+	}
+	out := map[string]string{}
+	for dst, hop := range c.Server.Routes(c.Defaults().RouterID) {
+		out[dst] = byIP[hop]
+	}
+	return out
 }
-
-// Writes counts the successful mutating requests served.
-func (c *Cloud) Writes() int { return c.s.Writes() }
-
-// Advance settles every pending load balancer.
-func (c *Cloud) Advance() { c.s.Advance() }
 
 // LoadBalancers lists the load balancers, oldest first, with listeners as
 // "TCP:80->:30080" (the listener's protocol and port, and the protocol
@@ -50,8 +70,8 @@ func (c *Cloud) Advance() { c.s.Advance() }
 // has is reported as the ID of the deleted server that last had it (a
 // member left behind when its server went is still that instance's), else
 // as itself.
-func (c *Cloud) LoadBalancers() []frameworktest.LoadBalancer {
-	s := c.s
+func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
+	s := c.Server
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	owner := maps.Clone(s.st.goneServers)
@@ -68,9 +88,9 @@ func (c *Cloud) LoadBalancers() []frameworktest.LoadBalancer {
 			}
 		}
 	}
-	var out []frameworktest.LoadBalancer
+	var out []simkit.LoadBalancer
 	for _, lb := range s.st.lbs.all() {
-		n := frameworktest.LoadBalancer{ID: lb.ID, Name: lb.Name}
+		n := simkit.LoadBalancer{ID: lb.ID, Name: lb.Name}
 		members := map[string]bool{}
 		for _, l := range s.st.listeners.in(lb.ID) {
 			port := 0
@@ -82,7 +102,7 @@ func (c *Cloud) LoadBalancers() []frameworktest.LoadBalancer {
 					members[cmpOr(owner[m.Address], m.Address)] = true
 				}
 			}
-			n.Listeners = append(n.Listeners, frameworktest.FormatListener(l.Protocol, l.ProtocolPort, port))
+			n.Listeners = append(n.Listeners, simkit.FormatListener(l.Protocol, l.ProtocolPort, port))
 		}
 		for id := range members {
 			n.Members = append(n.Members, id)

@@ -9,7 +9,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 
-	"github.com/ccmkit/ccmkit/framework/frameworktest"
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
 func TestCloudAdapter(t *testing.T) {
@@ -24,7 +24,7 @@ func TestCloudAdapter(t *testing.T) {
 	if got, _ := servers.Get(ctx(), c.compute, id).Extract(); got.Status != "SHUTOFF" {
 		t.Errorf("status after ShutdownInstance = %s", got.Status)
 	}
-	restore := cloud.Fail(frameworktest.FaultServerError)
+	restore := cloud.Inject(simkit.Fault{Status: http.StatusInternalServerError})
 	_, err = servers.Get(ctx(), c.compute, id).Extract()
 	wantCode(t, err, http.StatusInternalServerError)
 	restore()
@@ -52,6 +52,9 @@ func TestCloudAdapter(t *testing.T) {
 		t.Error("SetLoadBalancerStatus")
 	}
 	wantImmutable(t, loadbalancers.Delete(ctx(), c.lb, lb.ID, loadbalancers.DeleteOpts{Cascade: true}).ExtractErr())
+	if cloud.Env() != nil || !strings.Contains(cloud.CloudConfig(), s.AuthURL()) {
+		t.Errorf("Env = %v, CloudConfig = %s", cloud.Env(), cloud.CloudConfig())
+	}
 }
 
 func TestCloudConfig(t *testing.T) {

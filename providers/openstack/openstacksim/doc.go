@@ -174,7 +174,8 @@
 // Writes the successful mutations, Requests is the request log. The
 // machinery is framework/frameworktest/simkit.
 //
-// Cloud returns the server as a frameworktest.Cloud. Scenarios:
+// Cloud returns the server as a simkit.Cloud (frameworktest.SimCloud makes
+// it the conformance suite's), StartCloud starts one. Scenarios:
 // LoadScenario and NewFromScenario seed a server from YAML (see Scenario),
 // the hook cmd/cloudsim uses.
 package openstacksim

@@ -2,6 +2,7 @@ package openstacksim
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -37,48 +38,40 @@ type page struct {
 // paginate cuts items (already in the service's order, each with an "id")
 // with the request's limit and marker. kind names the resource in errors.
 func (s *Server) paginate(r *http.Request, items []map[string]any, style pageStyle, kind string) (page, *response) {
-	q := r.URL.Query()
-	limit := 0
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			resp := s.listError(style, http.StatusBadRequest, "", fmt.Sprintf("limit must be a non-negative integer, got %q", v))
-			return page{}, &resp
+	var o simkit.MarkerPages // Neutron: no limit, no cap
+	if style != neutronPages {
+		o = simkit.MarkerPages{Default: s.opts.MaxLimit, Max: s.opts.MaxLimit}
+	}
+	mp, err := simkit.PageByMarker(r, items, itemID, o)
+	if err != nil {
+		var pe *simkit.ParamError
+		errors.As(err, &pe)
+		resp := s.listError(style, http.StatusBadRequest, "", fmt.Sprintf("limit must be a non-negative integer, got %q", pe.Value))
+		if errors.Is(err, simkit.ErrUnknownMarker) {
+			resp = s.listError(style, http.StatusNotFound, kind, pe.Value)
 		}
-		limit = n
+		return page{}, &resp
 	}
-	if style != neutronPages && (limit == 0 || limit > s.opts.MaxLimit) {
-		limit = s.opts.MaxLimit
-	}
-	start := 0
-	marker := q.Get("marker")
-	if marker != "" {
-		i := slices.IndexFunc(items, func(m map[string]any) bool { return m["id"] == marker })
-		if i < 0 {
-			resp := s.listError(style, http.StatusNotFound, kind, marker)
-			return page{}, &resp
-		}
-		start = i + 1
-	}
-	end := len(items)
-	if limit > 0 {
-		end = min(start+limit, len(items))
-	}
-	p := page{items: items[start:end]}
+	p := page{items: items[mp.Start:mp.End]}
 	if p.items == nil {
 		p.items = []map[string]any{}
 	}
-	if limit == 0 {
+	if mp.Limit == 0 || len(p.items) == 0 {
 		return p, nil
 	}
-	full := len(p.items) == limit
-	if len(p.items) > 0 && (end < len(items) || style == novaPages && full) {
-		p.links = append(p.links, link{Rel: "next", Href: pageURL(r, p.items[len(p.items)-1]["id"].(string), limit, false)})
+	if mp.More(len(items)) || style == novaPages && mp.Full() {
+		p.links = append(p.links, link{Rel: "next", Href: pageURL(r, itemID(p.items[len(p.items)-1]), mp.Limit, false)})
 	}
-	if marker != "" && style != novaPages && len(p.items) > 0 {
-		p.links = append(p.links, link{Rel: "previous", Href: pageURL(r, p.items[0]["id"].(string), limit, true)})
+	if mp.Marker != "" && style != novaPages {
+		p.links = append(p.links, link{Rel: "previous", Href: pageURL(r, itemID(p.items[0]), mp.Limit, true)})
 	}
 	return p, nil
+}
+
+// itemID is a listed item's "id".
+func itemID(m map[string]any) string {
+	id, _ := m["id"].(string)
+	return id
 }
 
 func (s *Server) listError(style pageStyle, status int, kind, detail string) response {
@@ -101,17 +94,12 @@ func (s *Server) listError(style pageStyle, status int, kind, detail string) res
 // pageURL is the absolute URL of the page after (or, with reverse,
 // before) marker, keeping the request's other parameters.
 func pageURL(r *http.Request, marker string, limit int, reverse bool) string {
-	q := r.URL.Query()
-	q.Set("marker", marker)
-	q.Set("limit", strconv.Itoa(limit))
+	set := map[string]string{"marker": marker, "limit": strconv.Itoa(limit)}
 	if reverse {
-		q.Set("page_reverse", "True")
-	} else {
-		q.Del("page_reverse")
+		set["page_reverse"] = "True"
+		return simkit.PageLink(r, set)
 	}
-	u, _ := url.Parse(simkit.BaseURL(r))
-	u.Path, u.RawQuery = r.URL.Path, q.Encode()
-	return u.String()
+	return simkit.PageLink(r, set, "page_reverse")
 }
 
 // listBody is {plural: items, plural_links: links}; links are left out

@@ -9,7 +9,7 @@ import (
 // or a child puts the load balancer (and the changed children) in
 // PENDING_*; any further change to that tree is refused with 409 until it
 // settles: after Options.ProvisioningReads reads of the load balancer, or
-// on Advance. It settles to ACTIVE, or ERROR when FailProvisioning
+// on Advance (the state's simkit.Lifecycle). It settles to ACTIVE, or ERROR when FailProvisioning
 // matches it; a PENDING_DELETE load balancer (or child) is then gone.
 
 // mutable answers 409 ImmutableObject unless lb is ACTIVE (or, when
@@ -25,31 +25,24 @@ func (s *Server) mutable(lb *lbRec, deleting bool) *response {
 // pend puts lb in status (PENDING_*) after a change; with a negative
 // ProvisioningReads it settles at once.
 func (s *Server) pend(lb *lbRec, status string) {
-	lb.ProvisioningStatus, lb.reads = status, 0
+	lb.ProvisioningStatus = status
 	if status != ProvisioningPendingCreate {
 		lb.UpdatedAt = s.st.octaviaTick()
 	}
-	if s.opts.ProvisioningReads < 0 {
-		s.settle(lb)
-	}
+	s.st.pending.Start(lb.ID, func() { s.settle(lb) })
 }
 
 // read counts a read of lb; the ProvisioningReads-th read of a pending lb
 // settles it. It reports whether lb still exists.
 func (s *Server) read(lb *lbRec) bool {
-	if !isPending(lb.ProvisioningStatus) {
-		return true
-	}
-	lb.reads++
-	if lb.reads >= s.opts.ProvisioningReads {
-		s.settle(lb)
-	}
+	s.st.pending.Read(lb.ID)
 	_, exists := s.st.lbs.get(lb.ID)
 	return exists
 }
 
 // settle ends lb's pending state and its children's.
 func (s *Server) settle(lb *lbRec) {
+	s.st.pending.Stop(lb.ID)
 	if !isPending(lb.ProvisioningStatus) {
 		return
 	}
@@ -177,9 +170,7 @@ func (s *Server) FailProvisioning(ref string) (restore func()) {
 func (s *Server) Advance() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, lb := range s.st.lbs.all() {
-		s.settle(lb)
-	}
+	s.st.pending.Advance()
 }
 
 // SetLoadBalancerStatus sets a load balancer's provisioning status (e.g.
@@ -192,7 +183,12 @@ func (s *Server) SetLoadBalancerStatus(id, provisioningStatus string) bool {
 	if !ok {
 		return false
 	}
-	lb.ProvisioningStatus, lb.reads, lb.UpdatedAt = provisioningStatus, 0, s.st.octaviaTick()
+	lb.ProvisioningStatus, lb.UpdatedAt = provisioningStatus, s.st.octaviaTick()
+	s.st.pending.Stop(id)
+	if isPending(provisioningStatus) {
+		// As after a change: it settles after ProvisioningReads reads.
+		s.st.pending.Start(id, func() { s.settle(lb) })
+	}
 	s.refreshOperating(lb)
 	return true
 }

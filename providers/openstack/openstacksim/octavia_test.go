@@ -17,7 +17,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 
-	"github.com/ccmkit/ccmkit/framework/frameworktest"
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
 // wantImmutable fails unless err is Octavia's 409 ImmutableObject.
@@ -138,7 +138,7 @@ func TestOctaviaLifecycle(t *testing.T) {
 		t.Fatalf("FIP on VIP: %+v, %v", fip, err)
 	}
 
-	want := []frameworktest.LoadBalancer{{ID: lbID, Name: "kube_service_c_ns_web", Listeners: []string{"TCP:80->:30080"}, Members: []string{b.ID}}}
+	want := []simkit.LoadBalancer{{ID: lbID, Name: "kube_service_c_ns_web", Listeners: []string{"TCP:80->:30080"}, Members: []string{b.ID}}}
 	if diff := cmp.Diff(want, s.Cloud().LoadBalancers()); diff != "" {
 		t.Errorf("Cloud().LoadBalancers (-want +got):\n%s", diff)
 	}

@@ -176,11 +176,9 @@ func (h HealthMonitor) clone() HealthMonitor {
 	return h
 }
 
-// lbRec is a load balancer with its provisioning bookkeeping.
+// lbRec is a load balancer with its bookkeeping.
 type lbRec struct {
 	LoadBalancer
-	// reads counts reads since the last change, while PENDING_*.
-	reads int
 	// ownsVIP: the VIP port was made by Octavia and goes with the LB.
 	ownsVIP bool
 }

@@ -1,6 +1,7 @@
 package openstacksim
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"strings"
@@ -37,18 +38,19 @@ func service(opOrPath string) string {
 
 // errorBody is the error body of the service op belongs to, as each real
 // service sends it.
-func errorBody(_ *http.Request, op string, status int, msg string) any {
-	switch service(op) {
+func errorBody(_ *http.Request, e simkit.ErrorInfo) any {
+	msg := cmp.Or(e.Message, simkit.DefaultMessage(e.Status))
+	switch service(e.Op) {
 	case computePrefix:
-		return novaErrorBody(status, msg)
+		return novaErrorBody(e.Status, msg)
 	case networkPrefix:
-		return neutronErrorBody(neutronType(status), msg)
+		return neutronErrorBody(cmp.Or(e.Code, neutronType(e.Status)), msg)
 	case lbPrefix:
-		return octaviaErrorBody(status, msg)
+		return octaviaErrorBody(e.Status, msg)
 	case imagePrefix:
-		return glanceErrorBody(status, msg)
+		return glanceErrorBody(e.Status, msg)
 	default:
-		return keystoneErrorBody(status, msg)
+		return keystoneErrorBody(e.Status, msg)
 	}
 }
 

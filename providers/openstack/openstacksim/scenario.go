@@ -64,16 +64,14 @@ const scenarioProvider = "openstack"
 //
 // Short operation names: see Operations.
 type Scenario struct {
-	Provider               string                  `json:"provider,omitempty"`
-	Description            string                  `json:"description,omitempty"`
+	// ScenarioHeader holds provider, description, seed, latency,
+	// provisioningReads and faults.
+	simkit.ScenarioHeader
 	Region                 string                  `json:"region,omitempty"`
 	Users                  []User                  `json:"users,omitempty"`
 	ApplicationCredentials []ApplicationCredential `json:"applicationCredentials,omitempty"`
 	TokenTTL               string                  `json:"tokenTTL,omitempty"`
-	Seed                   uint64                  `json:"seed,omitempty"`
-	Latency                string                  `json:"latency,omitempty"`
 	MaxLimit               int                     `json:"maxLimit,omitempty"`
-	ProvisioningReads      int                     `json:"provisioningReads,omitempty"`
 	MaxRoutes              int                     `json:"maxRoutes,omitempty"`
 	OctaviaMinor           int                     `json:"octaviaMinor,omitempty"`
 	DisabledExtensions     []string                `json:"disabledExtensions,omitempty"`
@@ -82,7 +80,6 @@ type Scenario struct {
 	Routers                []ScenarioRouter        `json:"routers,omitempty"`
 	Servers                []ScenarioServer        `json:"servers,omitempty"`
 	LoadBalancers          []ScenarioLoadBalancer  `json:"loadBalancers,omitempty"`
-	Faults                 []simkit.ScenarioFault  `json:"faults,omitempty"`
 }
 
 // ScenarioNetwork is a network of a Scenario with its subnets.
@@ -213,21 +210,17 @@ func NewFromScenario(data []byte) (*Server, error) {
 
 // Options returns the server options sc asks for. sc must be valid.
 func (sc *Scenario) Options() Options {
-	latency, _ := simkit.ParseDuration(sc.Latency)
 	ttl, _ := simkit.ParseDuration(sc.TokenTTL)
-	opts := Options{
-		Region: sc.Region, Users: slices.Clone(sc.Users), ApplicationCredentials: slices.Clone(sc.ApplicationCredentials),
-		TokenTTL: ttl, Seed: sc.Seed, Latency: latency, MaxLimit: sc.MaxLimit, ProvisioningReads: sc.ProvisioningReads,
-		MaxRoutes: sc.MaxRoutes, OctaviaMinor: sc.OctaviaMinor, DisabledExtensions: sc.DisabledExtensions, NoDefaults: sc.NoDefaults,
+	return Options{
+		Common: sc.Common(scenarioOperations), Region: sc.Region, Users: slices.Clone(sc.Users),
+		ApplicationCredentials: slices.Clone(sc.ApplicationCredentials), TokenTTL: ttl, MaxLimit: sc.MaxLimit,
+		ProvisioningReads: sc.ProvisioningReads, MaxRoutes: sc.MaxRoutes, OctaviaMinor: sc.OctaviaMinor,
+		DisabledExtensions: sc.DisabledExtensions, NoDefaults: sc.NoDefaults,
 	}
-	for _, f := range sc.Faults {
-		opts.Faults = append(opts.Faults, f.Fault(lookupOperation))
-	}
-	return opts
 }
 
-// lookupOperation resolves a scenario fault's operation: "*", a short
+// scenarioOperations resolves a scenario fault's operation: "*", a short
 // name, or an endpoint (or prefix pattern) as Fault.Op takes it.
-var lookupOperation = simkit.ResolveOperation(Operations, func(op string) bool {
+var scenarioOperations = simkit.Operations{Names: Operations, IsEndpoint: func(op string) bool {
 	return strings.Contains(op, "/") && strings.Contains(op, " ")
-})
+}}

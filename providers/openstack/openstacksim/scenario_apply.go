@@ -15,14 +15,12 @@ func (sc *Scenario) Validate() error { return errors.Join(sc.validate()...) }
 
 func (sc *Scenario) validate() []error {
 	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if sc.Provider != "" && sc.Provider != scenarioProvider {
-		bad("provider: %q is not %q", sc.Provider, scenarioProvider)
+	for _, err := range sc.ScenarioHeader.Validate(scenarioProvider, scenarioOperations) {
+		errs = append(errs, err)
 	}
-	for field, v := range map[string]string{"latency": sc.Latency, "tokenTTL": sc.TokenTTL} {
-		if _, err := simkit.ParseDuration(v); err != nil {
-			bad("%s: %v", field, err)
-		}
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if _, err := simkit.ParseDuration(sc.TokenTTL); err != nil {
+		bad("tokenTTL: %v", err)
 	}
 	if sc.MaxLimit < 0 || sc.MaxRoutes < 0 || sc.OctaviaMinor < 0 {
 		bad("maxLimit, maxRoutes and octaviaMinor must not be negative")
@@ -81,9 +79,6 @@ func (sc *Scenario) validate() []error {
 				bad("%s.listeners[%d].pool.memberPort: required with members", f, j)
 			}
 		}
-	}
-	for i, fl := range sc.Faults {
-		errs = append(errs, fl.Validate(fmt.Sprintf("faults[%d]", i), lookupOperation)...)
 	}
 	return errs
 }
@@ -202,7 +197,7 @@ func (s *Server) AddLoadBalancer(spec ScenarioLoadBalancer) (LoadBalancer, error
 		s.refreshOperating(lb)
 	case ProvisioningPendingUpdate:
 		s.settle(lb)
-		lb.ProvisioningStatus = ProvisioningPendingUpdate
+		s.pend(lb, ProvisioningPendingUpdate)
 	}
 	return s.lbView(lb), nil
 }

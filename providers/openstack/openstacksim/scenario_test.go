@@ -85,7 +85,7 @@ func TestScenario(t *testing.T) {
 func TestScenarioErrors(t *testing.T) {
 	for name, tt := range map[string]struct{ yaml, want string }{
 		"unknown key":     {"colour: red\n", "unknown field"},
-		"provider":        {"provider: digitalocean\n", `provider: "digitalocean" is not "openstack"`},
+		"provider":        {"provider: digitalocean\n", `provider: Unsupported value: "digitalocean"`},
 		"latency":         {"latency: soon\n", "latency:"},
 		"cidr":            {"networks: [{name: n, subnets: [{cidr: 10.0.0.0/99}]}]\n", "cidr"},
 		"status":          {"servers: [{name: a, status: ASLEEP}]\n", "status"},

@@ -6,8 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-logr/logr"
-
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
@@ -19,7 +17,7 @@ const (
 	DefaultPassword          = "ccm-secret"
 	DefaultProject           = "kubernetes"
 	DefaultTokenTTL          = 24 * time.Hour
-	DefaultProvisioningReads = 2
+	DefaultProvisioningReads = simkit.DefaultProvisioningReads
 	// DefaultMaxLimit is Nova's osapi_max_limit and Octavia's
 	// pagination_max_limit: the largest page either returns.
 	DefaultMaxLimit = 1000
@@ -34,7 +32,8 @@ const (
 // as Operations lists it ("GET /compute/v2.1/servers/detail"), a prefix
 // ending in "*" ("* /load-balancer/*" for all of Octavia, "PUT
 // /network/*"), a method alone ("POST"), or "" for every endpoint. The
-// error body is the one of the service the request went to.
+// error body is the one of the service the request went to; Code, when
+// set, is a Neutron error's type.
 type Fault = simkit.Fault
 
 // Request is one entry of the request log.
@@ -42,6 +41,9 @@ type Request = simkit.Request
 
 // Options configures a Server. The zero value is usable.
 type Options struct {
+	// Common are the faults injected from the start, the latency of every
+	// API request, the seed of faults with a Rate and the request logger.
+	simkit.Common
 	// Region is the catalog's region; "" means DefaultRegion.
 	Region string
 	// Users are the accounts Keystone accepts with password auth; none
@@ -79,16 +81,6 @@ type Options struct {
 	// NoDefaults starts with no networks, subnets, router or security
 	// group; otherwise Defaults describes what New creates.
 	NoDefaults bool
-	// Faults are injected from the start.
-	Faults []Fault
-	// Latency delays every API request from the start; SetLatency changes
-	// it later.
-	Latency time.Duration
-	// Seed seeds the random source of Faults with a Rate.
-	Seed uint64
-	// Logger receives one line per request at V(4); the zero Logger
-	// discards.
-	Logger logr.Logger
 }
 
 // Server is a simulated OpenStack cloud: Keystone, Nova, Neutron,
@@ -131,9 +123,6 @@ func New(opts Options) *Server {
 	if opts.TokenTTL <= 0 {
 		opts.TokenTTL = DefaultTokenTTL
 	}
-	if opts.ProvisioningReads == 0 {
-		opts.ProvisioningReads = DefaultProvisioningReads
-	}
 	if opts.MaxLimit <= 0 {
 		opts.MaxLimit = DefaultMaxLimit
 	}
@@ -146,17 +135,14 @@ func New(opts Options) *Server {
 	s := &Server{
 		opts:   opts,
 		mux:    http.NewServeMux(),
-		st:     newState(opts.Users[0].ProjectID),
+		st:     newState(opts.Users[0].ProjectID, opts.ProvisioningReads),
 		tokens: map[string]*token{},
 	}
 	s.kit = simkit.New(simkit.Options{
+		Common:    opts.Common,
 		ErrorBody: errorBody,
 		Auth:      s.authenticate,
 		Lock:      &s.mu,
-		Faults:    opts.Faults,
-		Latency:   opts.Latency,
-		Seed:      opts.Seed,
-		Logger:    opts.Logger,
 	})
 	s.Base = simkit.NewBase(s.kit, s.mux, func() any { return s.State() })
 	if !opts.NoDefaults {
@@ -183,21 +169,6 @@ func (s *Server) AuthURL() string { return s.URL() + identityPrefix + "/v3" }
 // Region is the region the catalog advertises.
 func (s *Server) Region() string { return s.opts.Region }
 
-// Inject adds a fault; remove takes it out again.
-func (s *Server) Inject(f Fault) (remove func()) { return s.kit.Inject(f) }
-
-// Fail makes requests to ops (every endpoint when none) fail with status.
-func (s *Server) Fail(status int, ops ...string) (remove func()) { return s.kit.Fail(status, ops...) }
-
-// RateLimit makes requests to ops (every endpoint when none) fail with 429
-// and a Retry-After header.
-func (s *Server) RateLimit(retryAfter time.Duration, ops ...string) (remove func()) {
-	return s.kit.RateLimit(retryAfter, ops...)
-}
-
-// Operations returns every endpoint, as Fault.Op and Stats write them.
-func (s *Server) Operations() []string { return s.kit.Ops() }
-
 // handle registers an API endpoint; h runs with the state locked.
 func (s *Server) handle(op string, h simkit.HandlerFunc, flags ...simkit.Flag) {
 	s.kit.Handle(s.mux, op, h, flags...)
@@ -215,6 +186,6 @@ func (s *Server) routes() {
 	})
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		simkit.Write(w, r, simkit.JSON(http.StatusNotFound,
-			errorBody(r, r.Method+" "+r.URL.Path, http.StatusNotFound, "The resource could not be found.")))
+			errorBody(r, simkit.ErrorInfo{Op: r.Method + " " + r.URL.Path, Status: http.StatusNotFound, Message: "The resource could not be found."})))
 	})
 }

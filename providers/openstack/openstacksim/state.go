@@ -5,6 +5,8 @@ import (
 	"hash/fnv"
 	"slices"
 	"time"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
 // Timestamps of every resource: fixed, so responses are deterministic.
@@ -136,6 +138,8 @@ type state struct {
 	pools     *table[Pool]
 	members   *table[Member]
 	monitors  *table[HealthMonitor]
+	// pending settles load balancers in PENDING_* (see pend).
+	pending *simkit.Lifecycle
 	// failLBs are FailProvisioning references (IDs, names or "*").
 	failLBs []*string
 	// goneServers maps the fixed IPs of deleted servers to their IDs (see
@@ -145,9 +149,10 @@ type state struct {
 	defaults Defaults
 }
 
-func newState(projectID string) *state {
+func newState(projectID string, provisioningReads int) *state {
 	st := &state{
 		projectID:      projectID,
+		pending:        simkit.NewLifecycle(provisioningReads),
 		seq:            map[kind]int{},
 		goneServers:    map[string]string{},
 		servers:        newTable[serverRec](),

@@ -1,4 +1,4 @@
-package frameworktest
+package kubetest
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package frameworktest_test
+package kubetest_test
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/ccmkit/ccmkit/framework/frameworktest"
+	"github.com/ccmkit/ccmkit/framework/frameworktest/kubetest"
 )
 
 // requireControlPlane skips t when kube-apiserver and etcd are not built.
@@ -27,7 +27,7 @@ func requireControlPlane(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts kube-apiserver and etcd")
 	}
-	if _, err := frameworktest.ControlPlaneBinDir(""); err != nil {
+	if _, err := kubetest.ControlPlaneBinDir(""); err != nil {
 		t.Skipf("skipping: %v", err)
 	}
 }
@@ -65,11 +65,11 @@ func TestApplyManifestsCreatesThenUpdates(t *testing.T) {
 	ctx := t.Context()
 	c := fake.NewClientset()
 	path := writeFile(t, "rbac.yaml", testRBAC)
-	if err := frameworktest.ApplyManifests(ctx, c, path); err != nil {
+	if err := kubetest.ApplyManifests(ctx, c, path); err != nil {
 		t.Fatal(err)
 	}
 	updated := writeFile(t, "rbac2.yaml", strings.Replace(testRBAC, "verbs: [get, list]", "verbs: [get, list, watch]", 1))
-	if err := frameworktest.ApplyManifests(ctx, c, updated); err != nil {
+	if err := kubetest.ApplyManifests(ctx, c, updated); err != nil {
 		t.Fatalf("second apply: %v", err)
 	}
 	role, err := c.RbacV1().ClusterRoles().Get(ctx, "test:node-reader", metav1.GetOptions{})
@@ -86,15 +86,15 @@ func TestApplyManifestsCreatesThenUpdates(t *testing.T) {
 
 func TestApplyManifestsRejectsUnknownKinds(t *testing.T) {
 	path := writeFile(t, "deploy.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: default}\n")
-	err := frameworktest.ApplyManifests(t.Context(), fake.NewClientset(), path)
+	err := kubetest.ApplyManifests(t.Context(), fake.NewClientset(), path)
 	if err == nil || !strings.Contains(err.Error(), "unsupported kind ConfigMap") {
 		t.Fatalf("err = %v, want unsupported kind ConfigMap", err)
 	}
 }
 
 func TestControlPlaneBinDirMissing(t *testing.T) {
-	_, err := frameworktest.ControlPlaneBinDir(t.TempDir())
-	if err == nil || !strings.Contains(err.Error(), frameworktest.ErrNoControlPlaneBinaries.Error()) {
+	_, err := kubetest.ControlPlaneBinDir(t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), kubetest.ErrNoControlPlaneBinaries.Error()) {
 		t.Fatalf("err = %v, want ErrNoControlPlaneBinaries", err)
 	}
 }
@@ -102,7 +102,7 @@ func TestControlPlaneBinDirMissing(t *testing.T) {
 func TestControlPlaneCCMIdentityAndRBAC(t *testing.T) {
 	requireControlPlane(t)
 	ctx := t.Context()
-	cp := frameworktest.StartControlPlane(t, frameworktest.ControlPlaneOptions{
+	cp := kubetest.StartControlPlane(t, kubetest.ControlPlaneOptions{
 		RBACManifests: []string{writeFile(t, "rbac.yaml", testRBAC)},
 	})
 
@@ -117,8 +117,8 @@ func TestControlPlaneCCMIdentityAndRBAC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := review.Status.UserInfo.Username; got != frameworktest.DefaultCCMUser {
-		t.Errorf("CCM user = %q, want %q", got, frameworktest.DefaultCCMUser)
+	if got := review.Status.UserInfo.Username; got != kubetest.DefaultCCMUser {
+		t.Errorf("CCM user = %q, want %q", got, kubetest.DefaultCCMUser)
 	}
 	wantGroups := []string{"system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"}
 	if got := review.Status.UserInfo.Groups; !slices.Equal(got, wantGroups) {
@@ -179,7 +179,7 @@ func TestControlPlaneStopLeavesNoProcess(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc")
 	}
-	cp, err := frameworktest.NewControlPlane(frameworktest.ControlPlaneOptions{LogDir: t.TempDir()})
+	cp, err := kubetest.NewControlPlane(kubetest.ControlPlaneOptions{LogDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package frameworktest
+package kubetest
 
 import (
 	"context"
@@ -200,7 +200,7 @@ func (c *ControlPlane) startProcesses(ctx context.Context) error {
 		klog.FromContext(ctx).Info("Control plane did not start, retrying", "attempt", attempt, "err", err)
 	}
 	admin, err := c.plane.AddUser(envtest.User{Name: "ccmkit-admin", Groups: []string{"system:masters"}},
-		&rest.Config{QPS: 1000, Burst: 2000, UserAgent: "ccmkit-frameworktest"})
+		&rest.Config{QPS: 1000, Burst: 2000, UserAgent: "ccmkit-kubetest"})
 	if err != nil {
 		return fmt.Errorf("provisioning the admin user: %w", err)
 	}
@@ -313,7 +313,7 @@ func (c *ControlPlane) setUp(ctx context.Context) error {
 // kubeconfig for it to path (unless path is "") and returns its REST
 // config. The API server adds system:authenticated to the groups.
 func (c *ControlPlane) AddUser(path, user string, groups ...string) (*rest.Config, error) {
-	u, err := c.plane.AddUser(envtest.User{Name: user, Groups: groups}, &rest.Config{QPS: -1, UserAgent: "ccmkit-frameworktest"})
+	u, err := c.plane.AddUser(envtest.User{Name: user, Groups: groups}, &rest.Config{QPS: -1, UserAgent: "ccmkit-kubetest"})
 	if err != nil {
 		return nil, fmt.Errorf("provisioning user %s: %w", user, err)
 	}

@@ -1,4 +1,4 @@
-package frameworktest_test
+package kubetest_test
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2/ktesting"
 
-	"github.com/ccmkit/ccmkit/framework/frameworktest"
+	"github.com/ccmkit/ccmkit/framework/frameworktest/kubetest"
 )
 
 const uninitializedTaint = "node.cloudprovider.kubernetes.io/uninitialized"
@@ -29,7 +29,7 @@ const uninitializedTaint = "node.cloudprovider.kubernetes.io/uninitialized"
 func TestKubeletRegistersNodeAsExternalCloudKubelet(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	c := fake.NewClientset()
-	k, err := frameworktest.StartKubelet(ctx, c, frameworktest.NodeSpec{
+	k, err := kubetest.StartKubelet(ctx, c, kubetest.NodeSpec{
 		Name: "node-a", PodCIDR: "10.244.1.0/24,fd00:1::/64", ProvidedIP: "10.0.0.5",
 		Labels: map[string]string{"example.com/pool": "blue"},
 	}, 0)
@@ -69,7 +69,7 @@ func TestKubeletRegistersNodeAsExternalCloudKubelet(t *testing.T) {
 	if ready := condition(node, corev1.NodeReady); ready.Status != corev1.ConditionTrue || ready.LastHeartbeatTime.IsZero() {
 		t.Errorf("Ready = %+v", ready)
 	}
-	if node.Status.NodeInfo.KubeletVersion != frameworktest.KubeletVersion || node.Status.Capacity.Pods().Value() != 110 {
+	if node.Status.NodeInfo.KubeletVersion != kubetest.KubeletVersion || node.Status.Capacity.Pods().Value() != 110 {
 		t.Errorf("nodeInfo %+v, capacity %v", node.Status.NodeInfo, node.Status.Capacity)
 	}
 	if leases, _ := c.CoordinationV1().Leases("kube-node-lease").List(ctx, metav1.ListOptions{}); len(leases.Items) != 0 {
@@ -80,7 +80,7 @@ func TestKubeletRegistersNodeAsExternalCloudKubelet(t *testing.T) {
 func TestKubeletWithoutNodeIPReportsOnlyHostname(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	c := fake.NewClientset()
-	if _, err := frameworktest.StartKubelet(ctx, c, frameworktest.NodeSpec{Name: "node-b"}, 0); err != nil {
+	if _, err := kubetest.StartKubelet(ctx, c, kubetest.NodeSpec{Name: "node-b"}, 0); err != nil {
 		t.Fatal(err)
 	}
 	node, _ := c.CoreV1().Nodes().Get(ctx, "node-b", metav1.GetOptions{})
@@ -98,11 +98,11 @@ func TestKubeletWithoutNodeIPReportsOnlyHostname(t *testing.T) {
 func TestKubeletAgainstAPIServer(t *testing.T) {
 	requireControlPlane(t)
 	_, ctx := ktesting.NewTestContext(t)
-	cp := frameworktest.StartControlPlane(t, frameworktest.ControlPlaneOptions{})
+	cp := kubetest.StartControlPlane(t, kubetest.ControlPlaneOptions{})
 	c := cp.AdminClient()
 
 	const beat = 200 * time.Millisecond
-	k, err := frameworktest.StartKubelet(ctx, c, frameworktest.NodeSpec{Name: "node-a", ProvidedIP: "10.0.0.5"}, beat)
+	k, err := kubetest.StartKubelet(ctx, c, kubetest.NodeSpec{Name: "node-a", ProvidedIP: "10.0.0.5"}, beat)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestKubeletAgainstAPIServer(t *testing.T) {
 
 	// A restarted kubelet (a rebooted machine) finds its Node and brings it
 	// back: Ready, with a new transition time, and no unreachable taints.
-	again, err := frameworktest.StartKubelet(ctx, c, frameworktest.NodeSpec{Name: "node-a"}, 0)
+	again, err := kubetest.StartKubelet(ctx, c, kubetest.NodeSpec{Name: "node-a"}, 0)
 	if err != nil {
 		t.Fatalf("restart: %v", err)
 	}
@@ -175,13 +175,13 @@ func TestKubeletAgainstAPIServer(t *testing.T) {
 func TestRegisterNodes(t *testing.T) {
 	requireControlPlane(t)
 	_, ctx := ktesting.NewTestContext(t)
-	cp := frameworktest.StartControlPlane(t, frameworktest.ControlPlaneOptions{})
-	specs := make([]frameworktest.NodeSpec, 100)
+	cp := kubetest.StartControlPlane(t, kubetest.ControlPlaneOptions{})
+	specs := make([]kubetest.NodeSpec, 100)
 	for i := range specs {
-		specs[i] = frameworktest.NodeSpec{Name: fmt.Sprintf("node-%03d", i), PodCIDR: fmt.Sprintf("10.244.%d.0/24", i)}
+		specs[i] = kubetest.NodeSpec{Name: fmt.Sprintf("node-%03d", i), PodCIDR: fmt.Sprintf("10.244.%d.0/24", i)}
 	}
 	start := time.Now()
-	kubelets, err := frameworktest.RegisterNodes(ctx, cp.AdminClient(), specs, 0)
+	kubelets, err := kubetest.RegisterNodes(ctx, cp.AdminClient(), specs, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestRegisterNodes(t *testing.T) {
 			t.Errorf("%s taints = %v", n.Name, got)
 		}
 	}
-	if _, err := frameworktest.RegisterNodes(ctx, cp.AdminClient(), []frameworktest.NodeSpec{{Name: ""}}, 0); err == nil {
+	if _, err := kubetest.RegisterNodes(ctx, cp.AdminClient(), []kubetest.NodeSpec{{Name: ""}}, 0); err == nil {
 		t.Error("RegisterNodes accepted a node without a name")
 	}
 }

@@ -1,4 +1,4 @@
-package frameworktest
+package kubetest
 
 import (
 	"errors"
@@ -21,7 +21,7 @@ const (
 // returns when kube-apiserver or etcd is missing. Tests that need a control
 // plane skip on it:
 //
-//	if _, err := frameworktest.ControlPlaneBinDir(""); err != nil {
+//	if _, err := kubetest.ControlPlaneBinDir(""); err != nil {
 //		t.Skip(err)
 //	}
 var ErrNoControlPlaneBinaries = errors.New("control plane binaries not found")

@@ -1,0 +1,41 @@
+package frameworktest
+
+import "github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
+
+// SimCloud is a simulated cloud built on simkit (a <cloud>sim's Cloud()) as
+// the suite's Cloud, for a Harness's Target:
+//
+//	Cloud: frameworktest.SimCloud(sim.Cloud()),
+//
+// Fail injects f.SimFault(), so a bare status gets the cloud's own error
+// body; a cloud with a RotateSecret method is a SecretRotator too. The
+// simulators stay apart from this package, which needs the framework.
+func SimCloud(c simkit.Cloud) Cloud {
+	sc := simCloud{c}
+	if r, ok := c.(SecretRotator); ok {
+		return rotatingSimCloud{sc, r}
+	}
+	return sc
+}
+
+type simCloud struct{ c simkit.Cloud }
+
+func (s simCloud) AddInstance(name string) string { return s.c.AddInstance(name) }
+func (s simCloud) DeleteInstance(id string)       { s.c.DeleteInstance(id) }
+func (s simCloud) ShutdownInstance(id string)     { s.c.ShutdownInstance(id) }
+func (s simCloud) Fail(f Fault) (restore func())  { return s.c.Inject(f.SimFault()) }
+func (s simCloud) Writes() int                    { return s.c.Writes() }
+func (s simCloud) Advance()                       { s.c.Advance() }
+
+func (s simCloud) LoadBalancers() []LoadBalancer {
+	var out []LoadBalancer
+	for _, lb := range s.c.LoadBalancers() {
+		out = append(out, LoadBalancer(lb))
+	}
+	return out
+}
+
+type rotatingSimCloud struct {
+	simCloud
+	SecretRotator
+}

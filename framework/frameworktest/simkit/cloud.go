@@ -1,0 +1,72 @@
+package simkit
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Cloud is a running simulated cloud as the tools that drive every cloud
+// alike see it: the conformance suite (through frameworktest.SimCloud),
+// and the end-to-end suite, the demo and the benchmarks (through
+// internal/cluster). Each simulator's Cloud type implements it, mostly
+// with what its Server and Base already have, and its StartCloud starts
+// one; registering a cloud with those tools is then one line.
+type Cloud interface {
+	// AddInstance creates a running instance called name and returns its
+	// cloud ID (the providerID without the scheme).
+	AddInstance(name string) (id string)
+	// DeleteInstance removes an instance.
+	DeleteInstance(id string)
+	// ShutdownInstance powers an instance off without deleting it.
+	ShutdownInstance(id string)
+	// Inject adds a fault; one without a Body gets the cloud's error
+	// body.
+	Inject(f Fault) (remove func())
+	// Writes counts the mutating requests the cloud has served so far.
+	Writes() int
+	// LoadBalancers lists the cloud's load balancers, provider-neutrally.
+	LoadBalancers() []LoadBalancer
+	// Advance settles every pending asynchronous resource (a load
+	// balancer being provisioned...).
+	Advance()
+	// Routes are the cloud's pod-network routes: destination CIDR to the
+	// target instance's cloud ID; nil for a cloud without routes.
+	Routes() map[string]string
+
+	// URL is the API's base URL; its /_sim/state and /_sim/stats show
+	// what the cloud holds and serves.
+	URL() string
+	// Env is what a cloud-controller-manager needs in its environment to
+	// reach the cloud (endpoint, credentials); nil for a cloud configured
+	// by CloudConfig alone.
+	Env() map[string]string
+	// CloudConfig is the --cloud-config file a cloud-controller-manager
+	// needs, "" for a cloud configured by environment variables only.
+	CloudConfig() string
+	// Stats counts the API requests served, by operation.
+	Stats() map[string]int
+	// SetLatency changes the delay added to every API request.
+	SetLatency(d time.Duration)
+	// Close stops serving.
+	Close()
+}
+
+// LoadBalancer is a cloud load balancer in a form every simulator can
+// produce.
+type LoadBalancer struct {
+	ID   string
+	Name string
+	// Listeners as "<PROTO>:<port>->:<nodePort>" (FormatListener),
+	// sorted.
+	Listeners []string
+	// Members are the instance IDs behind the load balancer, sorted.
+	Members []string
+}
+
+// FormatListener writes a listener as LoadBalancer.Listeners holds it:
+// "<PROTO>:<port>->:<nodePort>", the protocol in upper case, e.g.
+// "TCP:80->:30080".
+func FormatListener(protocol string, port, nodePort int) string {
+	return fmt.Sprintf("%s:%d->:%d", strings.ToUpper(protocol), port, nodePort)
+}
