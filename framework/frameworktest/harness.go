@@ -1,8 +1,6 @@
 package frameworktest
 
 import (
-	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -108,25 +106,13 @@ func (f Fault) SimFault() simkit.Fault {
 	return sf
 }
 
-// Foreign reports whether f's answer is not the cloud's own (a verbatim
-// Body, or a cut one), so a simulator injects it as SimFault gives it
-// rather than in its cloud's error format.
-func (f Fault) Foreign() bool { return f.ContentType != "" || f.Truncate }
-
-// LoadBalancer is a cloud LB in a form every provider can produce.
-type LoadBalancer struct {
-	ID   string
-	Name string
-	// Listeners as "<PROTO>:<port>->:<nodePort>" (FormatListener),
-	// sorted.
-	Listeners []string
-	// Members are the instance IDs behind the LB, sorted.
-	Members []string
-}
+// LoadBalancer is a cloud LB in a form every provider can produce (the
+// simulators' own type).
+type LoadBalancer = simkit.LoadBalancer
 
 // FormatListener writes a listener as LoadBalancer.Listeners holds it:
 // "<PROTO>:<port>->:<nodePort>", the protocol in upper case, e.g.
 // "TCP:80->:30080".
 func FormatListener(protocol string, port, nodePort int) string {
-	return fmt.Sprintf("%s:%d->:%d", strings.ToUpper(protocol), port, nodePort)
+	return simkit.FormatListener(protocol, port, nodePort)
 }

@@ -27,13 +27,7 @@ func (s simCloud) Fail(f Fault) (restore func())  { return s.c.Inject(f.SimFault
 func (s simCloud) Writes() int                    { return s.c.Writes() }
 func (s simCloud) Advance()                       { s.c.Advance() }
 
-func (s simCloud) LoadBalancers() []LoadBalancer {
-	var out []LoadBalancer
-	for _, lb := range s.c.LoadBalancers() {
-		out = append(out, LoadBalancer(lb))
-	}
-	return out
-}
+func (s simCloud) LoadBalancers() []LoadBalancer { return s.c.LoadBalancers() }
 
 type rotatingSimCloud struct {
 	simCloud
