@@ -41,7 +41,7 @@ type instanceCache struct {
 	// refreshes counts finished refreshes; listErr is the last one's error.
 	refreshes uint64
 	listErr   error
-	listable bool
+	listable  bool
 }
 
 func newInstanceCache(src Instances, ttl time.Duration) *instanceCache {

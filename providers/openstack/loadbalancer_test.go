@@ -186,7 +186,7 @@ func (f *lbFixture) only(t *testing.T) frameworktest.LoadBalancer {
 	if len(lbs) != 1 {
 		t.Fatalf("the cloud holds %d load balancers, want 1: %+v", len(lbs), lbs)
 	}
-	return frameworktest.LoadBalancer(lbs[0])
+	return lbs[0]
 }
 
 // drain returns the recorded events.
