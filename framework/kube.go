@@ -13,13 +13,19 @@ import (
 // patchAnnotation sets one annotation on a Service with a merge patch, so it
 // never overwrites concurrent changes to anything else.
 func patchAnnotation(ctx context.Context, client kubernetes.Interface, svc *corev1.Service, key, value string) error {
+	return patchAnnotations(ctx, client, svc.Namespace, svc.Name, map[string]*string{key: &value})
+}
+
+// patchAnnotations sets, or for nil values removes, annotations of a
+// Service with a merge patch.
+func patchAnnotations(ctx context.Context, client kubernetes.Interface, namespace, name string, annotations map[string]*string) error {
 	patch, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{"annotations": map[string]string{key: value}},
+		"metadata": map[string]any{"annotations": annotations},
 	})
 	if err != nil {
 		return err
 	}
-	_, err = client.CoreV1().Services(svc.Namespace).Patch(ctx, svc.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	_, err = client.CoreV1().Services(namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 	return err
 }
 

@@ -96,7 +96,9 @@ func serviceVersion(svc *corev1.Service) uint64 {
 	fmt.Fprintf(h, "%d\x00", svc.Generation)
 	keys := make([]string, 0, len(svc.Annotations))
 	for k := range svc.Annotations {
-		keys = append(keys, k)
+		if k != ProgressAnnotation { // the pipeline's own
+			keys = append(keys, k)
+		}
 	}
 	slices.Sort(keys)
 	for _, k := range keys {

@@ -25,8 +25,6 @@ func (l *loadBalancer[C, LB]) ensure(ctx context.Context, clusterName string, sv
 	if err != nil {
 		return nil, err
 	}
-	deadline := l.now().Add(l.env.LoadBalancerWait)
-
 	lb, err := l.lookup(ctx, req)
 	var inUse *inUseError
 	switch {
@@ -54,54 +52,45 @@ func (l *loadBalancer[C, LB]) ensure(ctx context.Context, clusterName string, sv
 
 	// The ID goes on the Service before any wait: a CCM that dies now finds
 	// the LB by it.
-	if err := l.recordID(ctx, svc, l.driver.Inspect(lb).ID); err != nil {
+	state := l.driver.Inspect(lb)
+	if err := l.recordID(ctx, svc, state.ID); err != nil {
 		return nil, err
 	}
-	for {
-		state := l.driver.Inspect(lb)
-		if state.Provisioning {
-			if lb, err = l.settle(ctx, req, state.ID, deadline, "is provisioning"); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if state.Failed != "" {
-			l.problems.event(svc, corev1.EventTypeWarning, EventLoadBalancerFailed, false, "Load balancer %s is in an error state: %s", state.ID, state.Failed)
-		}
-		changed, err := l.driver.Update(ctx, lb, req)
-		if err != nil {
-			l.cacheWriteFailed(state.ID)
-			return nil, l.retryable(fmt.Errorf("updating load balancer %s: %w", state.ID, err))
-		}
-		if changed {
-			if l.cache != nil {
-				l.cache.stored(lb)
-			}
-			logger.Info("Updated load balancer", "loadBalancerID", state.ID)
-			l.problems.event(svc, corev1.EventTypeNormal, EventUpdatedLoadBalancer, false, "Updated load balancer %s", state.ID)
-		}
-		// Update may have written, or read what the list lacked (a
-		// listener's PROXY protocol, say): the status comes from lb as it
-		// left it.
-		state = l.driver.Inspect(lb)
-		if changed && state.Provisioning {
-			// The cloud applies the change; a driver that writes in steps
-			// has the next one to make when it is done.
-			if lb, err = l.settle(ctx, req, state.ID, deadline, "is applying changes"); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		switch {
-		case state.Provisioning:
-			return nil, api.NewRetryError(fmt.Sprintf("load balancer %s is applying changes", state.ID), l.opts.RetryDelay)
-		case state.Failed != "":
-			return nil, fmt.Errorf("load balancer %s is in an error state: %s", state.ID, state.Failed)
-		case len(state.IPs) == 0 && state.Hostname == "":
-			return nil, api.NewRetryError(fmt.Sprintf("load balancer %s has no address yet", state.ID), l.opts.RetryDelay)
-		}
-		return l.ingressStatus(req, state), nil
+	if state.Provisioning {
+		return l.inProgress(ctx, req, lb, "is provisioning")
 	}
+	if state.Failed != "" {
+		l.problems.event(svc, corev1.EventTypeWarning, EventLoadBalancerFailed, false, "Load balancer %s is in an error state: %s", state.ID, state.Failed)
+	}
+	changed, err := l.driver.Update(ctx, lb, req)
+	switch {
+	case err != nil:
+		l.cacheWriteFailed(state.ID)
+		return nil, l.retryable(fmt.Errorf("updating load balancer %s: %w", state.ID, err))
+	case changed:
+		if l.cache != nil {
+			l.cache.stored(lb)
+		}
+		logger.Info("Updated load balancer", "loadBalancerID", state.ID)
+		l.problems.event(svc, corev1.EventTypeNormal, EventUpdatedLoadBalancer, false, "Updated load balancer %s", state.ID)
+	}
+	// Update may have written, or read what the list lacked (a listener's
+	// PROXY protocol, say): the status comes from lb as it left it.
+	state = l.driver.Inspect(lb)
+	switch {
+	case state.Provisioning:
+		// The cloud applies the change; a driver that writes in steps has
+		// the next one to make when it is done.
+		return l.inProgress(ctx, req, lb, "is applying changes")
+	case state.Failed != "":
+		return nil, fmt.Errorf("load balancer %s is in an error state: %s", state.ID, state.Failed)
+	case len(state.IPs) == 0 && state.Hostname == "":
+		return nil, api.NewRetryError(fmt.Sprintf("load balancer %s has no address yet", state.ID), l.opts.RetryDelay)
+	}
+	if err := l.progressDone(ctx, svc); err != nil {
+		return nil, fmt.Errorf("removing annotation %s: %w", ProgressAnnotation, err)
+	}
+	return l.ingressStatus(req, state), nil
 }
 
 // checkedRequest decodes svc's annotations and runs every check on the

@@ -2,7 +2,6 @@ package framework_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -16,7 +15,6 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
-	"k8s.io/cloud-provider/api"
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/ccmkit/ccmkit/framework"
@@ -119,37 +117,45 @@ func TestLongValuesAreShortenedInEvents(t *testing.T) {
 	}
 }
 
-// TestWaitsWhileProvisioning: with a wait, a healthy create completes in
-// the sync that asked for it: a status, no retry, no Warning, and a Normal
-// Event saying what it waited for.
-func TestWaitsWhileProvisioning(t *testing.T) {
-	f := newLBFixtureEnv(t, &framework.Env{LoadBalancerWait: time.Minute}, 2)
+// TestFollowsWhileProvisioning: following, a create the cloud is still
+// working on succeeds at once with no Warning (the service controller
+// would raise one for a retry) and no worker held; the Service carries
+// ProgressAnnotation until the load balancer is ready, and its removal is
+// the next sync's cue, which reports the address.
+func TestFollowsWhileProvisioning(t *testing.T) {
+	f := newLBFixtureEnv(t, &framework.Env{LoadBalancerFollow: true}, 2)
 	svc := f.service(t, nil)
 	status, err := f.lb.EnsureLoadBalancer(f.ctx, "c", svc, f.nodes)
-	if err != nil || len(status.Ingress) != 1 {
-		t.Fatalf("EnsureLoadBalancer = %+v, %v; want the status at once", status, err)
+	if err != nil || len(status.Ingress) != 0 {
+		t.Fatalf("EnsureLoadBalancer = %+v, %v; want success, no address yet", status, err)
+	}
+	id := f.cloud.LoadBalancers()[0].ID
+	if got := f.get(t, svc).Annotations[framework.ProgressAnnotation]; got != id+" is provisioning" {
+		t.Errorf("%s = %q, want %q", framework.ProgressAnnotation, got, id+" is provisioning")
 	}
 	ev := f.events()
 	if strings.Contains(ev, "Warning") || !strings.Contains(ev, "Normal ProvisioningLoadBalancer") {
 		t.Errorf("events = %q; want a Normal ProvisioningLoadBalancer and no Warning", ev)
 	}
-	if n := len(f.cloud.LoadBalancers()); n != 1 {
-		t.Errorf("cloud holds %d LBs, want 1", n)
-	}
-}
 
-// TestWaitEndsInARetry: a load balancer that stays provisioning past the
-// wait is handed back as a retry, once the wait is up.
-func TestWaitEndsInARetry(t *testing.T) {
-	f := newLBFixtureEnv(t, &framework.Env{LoadBalancerWait: 1500 * time.Millisecond}, 0)
-	svc := f.service(t, nil)
-	_, err := f.lb.EnsureLoadBalancer(f.ctx, "c", svc, f.nodes)
-	var retry *api.RetryError
-	if !errors.As(err, &retry) || !strings.Contains(err.Error(), "is provisioning") {
-		t.Fatalf("EnsureLoadBalancer = %v; want a retry saying the LB is provisioning", err)
+	// The follower looks at the load balancer (which settles on its second
+	// read) and hands the Service back by removing the annotation.
+	err = wait.PollUntilContextTimeout(f.ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		_, pending := f.get(t, svc).Annotations[framework.ProgressAnnotation]
+		return !pending, nil
+	})
+	if err != nil {
+		t.Fatalf("%s still on the Service: %v", framework.ProgressAnnotation, err)
 	}
-	if ev := f.events(); strings.Count(ev, "ProvisioningLoadBalancer") != 1 {
-		t.Errorf("events = %q; want one ProvisioningLoadBalancer", ev)
+	status, err = f.lb.EnsureLoadBalancer(f.ctx, "c", f.get(t, svc), f.nodes)
+	if err != nil || len(status.Ingress) != 1 {
+		t.Fatalf("the next sync: EnsureLoadBalancer = %+v, %v; want the address", status, err)
+	}
+	if ev := f.events(); strings.Contains(ev, "Warning") {
+		t.Errorf("events = %q; want no Warning", ev)
+	}
+	if n, w := len(f.cloud.LoadBalancers()), f.cloud.Writes(); n != 1 || w != 1 {
+		t.Errorf("cloud: %d LBs, %d writes; want 1 and 1", n, w)
 	}
 }
 

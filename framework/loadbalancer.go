@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 )
@@ -196,7 +197,10 @@ type loadBalancer[C, LB any] struct {
 	problems *problemLog
 	// cache serves lookups from a shared list; nil: direct driver calls.
 	cache *lbCache[C, LB]
-	now   func() time.Time
+	// follower follows the load balancers the cloud is working on
+	// (Env.LoadBalancerFollow).
+	follower follower
+	now      func() time.Time
 }
 
 var _ cloudprovider.LoadBalancer = (*loadBalancer[struct{}, struct{}])(nil)
@@ -245,7 +249,7 @@ func (l *loadBalancer[C, LB]) EnsureLoadBalancerDeleted(ctx context.Context, clu
 	req, _ := l.request(clusterName, svc, nil)
 	lb, err := l.lookupOwn(ctx, req)
 	if IsNotFound(err) {
-		l.problems.forget(svc.UID)
+		l.forget(svc.UID)
 		return nil
 	}
 	if err != nil {
@@ -257,19 +261,26 @@ func (l *loadBalancer[C, LB]) EnsureLoadBalancerDeleted(ctx context.Context, clu
 	case errors.Is(err, ErrLoadBalancerKept):
 		klog.FromContext(ctx).Info("Left the load balancer in place", "service", klog.KObj(svc), "loadBalancerID", state.ID, "reason", err)
 		l.problems.event(svc, corev1.EventTypeNormal, EventKeptLoadBalancer, false, "Left load balancer %s in place: %v", state.ID, err)
-		l.problems.forget(svc.UID)
+		l.forget(svc.UID)
 		return nil
 	case IsNotFound(err):
 		l.cacheRemoved(state.ID)
-		l.problems.forget(svc.UID)
+		l.forget(svc.UID)
 		return nil
 	case err != nil:
 		l.cacheWriteFailed(state.ID)
 		return l.retryable(fmt.Errorf("deleting load balancer %s: %w", state.ID, err))
 	}
 	l.cacheRemoved(state.ID)
-	l.problems.forget(svc.UID)
+	l.forget(svc.UID)
 	klog.FromContext(ctx).Info("Deleted load balancer", "service", klog.KObj(svc), "loadBalancerID", state.ID)
 	l.problems.event(svc, corev1.EventTypeNormal, EventDeletedLoadBalancer, false, "Deleted load balancer %s", state.ID)
 	return nil
+}
+
+// forget drops what the pipeline keeps about a Service whose load
+// balancer is gone.
+func (l *loadBalancer[C, LB]) forget(uid types.UID) {
+	l.problems.forget(uid)
+	l.unfollow(uid)
 }

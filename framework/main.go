@@ -113,6 +113,7 @@ func (s *settings) cloudInitializer(reg Registry) app.InitCloudFunc {
 				InstanceCacheTTL:     s.instanceCacheTTL,
 				LoadBalancerCacheTTL: s.lbCacheTTL,
 				LoadBalancerWait:     s.lbWait,
+				LoadBalancerFollow:   true,
 				Version:              s.version,
 				CloudAPI:             s.cloudAPIOptions(),
 			})

@@ -84,7 +84,7 @@ func newSettings(opts []Option) *settings {
 	fs.DurationVar(&s.cloudAPITimeout, "cloud-api-timeout", s.cloudAPITimeout, "Timeout of one attempt of a cloud API request, reading its answer included; 0 means the provider's default (30s unless it sets one).")
 	fs.DurationVar(&s.instanceCacheTTL, "instance-cache-ttl", s.instanceCacheTTL, "How long one list of the cloud's instances serves node lookups; negative disables the cache.")
 	fs.DurationVar(&s.lbCacheTTL, "load-balancer-cache-ttl", s.lbCacheTTL, "How long one list of the cloud's load balancers serves load-balancer lookups (for providers that list them); the CCM's own changes are seen at once, changes made elsewhere within this time. Negative disables the cache.")
-	fs.DurationVar(&s.lbWait, "load-balancer-wait", s.lbWait, "How long one load-balancer sync waits for a load balancer the cloud is still provisioning or changing (looking at the shared list, one list for all waiting Services) before it hands the Service back for a retry; 0 hands it back at once.")
+	fs.DurationVar(&s.lbWait, "load-balancer-wait", s.lbWait, "How long the deletion of a Service's load balancer waits for the cloud to finish it before the Service is handed back for a retry; 0 hands it back at once.")
 	return s
 }
 

@@ -116,10 +116,16 @@ type Env struct {
 	// LoadBalancerLister); 0 means DefaultLoadBalancerCacheTTL, negative
 	// disables the cache.
 	LoadBalancerCacheTTL time.Duration
-	// LoadBalancerWait is how long one EnsureLoadBalancer or
-	// UpdateLoadBalancer waits, looking at the shared list, for a load
-	// balancer the cloud is still provisioning or changing, before it hands
-	// back a retry; 0 or negative: no wait (a retry at once).
+	// LoadBalancerFollow: a load-balancer sync whose load balancer the
+	// cloud is still provisioning or changing succeeds at once, and the
+	// pipeline follows the load balancer and has the Service synced again
+	// when it is ready (see ProgressAnnotation), instead of handing the
+	// Service back as a retry, which the service controller reports as a
+	// Warning Event. Main turns it on; it needs Client.
+	LoadBalancerFollow bool
+	// LoadBalancerWait is how long EnsureLoadBalancerDeleted waits for the
+	// cloud to finish deleting a load balancer before it hands the Service
+	// back as a retry; 0 or negative: no wait.
 	LoadBalancerWait time.Duration
 	// Version is the ccmkit version (from ldflags).
 	Version string

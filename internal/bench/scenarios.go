@@ -26,6 +26,9 @@ type scenario struct {
 	Calls   map[string]int `json:"calls"`
 	Total   int            `json:"totalCalls"`
 	Writes  int            `json:"writes"`
+	// Warnings counts the Warning Events raised during the step (repeats
+	// included): a healthy cloud doing its job should raise none.
+	Warnings int `json:"warningEvents"`
 	// PerHour is the idle scenario's rate, extrapolated from its window.
 	PerHour *float64 `json:"callsPerHour,omitempty"`
 	// PeakRSSBytes is the CCM's peak RSS (VmHWM) so far, read at the end
@@ -178,20 +181,28 @@ type meter struct {
 	profile func(name string) error
 }
 
-func (m meter) measure(_ context.Context, name string, step func() error) (scenario, error) {
+func (m meter) measure(ctx context.Context, name string, step func() error) (scenario, error) {
 	before, writes := m.c.Sim.Stats(), m.c.Sim.Writes()
+	warnings, err := warningEvents(ctx, m.c)
+	if err != nil {
+		return scenario{}, err
+	}
 	start := time.Now()
 	if err := step(); err != nil {
 		return scenario{}, fmt.Errorf("%s: %w", name, err)
 	}
 	sc := scenario{Name: name, Seconds: time.Since(start).Seconds(), Calls: map[string]int{}, Writes: m.c.Sim.Writes() - writes}
+	after, err := warningEvents(ctx, m.c)
+	if err != nil {
+		return scenario{}, err
+	}
+	sc.Warnings = after - warnings
 	for op, n := range m.c.Sim.Stats() {
 		if d := n - before[op]; d > 0 {
 			sc.Calls[op] = d
 			sc.Total += d
 		}
 	}
-	var err error
 	if sc.PeakRSSBytes, err = peakRSS(m.pid); err != nil {
 		return scenario{}, err
 	}
@@ -201,6 +212,20 @@ func (m meter) measure(_ context.Context, name string, step func() error) (scena
 		}
 	}
 	return sc, nil
+}
+
+// warningEvents counts the Warning Events in the cluster, repeats
+// included.
+func warningEvents(ctx context.Context, c *cluster.Cluster) (int, error) {
+	list, err := c.Kube.CoreV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "type=" + corev1.EventTypeWarning})
+	if err != nil {
+		return 0, fmt.Errorf("listing Warning Events: %w", err)
+	}
+	n := 0
+	for _, e := range list.Items {
+		n += int(max(e.Count, 1))
+	}
+	return n, nil
 }
 
 func waitFor(ctx context.Context, timeout time.Duration, cond wait.ConditionWithContextFunc) error {
