@@ -72,14 +72,20 @@ type ControllersProvider interface {
 }
 
 // Controller is an extra control loop. It is registered with the upstream
-// command builder under Name, so --controllers can disable it, it runs only
-// on the elected leader, and it appears in /healthz.
+// command builder under Name, so --controllers can disable it and it runs
+// only on the elected leader. The framework supervises it: when Run returns
+// an error before ctx is done, it is called again after a backoff (1s
+// doubling to 1m, reset after a run of 2m), and its /healthz check
+// ("healthz/<Name>") fails from that error until Run is running again.
 type Controller struct {
 	Name string
-	// Run blocks until ctx is done. It starts on the leader, after Init and
-	// after the CCM started its shared informers: a controller that asks
-	// env.Informers for an informer must call env.Informers.Start(ctx.Done()),
-	// which starts only the informers not yet running.
+	// Run blocks until ctx is done. It starts on the leader after Init, at
+	// about the time the CCM starts its shared informers, possibly before:
+	// a controller that asks env.Informers for an informer must call
+	// env.Informers.Start(ctx.Done()), which starts only the informers not
+	// yet running. Returning nil before ctx is done means the controller
+	// has nothing to do (its configuration leaves it off) and is not
+	// restarted; returning an error means it failed, and it is restarted.
 	Run func(ctx context.Context, env *Env) error
 }
 

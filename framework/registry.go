@@ -14,7 +14,6 @@ import (
 	"k8s.io/component-base/cli"
 	genericcontrollermanager "k8s.io/controller-manager/app"
 	"k8s.io/controller-manager/controller"
-	"k8s.io/klog/v2"
 
 	cloudprovider "k8s.io/cloud-provider"
 )
@@ -105,7 +104,8 @@ func (r Registry) controllers(common []Controller) []registeredController {
 }
 
 // constructor adapts a Controller to the upstream builder, which gives it
-// --controllers, leader election and a /healthz check.
+// --controllers and leader election, and mounts the supervisor's health
+// check on /healthz.
 func (rc registeredController) constructor() app.ControllerInitFuncConstructor {
 	return app.ControllerInitFuncConstructor{
 		InitContext: app.ControllerInitContext{ClientName: rc.ctrl.Name},
@@ -115,12 +115,9 @@ func (rc registeredController) constructor() app.ControllerInitFuncConstructor {
 				if !ok || (rc.owner != "" && rc.owner != cloud.ProviderName()) {
 					return nil, false, nil
 				}
-				go func() {
-					if err := rc.ctrl.Run(ctx, cloud.Env()); err != nil && ctx.Err() == nil {
-						klog.FromContext(ctx).Error(err, "Controller stopped", "controller", rc.ctrl.Name)
-					}
-				}()
-				return nil, true, nil
+				s := &supervisor{ctrl: rc.ctrl}
+				go s.run(ctx, cloud.Env())
+				return s, true, nil
 			}
 		},
 	}

@@ -65,8 +65,9 @@ func (p *Provider) firewallController() framework.Controller {
 			if c == nil || err != nil {
 				return err
 			}
-			// Controllers start after the CCM started its informers: start
-			// the Service informer just asked for (see framework.Controller).
+			// Start the Service informer just asked for: the CCM may have
+			// started its informers before it existed (see
+			// framework.Controller).
 			env.Informers.Start(ctx.Done())
 			return c.run(ctx)
 		},
