@@ -149,7 +149,8 @@ func printVersion(cmd *cobra.Command, v string) bool {
 }
 
 // applyLogging applies --logging-format and friends together with the -v and
-// --vmodule values the builder's klog flags parsed.
+// --vmodule values the builder's klog flags parsed, and keeps credentials
+// out of the log at any -v (see redactLogs).
 func applyLogging(fs *pflag.FlagSet, c *logsapi.LoggingConfiguration) error {
 	if f := fs.Lookup("v"); f != nil {
 		v, err := strconv.ParseUint(f.Value.String(), 10, 32)
@@ -163,7 +164,11 @@ func applyLogging(fs *pflag.FlagSet, c *logsapi.LoggingConfiguration) error {
 			return fmt.Errorf("--vmodule: %w", err)
 		}
 	}
-	return logsapi.ValidateAndApply(c, utilfeature.DefaultFeatureGate)
+	if err := logsapi.ValidateAndApply(c, utilfeature.DefaultFeatureGate); err != nil {
+		return err
+	}
+	redactLogs(utilfeature.DefaultFeatureGate.Enabled(logsapi.ContextualLogging))
+	return nil
 }
 
 // addHelpSections appends ccmkit's and the caller's flag sections to the
