@@ -103,17 +103,19 @@ func (s *settings) cloudInitializer(reg Registry) app.InitCloudFunc {
 		if err == nil {
 			var cloud *Cloud
 			cloud, err = NewCloud(context.Background(), p, &Env{
-				Logger:               klog.Background(),
-				Client:               c.Client,
-				Informers:            c.SharedInformers,
-				Recorder:             c.EventRecorder,
-				ClusterName:          shared.ClusterName,
-				ClusterCIDR:          shared.ClusterCIDR,
-				CloudConfigFile:      shared.CloudProvider.CloudConfigFile,
-				InstanceCacheTTL:     s.instanceCacheTTL,
-				LoadBalancerCacheTTL: s.lbCacheTTL,
-				Version:              s.version,
-				CloudAPI:             s.cloudAPIOptions(),
+				Logger:                klog.Background(),
+				Client:                c.Client,
+				Informers:             c.SharedInformers,
+				Recorder:              c.EventRecorder,
+				ClusterName:           shared.ClusterName,
+				ClusterCIDR:           shared.ClusterCIDR,
+				CloudConfigFile:       shared.CloudProvider.CloudConfigFile,
+				InstanceCacheTTL:      s.instanceCacheTTL,
+				LoadBalancerCacheTTL:  s.lbCacheTTL,
+				InitTimeout:           s.initTimeout,
+				InstanceLookupTimeout: s.lookupTimeout,
+				Version:               s.version,
+				CloudAPI:              s.cloudAPIOptions(),
 			})
 			if err == nil {
 				return cloud

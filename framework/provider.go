@@ -117,6 +117,14 @@ type Env struct {
 	// InstanceCacheTTL is how long one instance list serves lookups;
 	// 0 means DefaultInstanceCacheTTL, negative disables the cache.
 	InstanceCacheTTL time.Duration
+	// InitTimeout bounds Provider.Init (--cloud-init-timeout); 0 means
+	// DefaultInitTimeout, negative means no bound.
+	InitTimeout time.Duration
+	// InstanceLookupTimeout bounds each InstancesV2 call the node
+	// controllers make (--instance-lookup-timeout): every request, retry
+	// and wait in it together; 0 means DefaultInstanceLookupTimeout,
+	// negative means no bound.
+	InstanceLookupTimeout time.Duration
 	// LoadBalancerCacheTTL is how long one list of the cloud's load
 	// balancers serves the pipeline's lookups (for drivers that implement
 	// LoadBalancerLister); 0 means DefaultLoadBalancerCacheTTL, negative
@@ -150,6 +158,9 @@ func (e *Env) NewHTTPClient(o cloudapi.Options) *http.Client {
 	}
 	if e.CloudAPI.Timeout != 0 {
 		merged.Timeout = e.CloudAPI.Timeout
+	}
+	if e.CloudAPI.Budget != 0 {
+		merged.Budget = e.CloudAPI.Budget
 	}
 	if e.CloudAPI.Base != nil {
 		merged.Base = e.CloudAPI.Base
