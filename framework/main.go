@@ -33,6 +33,12 @@ func Main(p Provider, opts ...Option) {
 	os.Exit(cli.Run(NewCommand(p, opts...)))
 }
 
+// MainRegistry runs a multi-cloud "cloud-controller-manager" and exits.
+func MainRegistry(r Registry, opts ...Option) {
+	ApplyMemoryDefaults()
+	os.Exit(cli.Run(r.NewCommand(opts...)))
+}
+
 // NewCommand returns the "<name>-cloud-controller-manager" command for p,
 // with every standard CCM flag and --cloud-provider defaulting to p's name.
 func NewCommand(p Provider, opts ...Option) *cobra.Command {

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cloud-provider/app"
 	cloudcontrollerconfig "k8s.io/cloud-provider/app/config"
-	"k8s.io/component-base/cli"
 	genericcontrollermanager "k8s.io/controller-manager/app"
 	"k8s.io/controller-manager/controller"
 
@@ -23,12 +22,6 @@ import (
 //
 //	framework.MainRegistry(framework.Registry{skeleton.New(), other.New()})
 type Registry []Provider
-
-// MainRegistry runs a multi-cloud "cloud-controller-manager" and exits.
-func MainRegistry(r Registry, opts ...Option) {
-	ApplyMemoryDefaults()
-	os.Exit(cli.Run(r.NewCommand(opts...)))
-}
 
 // NewCommand returns the "cloud-controller-manager" command for r; the first
 // provider is the --cloud-provider default.
@@ -67,7 +60,7 @@ func (r Registry) RegisterUpstream() {
 				defer cleanup()
 				env.CloudConfigFile = path
 			}
-			return NewCloud(context.Background(), p, env)
+			return NewCloud(context.Background(), p, env) //nolint:forbidigo // the upstream factory has no context
 		})
 	}
 }
