@@ -16,8 +16,11 @@ TOOLS := $(BIN)/tools
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT         := $(TOOLS)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
-# Test flags: `make unit GOTESTFLAGS=-race` for the race detector.
+# Extra `go test` flags, e.g. `make unit GOTESTFLAGS=-v`.
 GOTESTFLAGS ?=
+# RACE=1 runs the unit tiers with the race detector; `make test` (what CI
+# runs) sets it.
+RACE ?=
 
 .DEFAULT_GOAL := help
 
@@ -33,11 +36,12 @@ build: ## Build every cmd/* binary into bin/ (version from git, or VERSION=...).
 CLOUD ?= digitalocean
 
 .PHONY: test
-test: controlplane verify vet lint unit e2e ## Run every check and test the project has (what CI runs; builds bin/ first).
+test: RACE = 1
+test: controlplane verify vet lint unit e2e ## Run every check and test the project has, unit tiers with -race (what CI runs; builds bin/ first).
 
 .PHONY: unit
-unit: ## Unit, simulator and conformance tests (everything but the e2e suite).
-	$(GO) test -count=1 $(GOTESTFLAGS) $$($(GO) list ./... | grep -v /test/e2e)
+unit: ## Unit, simulator and conformance tests (everything but the e2e suite); RACE=1 adds -race.
+	$(GO) test -count=1 $(if $(RACE),-race) $(GOTESTFLAGS) $$($(GO) list ./... | grep -v /test/e2e)
 
 .PHONY: e2e
 e2e: controlplane ## End-to-end suite: the real CCM binaries vs a real kube-apiserver + etcd and the simulated clouds.

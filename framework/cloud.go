@@ -51,7 +51,7 @@ func NewCloud(ctx context.Context, p Provider, env *Env) (*Cloud, error) {
 			return nil, fmt.Errorf("%s: %w", p.Name(), err)
 		}
 	}
-	if err := p.Init(ctx, env); err != nil {
+	if err := initWithDeadline(ctx, p, env); err != nil {
 		return nil, fmt.Errorf("initializing %s cloud provider: %w", p.Name(), err)
 	}
 	// A capability the provider returns as nil, a typed nil pointer

@@ -43,20 +43,24 @@ type Instance struct {
 
 // instancesV2 implements cloudprovider.InstancesV2 once for every provider.
 type instancesV2 struct {
-	codec providerid.Codec
-	cache *instanceCache
+	codec    providerid.Codec
+	cache    *instanceCache
+	deadline operationDeadline
 }
 
 var _ cloudprovider.InstancesV2 = (*instancesV2)(nil)
 
 func newInstancesV2(codec providerid.Codec, src Instances, env *Env) *instancesV2 {
-	return &instancesV2{codec: codec, cache: newInstanceCache(src, env.InstanceCacheTTL)}
+	return &instancesV2{codec: codec, cache: newInstanceCache(src, env.InstanceCacheTTL),
+		deadline: operationDeadline{timeout: env.InstanceLookupTimeout, fallback: DefaultInstanceLookupTimeout, flag: "--instance-lookup-timeout"}}
 }
 
 // InstanceExists is false only when the cloud said the instance is gone;
 // every other failure is an error, so the node lifecycle controller keeps
 // the Node.
 func (i *instancesV2) InstanceExists(ctx context.Context, node *corev1.Node) (bool, error) {
+	ctx, cancel := i.deadline.start(ctx)
+	defer cancel()
 	_, err := i.lookup(ctx, node)
 	switch {
 	case err == nil:
@@ -72,6 +76,8 @@ func (i *instancesV2) InstanceExists(ctx context.Context, node *corev1.Node) (bo
 // InstanceShutdown reports whether the instance is powered off. A missing
 // instance is not shut down (InstanceExists handles it).
 func (i *instancesV2) InstanceShutdown(ctx context.Context, node *corev1.Node) (bool, error) {
+	ctx, cancel := i.deadline.start(ctx)
+	defer cancel()
 	inst, err := i.lookup(ctx, node)
 	if IsNotFound(err) {
 		return false, nil
@@ -84,6 +90,8 @@ func (i *instancesV2) InstanceShutdown(ctx context.Context, node *corev1.Node) (
 
 // InstanceMetadata returns what the node controller writes on the Node.
 func (i *instancesV2) InstanceMetadata(ctx context.Context, node *corev1.Node) (*cloudprovider.InstanceMetadata, error) {
+	ctx, cancel := i.deadline.start(ctx)
+	defer cancel()
 	inst, err := i.lookup(ctx, node)
 	if err != nil {
 		if IsNotFound(err) {

@@ -33,6 +33,12 @@ func Main(p Provider, opts ...Option) {
 	os.Exit(cli.Run(NewCommand(p, opts...)))
 }
 
+// MainRegistry runs a multi-cloud "cloud-controller-manager" and exits.
+func MainRegistry(r Registry, opts ...Option) {
+	ApplyMemoryDefaults()
+	os.Exit(cli.Run(r.NewCommand(opts...)))
+}
+
 // NewCommand returns the "<name>-cloud-controller-manager" command for p,
 // with every standard CCM flag and --cloud-provider defaulting to p's name.
 func NewCommand(p Provider, opts ...Option) *cobra.Command {
@@ -103,19 +109,21 @@ func (s *settings) cloudInitializer(reg Registry) app.InitCloudFunc {
 		if err == nil {
 			var cloud *Cloud
 			cloud, err = NewCloud(context.Background(), p, &Env{
-				Logger:               klog.Background(),
-				Client:               c.Client,
-				Informers:            c.SharedInformers,
-				Recorder:             c.EventRecorder,
-				ClusterName:          shared.ClusterName,
-				ClusterCIDR:          shared.ClusterCIDR,
-				CloudConfigFile:      shared.CloudProvider.CloudConfigFile,
-				InstanceCacheTTL:     s.instanceCacheTTL,
-				LoadBalancerCacheTTL: s.lbCacheTTL,
-				LoadBalancerWait:     s.lbWait,
-				LoadBalancerFollow:   true,
-				Version:              s.version,
-				CloudAPI:             s.cloudAPIOptions(),
+				Logger:                klog.Background(),
+				Client:                c.Client,
+				Informers:             c.SharedInformers,
+				Recorder:              c.EventRecorder,
+				ClusterName:           shared.ClusterName,
+				ClusterCIDR:           shared.ClusterCIDR,
+				CloudConfigFile:       shared.CloudProvider.CloudConfigFile,
+				InstanceCacheTTL:      s.instanceCacheTTL,
+				LoadBalancerCacheTTL:  s.lbCacheTTL,
+				LoadBalancerWait:      s.lbWait,
+				LoadBalancerFollow:    true,
+				InitTimeout:           s.initTimeout,
+				InstanceLookupTimeout: s.lookupTimeout,
+				Version:               s.version,
+				CloudAPI:              s.cloudAPIOptions(),
 			})
 			if err == nil {
 				return cloud
@@ -151,7 +159,8 @@ func printVersion(cmd *cobra.Command, v string) bool {
 }
 
 // applyLogging applies --logging-format and friends together with the -v and
-// --vmodule values the builder's klog flags parsed.
+// --vmodule values the builder's klog flags parsed, and keeps credentials
+// out of the log at any -v (see redactLogs).
 func applyLogging(fs *pflag.FlagSet, c *logsapi.LoggingConfiguration) error {
 	if f := fs.Lookup("v"); f != nil {
 		v, err := strconv.ParseUint(f.Value.String(), 10, 32)
@@ -165,7 +174,11 @@ func applyLogging(fs *pflag.FlagSet, c *logsapi.LoggingConfiguration) error {
 			return fmt.Errorf("--vmodule: %w", err)
 		}
 	}
-	return logsapi.ValidateAndApply(c, utilfeature.DefaultFeatureGate)
+	if err := logsapi.ValidateAndApply(c, utilfeature.DefaultFeatureGate); err != nil {
+		return err
+	}
+	redactLogs(utilfeature.DefaultFeatureGate.Enabled(logsapi.ContextualLogging))
+	return nil
 }
 
 // addHelpSections appends ccmkit's and the caller's flag sections to the

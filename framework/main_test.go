@@ -54,6 +54,8 @@ func TestCommandDefaults(t *testing.T) {
 		"instance-cache-ttl":       "30s",
 		"load-balancer-cache-ttl":  "30s",
 		"cloud-api-timeout":        "0s",
+		"cloud-init-timeout":       "1m0s",
+		"instance-lookup-timeout":  "1m0s",
 	} {
 		f := cmd.Flags().Lookup(flag)
 		if f == nil {

@@ -41,6 +41,8 @@ type settings struct {
 	instanceCacheTTL   time.Duration
 	lbCacheTTL         time.Duration
 	lbWait             time.Duration
+	initTimeout        time.Duration
+	lookupTimeout      time.Duration
 }
 
 // WithVersion sets the version --version prints, overriding the ldflags one.
@@ -73,7 +75,8 @@ func WithOptions(f func(*options.CloudControllerManagerOptions)) Option {
 func WithStopChannel(ch <-chan struct{}) Option { return func(s *settings) { s.stopCh = ch } }
 
 func newSettings(opts []Option) *settings {
-	s := &settings{version: Version(), instanceCacheTTL: DefaultInstanceCacheTTL, lbCacheTTL: DefaultLoadBalancerCacheTTL, lbWait: DefaultLoadBalancerWait}
+	s := &settings{version: Version(), instanceCacheTTL: DefaultInstanceCacheTTL, lbCacheTTL: DefaultLoadBalancerCacheTTL,
+		lbWait: DefaultLoadBalancerWait, initTimeout: DefaultInitTimeout, lookupTimeout: DefaultInstanceLookupTimeout}
 	for _, o := range opts {
 		o(s)
 	}
@@ -81,7 +84,9 @@ func newSettings(opts []Option) *settings {
 	fs.Float64Var(&s.cloudAPIQPS, "cloud-api-qps", s.cloudAPIQPS, "Requests per second to the cloud API (token bucket); 0 means the provider's default, unlimited if it has none.")
 	fs.IntVar(&s.cloudAPIBurst, "cloud-api-burst", s.cloudAPIBurst, "Burst of requests to the cloud API above --cloud-api-qps.")
 	fs.IntVar(&s.cloudAPIMaxRetries, "cloud-api-max-retries", s.cloudAPIMaxRetries, "Retries of a cloud API request that failed with 429 or 5xx; 0 means the default (5), -1 disables retries.")
-	fs.DurationVar(&s.cloudAPITimeout, "cloud-api-timeout", s.cloudAPITimeout, "Timeout of one attempt of a cloud API request, reading its answer included; 0 means the provider's default (30s unless it sets one).")
+	fs.DurationVar(&s.cloudAPITimeout, "cloud-api-timeout", s.cloudAPITimeout, "Timeout of one attempt of a cloud API request, reading its answer included; 0 means the provider's default (30s unless it sets one). A request's attempts and the waits between them together take at most twice this.")
+	fs.DurationVar(&s.initTimeout, "cloud-init-timeout", s.initTimeout, "Deadline for initializing the cloud provider at start-up (checking its credentials and API); when it passes the CCM exits with an error. Negative means none.")
+	fs.DurationVar(&s.lookupTimeout, "instance-lookup-timeout", s.lookupTimeout, "Deadline for one instance lookup of the node controllers (exists, shut down, metadata), every cloud API request and retry in it together; on expiry the lookup fails and the Node is kept. Negative means none.")
 	fs.DurationVar(&s.instanceCacheTTL, "instance-cache-ttl", s.instanceCacheTTL, "How long one list of the cloud's instances serves node lookups; negative disables the cache.")
 	fs.DurationVar(&s.lbCacheTTL, "load-balancer-cache-ttl", s.lbCacheTTL, "How long one list of the cloud's load balancers serves load-balancer lookups (for providers that list them); the CCM's own changes are seen at once, changes made elsewhere within this time. Negative disables the cache.")
 	fs.DurationVar(&s.lbWait, "load-balancer-wait", s.lbWait, "How long the deletion of a Service's load balancer waits for the cloud to finish it before the Service is handed back for a retry; 0 hands it back at once.")

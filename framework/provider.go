@@ -72,14 +72,20 @@ type ControllersProvider interface {
 }
 
 // Controller is an extra control loop. It is registered with the upstream
-// command builder under Name, so --controllers can disable it, it runs only
-// on the elected leader, and it appears in /healthz.
+// command builder under Name, so --controllers can disable it and it runs
+// only on the elected leader. The framework supervises it: when Run returns
+// an error before ctx is done, it is called again after a backoff (1s
+// doubling to 1m, reset after a run of 2m), and its /healthz check
+// ("healthz/<Name>") fails from that error until Run is running again.
 type Controller struct {
 	Name string
-	// Run blocks until ctx is done. It starts on the leader, after Init and
-	// after the CCM started its shared informers: a controller that asks
-	// env.Informers for an informer must call env.Informers.Start(ctx.Done()),
-	// which starts only the informers not yet running.
+	// Run blocks until ctx is done. It starts on the leader after Init, at
+	// about the time the CCM starts its shared informers, possibly before:
+	// a controller that asks env.Informers for an informer must call
+	// env.Informers.Start(ctx.Done()), which starts only the informers not
+	// yet running. Returning nil before ctx is done means the controller
+	// has nothing to do (its configuration leaves it off) and is not
+	// restarted; returning an error means it failed, and it is restarted.
 	Run func(ctx context.Context, env *Env) error
 }
 
@@ -111,6 +117,14 @@ type Env struct {
 	// InstanceCacheTTL is how long one instance list serves lookups;
 	// 0 means DefaultInstanceCacheTTL, negative disables the cache.
 	InstanceCacheTTL time.Duration
+	// InitTimeout bounds Provider.Init (--cloud-init-timeout); 0 means
+	// DefaultInitTimeout, negative means no bound.
+	InitTimeout time.Duration
+	// InstanceLookupTimeout bounds each InstancesV2 call the node
+	// controllers make (--instance-lookup-timeout): every request, retry
+	// and wait in it together; 0 means DefaultInstanceLookupTimeout,
+	// negative means no bound.
+	InstanceLookupTimeout time.Duration
 	// LoadBalancerCacheTTL is how long one list of the cloud's load
 	// balancers serves the pipeline's lookups (for drivers that implement
 	// LoadBalancerLister); 0 means DefaultLoadBalancerCacheTTL, negative
@@ -155,6 +169,9 @@ func (e *Env) NewHTTPClient(o cloudapi.Options) *http.Client {
 	}
 	if e.CloudAPI.Timeout != 0 {
 		merged.Timeout = e.CloudAPI.Timeout
+	}
+	if e.CloudAPI.Budget != 0 {
+		merged.Budget = e.CloudAPI.Budget
 	}
 	if e.CloudAPI.Base != nil {
 		merged.Base = e.CloudAPI.Base

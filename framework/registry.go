@@ -11,10 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cloud-provider/app"
 	cloudcontrollerconfig "k8s.io/cloud-provider/app/config"
-	"k8s.io/component-base/cli"
 	genericcontrollermanager "k8s.io/controller-manager/app"
 	"k8s.io/controller-manager/controller"
-	"k8s.io/klog/v2"
 
 	cloudprovider "k8s.io/cloud-provider"
 )
@@ -24,12 +22,6 @@ import (
 //
 //	framework.MainRegistry(framework.Registry{skeleton.New(), other.New()})
 type Registry []Provider
-
-// MainRegistry runs a multi-cloud "cloud-controller-manager" and exits.
-func MainRegistry(r Registry, opts ...Option) {
-	ApplyMemoryDefaults()
-	os.Exit(cli.Run(r.NewCommand(opts...)))
-}
 
 // NewCommand returns the "cloud-controller-manager" command for r; the first
 // provider is the --cloud-provider default.
@@ -68,7 +60,7 @@ func (r Registry) RegisterUpstream() {
 				defer cleanup()
 				env.CloudConfigFile = path
 			}
-			return NewCloud(context.Background(), p, env)
+			return NewCloud(context.Background(), p, env) //nolint:forbidigo // the upstream factory has no context
 		})
 	}
 }
@@ -105,7 +97,8 @@ func (r Registry) controllers(common []Controller) []registeredController {
 }
 
 // constructor adapts a Controller to the upstream builder, which gives it
-// --controllers, leader election and a /healthz check.
+// --controllers and leader election, and mounts the supervisor's health
+// check on /healthz.
 func (rc registeredController) constructor() app.ControllerInitFuncConstructor {
 	return app.ControllerInitFuncConstructor{
 		InitContext: app.ControllerInitContext{ClientName: rc.ctrl.Name},
@@ -115,12 +108,9 @@ func (rc registeredController) constructor() app.ControllerInitFuncConstructor {
 				if !ok || (rc.owner != "" && rc.owner != cloud.ProviderName()) {
 					return nil, false, nil
 				}
-				go func() {
-					if err := rc.ctrl.Run(ctx, cloud.Env()); err != nil && ctx.Err() == nil {
-						klog.FromContext(ctx).Error(err, "Controller stopped", "controller", rc.ctrl.Name)
-					}
-				}()
-				return nil, true, nil
+				s := &supervisor{ctrl: rc.ctrl}
+				go s.run(ctx, cloud.Env())
+				return s, true, nil
 			}
 		},
 	}

@@ -61,9 +61,9 @@ func runLabeler(ctx context.Context, env *framework.Env, l label) error {
 	if err != nil {
 		return err
 	}
-	// Controllers start after the CCM started its informer factory, so
-	// start the Node informer this controller just asked for (see
-	// framework.Controller).
+	// Start the Node informer this controller just asked for: the CCM
+	// may not have started its informer factory yet, or may have started
+	// it before this informer existed (see framework.Controller).
 	env.Informers.Start(ctx.Done())
 	if err := c.run(ctx); err != nil {
 		return fmt.Errorf("node-labeler: %w", err)

@@ -28,7 +28,8 @@
 //     status and body. POST and PATCH are only retried when that is safe (see
 //     IsIdempotent);
 //   - bounds each attempt by Options.Timeout (http.Client.Timeout is not used
-//     because it would span all retries);
+//     because it would span all retries), and the request as a whole,
+//     attempts and waits together, by Options.Budget;
 //   - records Prometheus metrics on the legacyregistry served at /metrics:
 //     cloudprovider_api_requests_total, cloudprovider_api_request_duration_seconds,
 //     cloudprovider_api_rate_limit_wait_seconds and cloudprovider_api_retries_total;

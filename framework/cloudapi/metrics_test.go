@@ -65,7 +65,7 @@ func TestTimeoutRetriesAreLabelled(t *testing.T) {
 		<-r.Context().Done() // never answers
 	}))
 	defer srv.Close()
-	tr, _ := newFakeTimeTransport(Options{Provider: "timeout-test", Timeout: 20 * time.Millisecond, MaxRetries: 1})
+	tr, _ := newFakeTimeTransport(Options{Provider: "timeout-test", Timeout: 20 * time.Millisecond, MaxRetries: 1, Budget: time.Minute})
 	if err := roundTripErr(tr, newRequest(t, t.Context(), http.MethodGet, srv.URL+"/v1/x", "")); err == nil {
 		t.Fatal("want a timeout error")
 	}

@@ -39,6 +39,12 @@ type Options struct {
 	// Timeout bounds each attempt, including reading its response body;
 	// 0 means DefaultTimeout.
 	Timeout time.Duration
+	// Budget bounds one request as a whole: its attempts, the waits
+	// between them and for the rate limiter. No retry starts, and no wait,
+	// that would end past it, and an attempt gets at most what is left of
+	// it. 0 means twice Timeout (two hung attempts); negative means no
+	// bound besides MaxRetries.
+	Budget time.Duration
 	// Base performs the requests; nil means a clone of http.DefaultTransport.
 	Base http.RoundTripper
 	// TLS, when set, is the TLS configuration of the requests (a private CA,
@@ -80,6 +86,9 @@ func (o Options) withDefaults() Options {
 	o.MinBackoff = min(o.MinBackoff, o.MaxBackoff)
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
+	}
+	if o.Budget == 0 {
+		o.Budget = 2 * o.Timeout
 	}
 	if o.Base == nil {
 		o.Base = defaultBase()

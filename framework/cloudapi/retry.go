@@ -3,6 +3,7 @@ package cloudapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -148,4 +149,47 @@ func drainAndClose(resp *http.Response) {
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
+}
+
+// requestBudget is Options.Budget for one request, measured with the
+// transport's clock from the request's start.
+type requestBudget struct {
+	t        *transport
+	deadline time.Time // zero: unbounded
+}
+
+// ErrBudgetSpent is wrapped by the error of a request that ran out of
+// Options.Budget.
+var ErrBudgetSpent = errors.New("request budget spent")
+
+func (t *transport) startBudget() requestBudget {
+	if t.opts.Budget < 0 {
+		return requestBudget{t: t}
+	}
+	return requestBudget{t: t, deadline: t.now().Add(t.opts.Budget)}
+}
+
+// attemptTimeout is Options.Timeout, or less when less of the budget is
+// left; ok is false when none is.
+func (b requestBudget) attemptTimeout() (time.Duration, bool) {
+	if b.deadline.IsZero() {
+		return b.t.opts.Timeout, true
+	}
+	left := b.left()
+	return min(b.t.opts.Timeout, left), left > 0
+}
+
+// allows reports whether a retry after waiting wait would start within the
+// budget.
+func (b requestBudget) allows(wait time.Duration) bool {
+	return b.deadline.IsZero() || b.t.now().Add(wait).Before(b.deadline)
+}
+
+// left is what is left of a bounded budget.
+func (b requestBudget) left() time.Duration {
+	return max(b.deadline.Sub(b.t.now()), 0)
+}
+
+func (b requestBudget) spent() error {
+	return fmt.Errorf("%w (%s)", ErrBudgetSpent, b.t.opts.Budget)
 }

@@ -86,25 +86,32 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, t.redactor.error(req.URL, fmt.Errorf("cloudapi: %s: reading request body: %w", op, err))
 	}
 	idempotent := IsIdempotent(req)
+	budget := t.startBudget()
 	for attempt := 0; ; attempt++ {
 		if err := t.waitForToken(ctx); err != nil {
 			return nil, fmt.Errorf("cloudapi: %s: waiting for rate limiter: %w", op, err)
 		}
-		resp, err := t.attempt(ctx, req, body, op, attempt)
+		timeout, ok := budget.attemptTimeout()
+		if !ok {
+			return nil, fmt.Errorf("cloudapi: %s: %w after waiting for the rate limiter", op, budget.spent())
+		}
+		resp, err := t.attempt(ctx, req, body, op, attempt, timeout)
 		reason, retryable := retryReason(ctx, idempotent, resp, err)
 		if !retryable {
 			return keepAnswer(ctx, resp), err
 		}
 		logger := klog.FromContext(ctx)
-		if attempt >= t.opts.MaxRetries {
+		wait := t.backoff(attempt, resp)
+		if attempt >= t.opts.MaxRetries || !budget.allows(wait) {
 			logger.V(2).Info("Giving up on cloud API request", "provider", t.opts.Provider,
-				"operation", op, "reason", reason, "attempts", attempt+1)
-			if err != nil {
+				"operation", op, "reason", reason, "attempts", attempt+1, "budget", t.opts.Budget)
+			if err != nil && attempt >= t.opts.MaxRetries {
 				err = fmt.Errorf("cloudapi: %s: giving up after %d attempts: %w", op, attempt+1, err)
+			} else if err != nil {
+				err = fmt.Errorf("cloudapi: %s: giving up after %d attempts: %w: %w", op, attempt+1, budget.spent(), err)
 			}
 			return keepAnswer(ctx, resp), err
 		}
-		wait := t.backoff(attempt, resp)
 		retriesTotal.WithLabelValues(t.opts.Provider, op, reason).Inc()
 		logger.V(3).Info("Retrying cloud API request", "provider", t.opts.Provider,
 			"operation", op, "reason", reason, "attempt", attempt+1, "wait", wait)
@@ -115,10 +122,10 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
-// attempt sends one copy of req bounded by the per-attempt timeout, and
+// attempt sends one copy of req bounded by timeout, and
 // records it in metrics, the Counter and the log.
-func (t *transport) attempt(ctx context.Context, req *http.Request, body *requestBody, op string, n int) (*http.Response, error) {
-	attemptCtx, cancel := context.WithTimeout(ctx, t.opts.Timeout)
+func (t *transport) attempt(ctx context.Context, req *http.Request, body *requestBody, op string, n int, timeout time.Duration) (*http.Response, error) {
+	attemptCtx, cancel := context.WithTimeout(ctx, timeout)
 	r := req.Clone(attemptCtx)
 	if r.Header == nil {
 		r.Header = make(http.Header)
@@ -139,7 +146,7 @@ func (t *transport) attempt(ctx context.Context, req *http.Request, body *reques
 		}
 		resp = nil
 		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			err = &attemptTimeoutError{timeout: t.opts.Timeout, err: err}
+			err = &attemptTimeoutError{timeout: timeout, err: err}
 		}
 		err = t.redactor.error(req.URL, err)
 	} else {
@@ -237,8 +244,9 @@ func (b *cancelOnClose) Close() error {
 	return err
 }
 
-// attemptTimeoutError reports that one attempt exceeded Options.Timeout
-// while the caller's context was still live.
+// attemptTimeoutError reports that one attempt exceeded its timeout
+// (Options.Timeout, or what was left of Options.Budget) while the caller's
+// context was still live.
 type attemptTimeoutError struct {
 	timeout time.Duration
 	err     error

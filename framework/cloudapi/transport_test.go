@@ -71,17 +71,17 @@ func TestOptionsDefaults(t *testing.T) {
 		{
 			name: "zero value",
 			want: Options{Version: "dev", Burst: 1, MaxRetries: DefaultMaxRetries, MinBackoff: DefaultMinBackoff,
-				MaxBackoff: DefaultMaxBackoff, Timeout: DefaultTimeout},
+				MaxBackoff: DefaultMaxBackoff, Timeout: DefaultTimeout, Budget: 2 * DefaultTimeout},
 		},
 		{
 			name: "burst from QPS, retries disabled, MinBackoff capped by MaxBackoff",
 			in:   Options{Provider: "p", Version: "v1", QPS: 7.9, MaxRetries: -3, MinBackoff: time.Minute, MaxBackoff: time.Second, Timeout: time.Second},
-			want: Options{Provider: "p", Version: "v1", QPS: 7.9, Burst: 7, MaxRetries: 0, MinBackoff: time.Second, MaxBackoff: time.Second, Timeout: time.Second},
+			want: Options{Provider: "p", Version: "v1", QPS: 7.9, Burst: 7, MaxRetries: 0, MinBackoff: time.Second, MaxBackoff: time.Second, Timeout: time.Second, Budget: 2 * time.Second},
 		},
 		{
 			name: "explicit values kept",
-			in:   Options{QPS: 10, Burst: 3, MaxRetries: 2, MinBackoff: time.Millisecond, MaxBackoff: time.Minute, Timeout: time.Hour},
-			want: Options{Version: "dev", QPS: 10, Burst: 3, MaxRetries: 2, MinBackoff: time.Millisecond, MaxBackoff: time.Minute, Timeout: time.Hour},
+			in:   Options{QPS: 10, Burst: 3, MaxRetries: 2, MinBackoff: time.Millisecond, MaxBackoff: time.Minute, Timeout: time.Hour, Budget: -1},
+			want: Options{Version: "dev", QPS: 10, Burst: 3, MaxRetries: 2, MinBackoff: time.Millisecond, MaxBackoff: time.Minute, Timeout: time.Hour, Budget: -1},
 		},
 	}
 	for _, tc := range tests {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
@@ -65,8 +66,9 @@ func (p *Provider) firewallController() framework.Controller {
 			if c == nil || err != nil {
 				return err
 			}
-			// Controllers start after the CCM started its informers: start
-			// the Service informer just asked for (see framework.Controller).
+			// Start the Service informer just asked for: the CCM may have
+			// started its informers before it existed (see
+			// framework.Controller).
 			env.Informers.Start(ctx.Done())
 			return c.run(ctx)
 		},
@@ -74,10 +76,12 @@ func (p *Provider) firewallController() framework.Controller {
 }
 
 // firewallOptions tune the controller; zero fields take the defaults.
-// Tests shorten them.
+// Tests shorten them, and drive the batching, retries and resync with a
+// fake Clock.
 type firewallOptions struct {
 	Resync, Timeout, Batch time.Duration
 	MinRetry, MaxRetry     time.Duration
+	Clock                  clock.WithTicker
 }
 
 type publicAccessFirewall struct {
@@ -90,6 +94,7 @@ type publicAccessFirewall struct {
 	queue        workqueue.TypedRateLimitingInterface[string]
 	resync       time.Duration
 	timeout      time.Duration
+	clock        clock.WithTicker
 	// stale asks the next reconcile to read the cloud's firewall again.
 	stale atomic.Bool
 
@@ -127,6 +132,9 @@ func (p *Provider) newFirewallController(ctx context.Context, env *framework.Env
 	def(&o.Batch, firewallBatch)
 	def(&o.MinRetry, firewallMinRetry)
 	def(&o.MaxRetry, firewallMaxRetry)
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
 	services := env.Informers.Core().V1().Services()
 	c := &publicAccessFirewall{
 		firewallSpec: firewallSpec{name: name, tags: tags, defaultLBType: p.cfg.DefaultLBType},
@@ -135,9 +143,10 @@ func (p *Provider) newFirewallController(ctx context.Context, env *framework.Env
 		synced:       services.Informer().HasSynced,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](o.MinRetry, o.MaxRetry),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: FirewallControllerName}),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: FirewallControllerName, Clock: o.Clock}),
 		resync:  o.Resync,
 		timeout: o.Timeout,
+		clock:   o.Clock,
 	}
 	// While the key waits, more changes do not delay it further.
 	enqueue := func(any) { c.queue.AddAfter(firewallQueueKey, o.Batch) }
@@ -172,7 +181,7 @@ func (c *publicAccessFirewall) run(ctx context.Context) error {
 		for c.next(ctx) {
 		}
 	})
-	tick := time.NewTicker(c.resync)
+	tick := c.clock.NewTicker(c.resync)
 	defer tick.Stop()
 	for {
 		select {
@@ -180,7 +189,7 @@ func (c *publicAccessFirewall) run(ctx context.Context) error {
 			c.queue.ShutDown() // ends the worker's c.queue.Get
 			worker.Wait()
 			return nil
-		case <-tick.C:
+		case <-tick.C():
 			c.stale.Store(true)
 			c.queue.Add(firewallQueueKey)
 		}

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,13 +14,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/ccmkit/ccmkit/framework"
-	"github.com/ccmkit/ccmkit/framework/cloudapi"
 	"github.com/ccmkit/ccmkit/providers/digitalocean/dosim"
 )
 
@@ -223,155 +218,6 @@ func TestFirewallDiff(t *testing.T) {
 
 // fwHarness is the controller against dosim (real godo over HTTP) and a
 // fake clientset with real informers.
-type fwHarness struct {
-	t    *testing.T
-	sim  *dosim.Server
-	kube kubernetes.Interface
-	api  *godo.Client // an out-of-band API user
-	ctx  context.Context
-}
-
-func newFWHarness(t *testing.T) *fwHarness {
-	sim := dosim.NewServer(t, dosim.Options{})
-	sim.AddDroplet(dosim.Droplet{Name: "worker-1", Tags: []string{testWorkerTag}})
-	_, ctx := ktesting.NewTestContext(t)
-	return &fwHarness{t: t, sim: sim, api: withToken(t, sim), kube: fake.NewClientset(), ctx: ctx}
-}
-
-// withToken is a godo client with the simulator's token.
-func withToken(t *testing.T, sim *dosim.Server) *godo.Client {
-	c, err := godo.New(cloudapi.WithBearerToken(http.DefaultClient, strings.TrimPrefix(sim.URL(), "http://"), func() (string, error) { return sim.Token(), nil }),
-		godo.SetBaseURL(sim.URL()+"/"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// provider is an initialized DigitalOcean provider on the simulator.
-func (h *fwHarness) provider(vars map[string]string) *Provider {
-	h.t.Helper()
-	env := h.sim.Env(h.sim.URL())
-	for k, v := range vars {
-		env[k] = v
-	}
-	p := New()
-	_, err := framework.NewCloud(h.ctx, p, &framework.Env{
-		ClusterName: "test-cluster",
-		LookupEnv:   func(k string) (string, bool) { v, ok := env[k]; return v, ok },
-		CloudAPI:    cloudapi.Options{MaxRetries: -1, Timeout: time.Second},
-	})
-	if err != nil {
-		h.t.Fatalf("NewCloud: %v", err)
-	}
-	return p
-}
-
-func (h *fwHarness) env() *framework.Env {
-	return &framework.Env{Client: h.kube, Informers: informers.NewSharedInformerFactory(h.kube, 0)}
-}
-
-var enabled = map[string]string{
-	"PUBLIC_ACCESS_FIREWALL_NAME": testFirewallName,
-	"PUBLIC_ACCESS_FIREWALL_TAGS": testWorkerTag,
-}
-
-// start runs the controller with o (Batch 20ms unless set) until the test
-// ends.
-func (h *fwHarness) start(o firewallOptions) {
-	h.t.Helper()
-	if o.Batch == 0 {
-		o.Batch = 20 * time.Millisecond
-	}
-	p := h.provider(enabled)
-	env := h.env()
-	ctx, cancel := context.WithCancel(h.ctx)
-	c, err := p.newFirewallController(ctx, env, o)
-	if err != nil || c == nil {
-		h.t.Fatalf("newFirewallController = %v, %v", c, err)
-	}
-	env.Informers.Start(ctx.Done())
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := c.run(ctx); err != nil {
-			h.t.Errorf("run: %v", err)
-		}
-	})
-	h.t.Cleanup(func() {
-		cancel()
-		wg.Wait()
-		env.Informers.Shutdown()
-	})
-}
-
-func (h *fwHarness) createService(svc *corev1.Service) {
-	h.t.Helper()
-	if _, err := h.kube.CoreV1().Services(svc.Namespace).Create(h.ctx, svc, metav1.CreateOptions{}); err != nil {
-		h.t.Fatal(err)
-	}
-}
-
-func (h *fwHarness) updateService(svc *corev1.Service) {
-	h.t.Helper()
-	if _, err := h.kube.CoreV1().Services(svc.Namespace).Update(h.ctx, svc, metav1.UpdateOptions{}); err != nil {
-		h.t.Fatal(err)
-	}
-}
-
-// firewalls waits until the cloud's firewalls called testFirewallName
-// hold exactly these inbound rules (one firewall), and returns it.
-func (h *fwHarness) waitForRules(what string, want ...string) dosim.Firewall {
-	h.t.Helper()
-	if want == nil {
-		want = []string{}
-	}
-	var last []dosim.Firewall
-	err := wait.PollUntilContextTimeout(h.ctx, 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		last = named(h.sim.Firewalls(), testFirewallName)
-		return len(last) == 1 && cmp.Equal(simRules(last[0]), want), nil
-	})
-	if err != nil {
-		h.t.Fatalf("waiting for %s: firewalls named %s: %+v; want one with %v", what, testFirewallName, last, want)
-	}
-	return last[0]
-}
-
-func named(fws []dosim.Firewall, name string) []dosim.Firewall {
-	var out []dosim.Firewall
-	for _, fw := range fws {
-		if fw.Name == name {
-			out = append(out, fw)
-		}
-	}
-	return out
-}
-
-func simRules(fw dosim.Firewall) []string {
-	out := []string{}
-	for _, r := range fw.InboundRules {
-		out = append(out, fmt.Sprintf("%s:%s %s", r.Protocol, r.PortRange, strings.Join(r.Sources.Addresses, ",")))
-	}
-	return out
-}
-
-// firewallCalls counts the firewall API requests.
-func firewallCalls(sim *dosim.Server) map[string]int {
-	out := map[string]int{}
-	for op, n := range sim.Stats() {
-		if strings.Contains(op, "/v2/firewalls") {
-			out[op] = n
-		}
-	}
-	return out
-}
-
-func noDeletes(t *testing.T, sim *dosim.Server) {
-	t.Helper()
-	if n := sim.Stats()["DELETE /v2/firewalls/{id}"]; n != 0 {
-		t.Errorf("the controller deleted %d firewalls", n)
-	}
-}
-
 func TestFirewallControllerRegistered(t *testing.T) {
 	cs := New().Controllers()
 	if len(cs) != 1 || cs[0].Name != "public-access-firewall" || FirewallControllerName != "public-access-firewall" || cs[0].Run == nil {
@@ -426,7 +272,8 @@ func TestFirewallControllerRun(t *testing.T) {
 		env.Informers.Shutdown()
 	}()
 
-	fw := h.waitForRules("the firewall created", "tcp:30080 "+all)
+	// The registered controller runs on the real clock: its 1s batch.
+	fw := h.waitForRules("the firewall created", 0, "tcp:30080 "+all)
 	if !cmp.Equal(fw.Tags, []string{testWorkerTag}) || len(fw.DropletIDs) != 0 {
 		t.Errorf("tags, droplets = %v, %v; want [%s], none", fw.Tags, fw.DropletIDs, testWorkerTag)
 	}
@@ -438,7 +285,7 @@ func TestFirewallControllerRun(t *testing.T) {
 		t.Errorf("outbound rules (-want +got):\n%s", diff)
 	}
 	h.createService(testService("dns", corev1.ServiceTypeNodePort, port(corev1.ProtocolUDP, 53, 30053)))
-	h.waitForRules("the udp NodePort opened", "tcp:30080 "+all, "udp:30053 "+all)
+	h.waitForRules("the udp NodePort opened", 0, "tcp:30080 "+all, "udp:30053 "+all)
 	if got := h.sim.Stats()["POST /v2/firewalls"]; got != 1 {
 		t.Errorf("%d creates, want 1", got)
 	}
@@ -448,48 +295,59 @@ func TestFirewallControllerRun(t *testing.T) {
 // TestFirewallReconcile: a changed NodePort is one update; a Service
 // change that changes no rule costs no API call at all, and a resync with
 // nothing changed one read and no write; a burst of Services coalesces.
+// The batch delay and the resync run on the fake clock.
 func TestFirewallReconcile(t *testing.T) {
 	h := newFWHarness(t)
 	svc := testService("np", corev1.ServiceTypeNodePort, port(corev1.ProtocolTCP, 80, 30080))
 	h.createService(svc)
-	const resync = 300 * time.Millisecond
-	h.start(firewallOptions{Resync: resync, Batch: 200 * time.Millisecond})
-	h.waitForRules("the firewall created", "tcp:30080 "+all)
+	h.start(firewallOptions{})
+	h.waitForRules("the firewall created", 0, "tcp:30080 "+all) // the first reconcile is not delayed
 
 	svc.Spec.Ports[0].NodePort = 30081
 	h.updateService(svc)
-	h.waitForRules("the new NodePort", "tcp:30081 "+all)
+	h.waitForRules("the new NodePort", firewallBatch, "tcp:30081 "+all)
 	if got := h.sim.Stats()["PUT /v2/firewalls/{id}"]; got != 1 {
 		t.Errorf("%d updates for one changed NodePort, want 1", got)
 	}
 
-	// Nothing that changes a rule: no call until the resync, then a read.
+	// Nothing that changes a rule: no call for the change itself, then a
+	// read per resync, and never a write or a list.
 	writes, calls := h.sim.Writes(), firewallCalls(h.sim)
 	h.createService(testService("cip", corev1.ServiceTypeClusterIP, port(corev1.ProtocolTCP, 80, 0)))
 	svc.Labels = map[string]string{"touched": "yes"}
 	h.updateService(svc)
-	time.Sleep(3 * resync)
+	h.waitForServices(2)
+	h.clock.Step(firewallBatch) // the reconcile of the changes: no call
+	resyncFrom := h.clock.Now()
+	for i := 1; i <= 3; i++ {
+		h.stepUntil(fmt.Sprintf("resync %d reads the firewall", i), firewallResync, func() bool {
+			return firewallCalls(h.sim)["GET /v2/firewalls/{id}"]-calls["GET /v2/firewalls/{id}"] >= i
+		})
+	}
 	if got := h.sim.Writes(); got != writes {
 		t.Errorf("%d writes with nothing changed", got-writes)
 	}
 	after := firewallCalls(h.sim)
-	if gets := after["GET /v2/firewalls/{id}"] - calls["GET /v2/firewalls/{id}"]; gets < 1 || gets > 4 {
-		t.Errorf("%d reads of the firewall in 3 resync periods", gets)
+	// stepUntil may step once more than needed while a read is under way.
+	resyncs := int(h.clock.Since(resyncFrom) / firewallResync)
+	if gets := after["GET /v2/firewalls/{id}"] - calls["GET /v2/firewalls/{id}"]; gets > resyncs {
+		t.Errorf("%d reads of the firewall in %d resyncs, want at most one each", gets, resyncs)
 	}
 	if after["GET /v2/firewalls"] != calls["GET /v2/firewalls"] {
 		t.Errorf("the firewall was listed again although its ID was known: %v -> %v", calls, after)
 	}
 
-	// A burst of 20 Services: far fewer than 20 updates.
+	// A burst of 20 Services, all seen within one batch delay: one update.
 	puts := h.sim.Stats()["PUT /v2/firewalls/{id}"]
 	want := []string{"tcp:30081 " + all}
 	for i := range 20 {
 		h.createService(testService(fmt.Sprintf("burst-%d", i), corev1.ServiceTypeNodePort, port(corev1.ProtocolTCP, 80, int32(31000+i))))
 		want = append(want, fmt.Sprintf("tcp:%d %s", 31000+i, all))
 	}
-	h.waitForRules("the burst's NodePorts", want...)
-	if n := h.sim.Stats()["PUT /v2/firewalls/{id}"] - puts; n > 5 {
-		t.Errorf("%d updates for a burst of 20 Services", n)
+	h.waitForServices(22)
+	h.waitForRules("the burst's NodePorts", firewallBatch, want...)
+	if n := h.sim.Stats()["PUT /v2/firewalls/{id}"] - puts; n != 1 {
+		t.Errorf("%d updates for a burst of 20 Services, want 1", n)
 	}
 
 	// Deleting Services closes their ports.
@@ -498,7 +356,7 @@ func TestFirewallReconcile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h.waitForRules("the burst's NodePorts closed", "tcp:30081 "+all)
+	h.waitForRules("the burst's NodePorts closed", firewallBatch, "tcp:30081 "+all)
 	noDeletes(t, h.sim)
 }
 
@@ -506,31 +364,35 @@ func TestFirewallReconcile(t *testing.T) {
 // found missing by the resync, or by an update answered 404.
 func TestFirewallRecreated(t *testing.T) {
 	for _, tt := range []struct {
-		name   string
-		resync time.Duration
-		poke   bool // change a Service instead of waiting for a resync
+		name string
+		poke bool // change a Service instead of waiting for a resync
 	}{
-		{name: "on resync", resync: 200 * time.Millisecond},
-		{name: "on update", resync: time.Hour, poke: true},
+		{name: "on resync"},
+		{name: "on update", poke: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newFWHarness(t)
 			svc := testService("np", corev1.ServiceTypeNodePort, port(corev1.ProtocolTCP, 80, 30080))
 			h.createService(svc)
-			h.start(firewallOptions{Resync: tt.resync})
-			first := h.waitForRules("the firewall created", "tcp:30080 "+all)
+			h.start(firewallOptions{})
+			first := h.waitForRules("the firewall created", 0, "tcp:30080 "+all)
 			if _, err := h.api.Firewalls.Delete(h.ctx, first.ID); err != nil {
 				t.Fatal(err)
 			}
-			want := "tcp:30080 " + all
+			want, step := "tcp:30080 "+all, firewallResync
 			if tt.poke {
 				svc.Spec.Ports[0].NodePort = 30090
 				h.updateService(svc)
-				want = "tcp:30090 " + all
+				// Steps of the batch delay, far from the resync: the
+				// update, answered 404, finds the firewall gone.
+				want, step = "tcp:30090 "+all, firewallBatch
 			}
-			again := h.waitForRules("the firewall created again", want)
+			again := h.waitForRules("the firewall created again", step, want)
 			if again.ID == first.ID {
 				t.Errorf("the firewall kept ID %s", again.ID)
+			}
+			if tt.poke && h.clock.Since(h.epoch) >= firewallResync {
+				t.Errorf("the firewall was recreated only after %s, by a resync", h.clock.Since(h.epoch))
 			}
 		})
 	}
@@ -585,13 +447,14 @@ func TestFirewallRetries(t *testing.T) {
 	h.sim.Inject(dosim.Fault{Op: "POST /v2/firewalls", Status: http.StatusServiceUnavailable, Count: 2})
 	svc := testService("np", corev1.ServiceTypeNodePort, port(corev1.ProtocolTCP, 80, 30080))
 	h.createService(svc)
-	h.start(firewallOptions{MinRetry: 10 * time.Millisecond, MaxRetry: 50 * time.Millisecond})
-	h.waitForRules("the firewall created despite errors", "tcp:30080 "+all)
+	h.start(firewallOptions{})
+	// Each failure waits its backoff (1s, 2s, ...) on the fake clock.
+	h.waitForRules("the firewall created despite errors", firewallMinRetry, "tcp:30080 "+all)
 
 	h.sim.Inject(dosim.Fault{Op: "PUT /v2/firewalls/{id}", Status: http.StatusTooManyRequests, Count: 3})
 	svc.Spec.Ports[0].NodePort = 30081
 	h.updateService(svc)
-	h.waitForRules("the update despite errors", "tcp:30081 "+all)
+	h.waitForRules("the update despite errors", firewallMinRetry, "tcp:30081 "+all)
 	if n := h.sim.Stats()["PUT /v2/firewalls/{id}"]; n < 4 {
 		t.Errorf("%d update attempts, want the 3 failed and 1 more", n)
 	}

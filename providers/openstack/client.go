@@ -14,6 +14,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack"
+	"k8s.io/utils/clock"
 
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
 )
@@ -26,7 +27,10 @@ import (
 //     X-Subject-Token and the auth body redacted); gophercloud's own
 //     RetryBackoffFunc stays off so nothing is retried twice;
 //   - the token is re-requested once when an API answers 401 (AllowReauth),
-//     so an expired or revoked token heals without a restart;
+//     so an expired or revoked token heals without a restart; while the
+//     APIs keep refusing fresh tokens, re-authentication backs off
+//     (reauthGuard), so a 401 storm costs Keystone a few token requests,
+//     not one per API call;
 //   - only an API's own 404 (a JSON body) for a request that named one
 //     resource is an authoritative not-found (isAPINotFound); a 401, a 5xx,
 //     a timeout or a proxy's HTML 404 is an error, so no Node is deleted on
@@ -152,7 +156,8 @@ func firstOf(values ...string) string {
 // authenticate builds a provider client over hc and requests a token. A
 // rejected credential yields an error naming the settings to check and no
 // response body; nothing returned contains a secret.
-func authenticate(ctx context.Context, g *GlobalSection, hc *http.Client) (*gophercloud.ProviderClient, error) {
+// clk is the re-authentication backoff's clock (nil: the real one).
+func authenticate(ctx context.Context, g *GlobalSection, hc *http.Client, clk clock.Clock) (*gophercloud.ProviderClient, error) {
 	ao, err := authOptions(g)
 	if err != nil {
 		return nil, err
@@ -161,11 +166,15 @@ func authenticate(ctx context.Context, g *GlobalSection, hc *http.Client) (*goph
 	if err != nil {
 		return nil, fmt.Errorf("[Global] auth-url: %w", err)
 	}
-	pc.HTTPClient = *hc // before Authenticate: the re-authentication closure copies it
+	guard := newReauthGuard(clk)
+	// Before Authenticate: the re-authentication closure copies it.
+	pc.HTTPClient = *hc
+	pc.HTTPClient.Transport = guard.watch(hc.Transport)
 	err = openstack.Authenticate(cloudapi.WithOperation(ctx, "keystone.tokens.create"), pc, ao)
 	var code gophercloud.ErrUnexpectedResponseCode
 	switch {
 	case err == nil:
+		pc.ReauthFunc = guard.wrap(pc.ReauthFunc)
 		return pc, nil
 	case errors.As(err, &code) && (code.Actual == http.StatusUnauthorized || code.Actual == http.StatusForbidden):
 		return nil, fmt.Errorf("authentication failed: Keystone at %s answered %d %s; check %s",

@@ -12,6 +12,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/pagination"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
@@ -43,6 +44,8 @@ type Provider struct {
 	// lb serves Services of type LoadBalancer (Octavia); nil when
 	// [LoadBalancer] enabled is false or the catalog has no Octavia.
 	lb cloudprovider.LoadBalancer
+	// clock times re-authentication backoff; nil is the real clock.
+	clock clock.Clock
 }
 
 var (
@@ -98,7 +101,7 @@ func (p *Provider) Init(ctx context.Context, env *framework.Env) error {
 	if err != nil {
 		return err
 	}
-	pc, err := authenticate(ctx, g, hc)
+	pc, err := authenticate(ctx, g, hc, p.clock)
 	if err != nil {
 		return err
 	}

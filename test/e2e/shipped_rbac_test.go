@@ -109,7 +109,7 @@ func runSkeletonCCMScenario(t *testing.T, rbac string) string {
 		})
 	})
 	t.Run("load balancer", func(t *testing.T) { testCCMLoadBalancer(t, admin, sim) })
-	t.Run("metrics with a delegated token", func(t *testing.T) { testCCMMetrics(t, admin, port) })
+	t.Run("metrics with a delegated token", func(t *testing.T) { _ = testCCMMetrics(t, admin, port) })
 	t.Run("node of a stopped instance tainted", func(t *testing.T) {
 		if err := kubelet.NotReady(ctx); err != nil {
 			t.Fatal(err)
@@ -175,8 +175,8 @@ func testCCMLoadBalancer(t *testing.T, c kubernetes.Interface, sim *skeletonsim.
 
 // testCCMMetrics scrapes /metrics with a ServiceAccount token, as
 // Prometheus would: the CCM reviews the token (TokenReview) and asks
-// whether it may read /metrics (SubjectAccessReview).
-func testCCMMetrics(t *testing.T, c kubernetes.Interface, port int) {
+// whether it may read /metrics (SubjectAccessReview). It returns the token.
+func testCCMMetrics(t *testing.T, c kubernetes.Interface, port int) string {
 	ctx := t.Context()
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "prometheus", Namespace: "default"}}
 	if _, err := c.CoreV1().ServiceAccounts("default").Create(ctx, sa, metav1.CreateOptions{}); err != nil {
@@ -223,6 +223,7 @@ func testCCMMetrics(t *testing.T, c kubernetes.Interface, port int) {
 	if err != nil {
 		t.Fatalf("GET %s with a ServiceAccount token: %v; last answer: %s", url, err, last)
 	}
+	return tok.Status.Token
 }
 
 func hasAddress(n *corev1.Node, ip string) bool {
