@@ -19,13 +19,14 @@
 // An endpoint's operation ("GET /v2/things/{id}") is its ServeMux pattern:
 // it names the endpoint in Stats, in the request log and in Fault.Op.
 //
-// Per request, in order: the operation is counted; the latency (SetLatency)
-// plus the fault's Delay is served; a matching fault answers instead of the
+// Per request, in order: the operation is counted; the body is buffered
+// (at most Options.MaxBodyBytes); the latency (SetLatency) plus the
+// fault's Delay is served; a matching fault answers instead of the
 // endpoint (an error status with the simulator's error body and, for the
 // statuses Options.RetryAfterOn names, a Retry-After header; a page of
-// someone else's; or a closed connection); Auth rejects unauthenticated
-// requests (endpoints registered with NoAuth skip it); the body is
-// buffered (at most Options.MaxBodyBytes); the handler runs; a successful
+// someone else's; or a closed connection, once the request is logged);
+// Auth rejects unauthenticated requests (endpoints registered with NoAuth
+// skip it); a body over the limit gets 413; the handler runs; a successful
 // (2xx) request whose method is not GET or HEAD counts as a write (unless
 // registered with NoWrite); the request is logged.
 //

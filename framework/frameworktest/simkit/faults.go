@@ -185,8 +185,7 @@ func (k *Kit) apply(f Fault, w http.ResponseWriter, r *http.Request, op string) 
 	}
 	switch {
 	case f.Reset:
-		ResetConnection(w)
-		return 0, true
+		return statusReset, true // Wrap closes the connection, once the request is logged
 	case f.Status != 0:
 		resp := Response{Status: f.Status, Body: f.Body, Header: f.Header.Clone()}
 		if resp.Header == nil {

@@ -15,6 +15,10 @@ func (k *Kit) Handle(mux *http.ServeMux, op string, h HandlerFunc, flags ...Flag
 	mux.Handle(op, k.Wrap(op, h, flags...))
 }
 
+// statusReset is what serve returns for a request whose connection is to
+// be closed without an answer.
+const statusReset = -1
+
 // Wrap returns h as an http.Handler behind the Kit's machinery, for op.
 func (k *Kit) Wrap(op string, h HandlerFunc, flags ...Flag) http.Handler {
 	var fl Flag
@@ -28,6 +32,13 @@ func (k *Kit) Wrap(op string, h HandlerFunc, flags ...Flag) http.Handler {
 	k.mu.Unlock()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		status := k.serve(w, r, op, h, fl)
+		if status == statusReset {
+			// Logged first: a client that sees the connection close finds
+			// its request in the log.
+			k.log(r, op, 0)
+			ResetConnection(w)
+			return
+		}
 		k.log(r, op, status)
 	})
 }
@@ -43,6 +54,10 @@ func (k *Kit) serve(w http.ResponseWriter, r *http.Request, op string, h Handler
 	}
 	k.mu.Unlock()
 
+	// The body is read before the delay: Go's server notices a client
+	// that hangs up only once the body is read, and a delayed request of
+	// a client gone must end at once.
+	bodyErr := BufferBody(r, k.opts.MaxBodyBytes)
 	if !Sleep(r, delay) {
 		return 0 // the client went away
 	}
@@ -66,8 +81,8 @@ func (k *Kit) serve(w http.ResponseWriter, r *http.Request, op string, h Handler
 			return k.write(w, r, op, *resp)
 		}
 	}
-	if err := BufferBody(r, k.opts.MaxBodyBytes); err != nil {
-		return k.write(w, r, op, k.Error(r, op, http.StatusRequestEntityTooLarge, err.Error()))
+	if bodyErr != nil {
+		return k.write(w, r, op, k.Error(r, op, http.StatusRequestEntityTooLarge, bodyErr.Error()))
 	}
 	resp := k.run(h, r)
 	ok := resp.Status >= 200 && resp.Status < 300 || k.opts.WritesAnyStatus
