@@ -3,6 +3,7 @@ module github.com/ccmkit/ccmkit
 go 1.26.0
 
 require (
+	github.com/brightbox/gobrightbox/v2 v2.2.2
 	github.com/digitalocean/godo v1.236.0
 	github.com/go-logr/logr v1.4.3
 	github.com/go-logr/zapr v1.3.0
