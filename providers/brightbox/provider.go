@@ -23,7 +23,7 @@ type Provider struct {
 	cfg       Config
 	client    *brightbox.Client
 	instances *instances
-	lb        cloudprovider.LoadBalancer //nolint:unused // set and served by loadbalancer.go
+	lb        cloudprovider.LoadBalancer
 }
 
 var (
@@ -54,6 +54,7 @@ func (p *Provider) Init(ctx context.Context, env *framework.Env) error {
 	}
 	p.client = c
 	p.instances = &instances{client: c, legacyAddresses: p.cfg.LegacyAddresses}
+	p.lb = newLoadBalancer(env, c, p)
 	klog.FromContext(ctx).Info("Brightbox provider initialized",
 		"apiURL", cloudapi.RedactURL(c.ResourceBaseURL()), "legacyAddresses", p.cfg.LegacyAddresses)
 	return nil

@@ -1,0 +1,186 @@
+package brightbox
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	brightbox "github.com/brightbox/gobrightbox/v2"
+	"github.com/brightbox/gobrightbox/v2/enums/cloudipstatus"
+	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccmkit/framework/cloudapi"
+)
+
+// A load balancer's address is a cloud IP mapped to it: the one
+// cloudip-allocations names, else one the CCM allocates, named as the load
+// balancer (as the existing CCM names it). A cloud IP mapped to the load
+// balancer counts as its own, as in the existing CCM, whatever its name.
+
+// ensureCloudIP makes the Service's cloud IP the one mapped to lb, and
+// unmaps any other (deleting those named as the load balancer, which the
+// CCM allocated). In the usual case, lb already holding just that cloud
+// IP, it makes no call. It reports whether it wrote.
+func (d *lbDriver) ensureCloudIP(ctx context.Context, lb *loadBalancer, req *lbRequest) (*brightbox.CloudIP, bool, error) {
+	if cip := mappedCloudIP(lb, req); cip != nil && len(lb.CloudIPs) == 1 {
+		return cip, false, nil
+	}
+	cip, wrote, err := d.findOrAllocateCloudIP(ctx, req, lb.ID)
+	if err != nil {
+		return nil, false, err
+	}
+	if !mappedTo(cip, lb.ID) {
+		if cip.Status == cloudipstatus.Mapped {
+			return nil, wrote, fmt.Errorf("cloud IP %s is mapped to something else; unmap it, or name another in annotation %q", cip.ID, annotationKey("cloudip-allocations"))
+		}
+		mapped, err := one(ctx, "cloud_ips.map", func(ctx context.Context) (*brightbox.CloudIP, error) {
+			return d.client.MapCloudIP(ctx, cip.ID, brightbox.CloudIPAttachment{Destination: lb.ID})
+		})
+		if err != nil {
+			return nil, wrote, fmt.Errorf("mapping cloud IP %s to load balancer %s: %w", cip.ID, lb.ID, err)
+		}
+		if mapped != nil && mapped.ID == cip.ID {
+			cip = mapped
+		}
+		wrote = true
+	}
+	for _, old := range lb.CloudIPs {
+		if old.ID == cip.ID {
+			continue
+		}
+		if err := d.releaseCloudIP(ctx, &old, req, true); err != nil {
+			return nil, true, err
+		}
+		wrote = true
+	}
+	return cip, wrote, nil
+}
+
+// mappedCloudIP is the Service's cloud IP among those mapped to lb, nil if
+// none is.
+func mappedCloudIP(lb *loadBalancer, req *lbRequest) *brightbox.CloudIP {
+	want := req.Config.CloudIPAllocations
+	for i, c := range lb.CloudIPs {
+		if want != "" && c.ID == want || want == "" && (c.Name == req.Name || len(lb.CloudIPs) == 1) {
+			return &lb.CloudIPs[i]
+		}
+	}
+	return nil
+}
+
+func mappedTo(cip *brightbox.CloudIP, lbID string) bool {
+	return lbID != "" && cip.LoadBalancer != nil && cip.LoadBalancer.ID == lbID
+}
+
+func hasCloudIP(lb *loadBalancer, id string) bool {
+	for _, c := range lb.CloudIPs {
+		if c.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// findOrAllocateCloudIP returns the Service's cloud IP: the one
+// cloudip-allocations names (an error if it does not exist), else the one
+// mapped to the load balancer lbID or named as it, else a new one named as
+// it. It reports whether it allocated one.
+func (d *lbDriver) findOrAllocateCloudIP(ctx context.Context, req *lbRequest, lbID string) (*brightbox.CloudIP, bool, error) {
+	all, err := d.client.CloudIPs(cloudapi.WithOperation(ctx, "cloud_ips.list"))
+	if err != nil {
+		return nil, false, fmt.Errorf("listing cloud IPs: %w", err)
+	}
+	if want := req.Config.CloudIPAllocations; want != "" {
+		for i := range all {
+			if all[i].ID == want {
+				return &all[i], false, nil
+			}
+		}
+		return nil, false, fmt.Errorf("annotation %q: cloud IP %s does not exist", annotationKey("cloudip-allocations"), want)
+	}
+	var named *brightbox.CloudIP
+	for i := range all {
+		c := &all[i]
+		if mappedTo(c, lbID) {
+			return c, false, nil
+		}
+		if c.Name == req.Name && c.Status != cloudipstatus.Mapped && named == nil {
+			named = c
+		}
+	}
+	if named != nil {
+		return named, false, nil
+	}
+	name := req.Name
+	cip, err := d.client.CreateCloudIP(cloudapi.WithOperation(ctx, "cloud_ips.create"), brightbox.CloudIPOptions{Name: &name})
+	if err != nil {
+		return nil, false, fmt.Errorf("allocating a cloud IP: %w", err)
+	}
+	if cip == nil || cip.ID == "" {
+		return nil, true, fmt.Errorf("allocating a cloud IP: malformed response: no cloud IP")
+	}
+	klog.FromContext(ctx).Info("Allocated a cloud IP", "service", klog.KObj(req.Service), "cloudIP", cip.ID)
+	return cip, true, nil
+}
+
+// releaseCloudIPs unmaps every cloud IP of lb and deletes those the CCM
+// allocated for it (named as it, and not from cloudip-allocations),
+// mapped or left unmapped by an earlier sync.
+func (d *lbDriver) releaseCloudIPs(ctx context.Context, lb *loadBalancer, req *lbRequest) error {
+	all, err := d.client.CloudIPs(cloudapi.WithOperation(ctx, "cloud_ips.list"))
+	if err != nil {
+		return fmt.Errorf("listing cloud IPs: %w", err)
+	}
+	for i := range all {
+		c := &all[i]
+		mine := mappedTo(c, lb.ID) || hasCloudIP(lb, c.ID)
+		if mine || c.Name == req.Name && c.Status == cloudipstatus.Unmapped {
+			if err := d.releaseCloudIP(ctx, c, req, mine); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// releaseCloudIP unmaps cip (when mapped says it is) and deletes it when
+// the CCM allocated it. A cloud IP already gone is released.
+func (d *lbDriver) releaseCloudIP(ctx context.Context, cip *brightbox.CloudIP, req *lbRequest, mapped bool) error {
+	if mapped {
+		_, err := one(ctx, "cloud_ips.unmap", func(ctx context.Context) (*brightbox.CloudIP, error) {
+			return d.client.UnMapCloudIP(ctx, cip.ID)
+		})
+		switch {
+		case isNotFound(err):
+			return nil
+		case err != nil:
+			return fmt.Errorf("unmapping cloud IP %s: %w", cip.ID, err)
+		}
+	}
+	if cip.Name != req.Name || cip.ID == req.Config.CloudIPAllocations {
+		return nil
+	}
+	_, err := one(ctx, "cloud_ips.delete", func(ctx context.Context) (*brightbox.CloudIP, error) {
+		return d.client.DestroyCloudIP(ctx, cip.ID)
+	})
+	if err != nil && !isNotFound(err) {
+		return fmt.Errorf("deleting cloud IP %s: %w", cip.ID, err)
+	}
+	return nil
+}
+
+// cloudIPAddresses lists cip's addresses and fqdn, for messages.
+func cloudIPAddresses(cip *brightbox.CloudIP) string {
+	var out []string
+	for _, s := range []string{cip.PublicIPv4, cip.PublicIPv6, cip.Fqdn} {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return "cloud IP " + cip.ID
+	}
+	return strings.Join(out, ", ")
+}
+
+func joinComma(s []string) string { return strings.Join(s, ", ") }

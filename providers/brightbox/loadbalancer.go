@@ -1,0 +1,265 @@
+package brightbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	brightbox "github.com/brightbox/gobrightbox/v2"
+	"github.com/brightbox/gobrightbox/v2/enums/loadbalancerstatus"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/framework/providerid"
+)
+
+// loadBalancer is a Brightbox load balancer as gobrightbox returns it.
+type loadBalancer = brightbox.LoadBalancer
+
+var _ framework.LoadBalancerProvider = (*Provider)(nil)
+
+// LoadBalancer implements framework.LoadBalancerProvider.
+func (p *Provider) LoadBalancer() cloudprovider.LoadBalancer { return p.lb }
+
+// newLoadBalancer wraps the driver in the framework's pipeline: annotation
+// decoding with Events, find-or-create, the ID annotation, following a load
+// balancer while it is created, the shared load-balancer list, and the
+// status.
+func newLoadBalancer(env *framework.Env, c *brightbox.Client, p *Provider) cloudprovider.LoadBalancer {
+	d := &lbDriver{client: c, codec: framework.Codec(p)}
+	return withHostnames(framework.NewLoadBalancer(env, d, framework.LoadBalancerOptions[LoadBalancerConfig]{
+		AnnotationPrefix: AnnotationPrefix,
+		IDAnnotation:     AnnotationLoadBalancerID,
+		Name:             loadBalancerName,
+	}), d)
+}
+
+// lbDriver is the Brightbox half of the load-balancer pipeline. Each load
+// balancer comes with a cloud IP, a server group holding its nodes and a
+// firewall policy on that group opening the node ports, all named as the
+// load balancer (as the existing CCM names them, so its objects are
+// adopted); Update keeps them as the Service asks, Delete removes them.
+type lbDriver struct {
+	client *brightbox.Client
+	codec  providerid.Codec
+	// fqdns maps the cloud IPs' addresses to their fqdn, for the status.
+	fqdns fqdnIndex
+}
+
+var (
+	_ framework.LoadBalancerDriver[LoadBalancerConfig, loadBalancer] = (*lbDriver)(nil)
+	_ framework.LoadBalancerValidator[LoadBalancerConfig]            = (*lbDriver)(nil)
+	_ framework.LoadBalancerLister[LoadBalancerConfig, loadBalancer] = (*lbDriver)(nil)
+)
+
+// Validate implements framework.LoadBalancerValidator: a Service that no
+// Brightbox load balancer can serve gets a Warning Event and no call.
+func (d *lbDriver) Validate(req *lbRequest) error { return validateService(req) }
+
+// alive reports whether lb is in use: a deleted load balancer stays in the
+// API's lists for a while, and one being deleted is gone for the CCM.
+func alive(lb *loadBalancer) bool {
+	return lb.Status != loadbalancerstatus.Deleting && lb.Status != loadbalancerstatus.Deleted
+}
+
+// Get returns the load balancer with this ID; the API's 404, or a load
+// balancer deleted or being deleted, wraps ErrNotFound and the pipeline
+// falls back to Find.
+func (d *lbDriver) Get(ctx context.Context, id string) (*loadBalancer, error) {
+	lb, err := one(ctx, "load_balancers.get", func(ctx context.Context) (*loadBalancer, error) {
+		return d.client.LoadBalancer(ctx, id)
+	})
+	switch {
+	case isNotFound(err):
+		return nil, fmt.Errorf("load balancer %s: %w (%w)", id, framework.ErrNotFound, err)
+	case err != nil:
+		return nil, fmt.Errorf("getting load balancer %s: %w", id, err)
+	case lb == nil || lb.ID != id:
+		return nil, fmt.Errorf("getting load balancer %s: malformed response: no such load balancer in the answer", id)
+	case !alive(lb):
+		return nil, framework.NotFound("load balancer %s is %s", id, lb.Status)
+	}
+	return lb, nil
+}
+
+// List implements framework.LoadBalancerLister: every live load balancer
+// of the account, in one call. The pipeline serves Get and Find from it.
+func (d *lbDriver) List(ctx context.Context) ([]*loadBalancer, error) {
+	lbs, err := d.client.LoadBalancers(cloudapi.WithOperation(ctx, "load_balancers.list"))
+	if err != nil {
+		return nil, fmt.Errorf("listing load balancers: %w", err)
+	}
+	out := make([]*loadBalancer, 0, len(lbs))
+	for i := range lbs {
+		if lbs[i].ID == "" {
+			return nil, errors.New("listing load balancers: malformed response: a load balancer without ID")
+		}
+		if alive(&lbs[i]) {
+			out = append(out, &lbs[i])
+		}
+	}
+	return out, nil
+}
+
+// Owns implements framework.LoadBalancerLister: as the existing CCM, a
+// Service owns the live load balancer with its name.
+func (d *lbDriver) Owns(lb *loadBalancer, req *lbRequest) bool {
+	return lb.Name == req.Name && alive(lb)
+}
+
+// Find returns the load balancer named as the Service's (used when the
+// shared list is off).
+func (d *lbDriver) Find(ctx context.Context, req *lbRequest) (*loadBalancer, error) {
+	lbs, err := d.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, lb := range lbs {
+		if d.Owns(lb, req) {
+			return lb, nil
+		}
+	}
+	return nil, framework.NotFound("no load balancer named %q", req.Name)
+}
+
+// Create provisions the load balancer with its whole spec in one POST,
+// after finding or allocating its cloud IP (whose names its certificate
+// needs); the API answers "creating", and the pipeline follows it until it
+// is active. Update then maps the cloud IP and sets up the server group
+// and the firewall. A lost answer is recovered by Find (by name) on the
+// next sync.
+func (d *lbDriver) Create(ctx context.Context, req *lbRequest) (*loadBalancer, error) {
+	cip, _, err := d.findOrAllocateCloudIP(ctx, req, "")
+	if err != nil {
+		return nil, err
+	}
+	want, err := desiredOptions(ctx, req, cip, d.codec)
+	if err != nil {
+		return nil, err
+	}
+	lb, err := d.client.CreateLoadBalancer(cloudapi.WithOperation(ctx, "load_balancers.create"), *want)
+	if err != nil {
+		return nil, err
+	}
+	if lb == nil || lb.ID == "" {
+		return nil, errors.New("malformed response: no load balancer")
+	}
+	return lb, nil
+}
+
+// Update brings the cloud IP, the server group, the firewall and the load
+// balancer itself up to date, writing only what differs: a sync with
+// nothing changed reads the server groups and firewall policies and writes
+// nothing. While a certificate domain is not yet valid it answers
+// "provisioning", with the domain's status, so the sync is retried.
+func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest) (bool, error) {
+	cip, cipWrote, err := d.ensureCloudIP(ctx, lb, req)
+	if err != nil {
+		return false, err
+	}
+	fwWrote, err := d.ensureFirewall(ctx, req)
+	if err != nil {
+		return cipWrote, err
+	}
+	want, err := desiredOptions(ctx, req, cip, d.codec)
+	if err != nil {
+		return cipWrote || fwWrote, err
+	}
+	changed := cipWrote || fwWrote
+	if changes := lbChanges(lb, want); len(changes) > 0 {
+		klog.FromContext(ctx).V(2).Info("Updating load balancer", "service", klog.KObj(req.Service), "loadBalancerID", lb.ID, "changes", changes)
+		want.ID = lb.ID
+		updated, err := d.client.UpdateLoadBalancer(cloudapi.WithOperation(ctx, "load_balancers.update"), *want)
+		if err != nil {
+			return changed, err
+		}
+		if updated == nil || updated.ID != lb.ID {
+			return true, errors.New("malformed response: no load balancer")
+		}
+		*lb = *updated
+		changed, cipWrote = true, cipWrote && !hasCloudIP(lb, cip.ID)
+	}
+	if cipWrote {
+		// The mapping changed the load balancer's cloud IPs: read them.
+		fresh, err := d.Get(ctx, lb.ID)
+		if err != nil {
+			return true, err
+		}
+		*lb = *fresh
+	}
+	if !hasCloudIP(lb, cip.ID) {
+		return changed, framework.Provisioning("cloud IP %s is being mapped to load balancer %s", cip.ID, lb.ID)
+	}
+	return changed, acmePending(lb, cip)
+}
+
+// acmePending is an ErrProvisioning naming each certificate domain the
+// API has not validated yet, with its status and last message, and where
+// the domains must point; nil when all are valid.
+func acmePending(lb *loadBalancer, cip *brightbox.CloudIP) error {
+	if lb.Acme == nil {
+		return nil
+	}
+	var pending []string
+	for _, dom := range lb.Acme.Domains {
+		if dom.Status != acmeValid {
+			msg := fmt.Sprintf("%s is %s", dom.Identifier, dom.Status)
+			if dom.LastMessage != "" {
+				msg += " (" + dom.LastMessage + ")"
+			}
+			pending = append(pending, msg)
+		}
+	}
+	if len(pending) == 0 {
+		return nil
+	}
+	return framework.Provisioning("load balancer %s: certificate domains not yet valid: %s; point them at %s", lb.ID, joinComma(pending), cloudIPAddresses(cip))
+}
+
+// acmeValid is the status of a certificate domain Let's Encrypt validated.
+const acmeValid = "valid"
+
+// Delete removes the load balancer and what the driver made for it: the
+// cloud IPs named as it (one from cloudip-allocations is only unmapped),
+// its firewall policy and its server group. Everything else mapped to it
+// is unmapped, never deleted. A second Delete finds nothing and writes
+// nothing.
+func (d *lbDriver) Delete(ctx context.Context, lb *loadBalancer, req *lbRequest) error {
+	if err := d.releaseCloudIPs(ctx, lb, req); err != nil {
+		return err
+	}
+	if err := d.deleteFirewall(ctx, req); err != nil {
+		return err
+	}
+	_, err := one(ctx, "load_balancers.delete", func(ctx context.Context) (*loadBalancer, error) {
+		return d.client.DestroyLoadBalancer(ctx, lb.ID)
+	})
+	if isNotFound(err) {
+		return fmt.Errorf("load balancer %s: %w", lb.ID, framework.ErrNotFound)
+	}
+	return err
+}
+
+// Inspect tells the pipeline what state the load balancer is in: its cloud
+// IPs' addresses, and ipMode Proxy when its listeners speak PROXY protocol.
+func (d *lbDriver) Inspect(lb *loadBalancer) framework.LoadBalancerState {
+	s := framework.LoadBalancerState{ID: lb.ID, Provisioning: lb.Status == loadbalancerstatus.Creating}
+	switch lb.Status {
+	case loadbalancerstatus.Failing, loadbalancerstatus.Failed:
+		s.Failed = "status " + lb.Status.String()
+	}
+	for _, l := range lb.Listeners {
+		s.ProxyProtocol = s.ProxyProtocol || l.ProxyProtocol != 0
+	}
+	for _, c := range lb.CloudIPs {
+		for _, ip := range []string{c.PublicIPv4, c.PublicIPv6} {
+			if ip != "" {
+				s.IPs = append(s.IPs, ip)
+				d.fqdns.record(ip, c.Fqdn)
+			}
+		}
+	}
+	return s
+}
