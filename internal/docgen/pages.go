@@ -4,6 +4,7 @@ import (
 	"github.com/ccmkit/ccmkit/examples/skeleton"
 	"github.com/ccmkit/ccmkit/framework/annotations"
 	"github.com/ccmkit/ccmkit/framework/config"
+	"github.com/ccmkit/ccmkit/providers/brightbox"
 	"github.com/ccmkit/ccmkit/providers/digitalocean"
 	"github.com/ccmkit/ccmkit/providers/openstack"
 )
@@ -27,6 +28,9 @@ var pages = []page{
 	}},
 	{"digitalocean/config.md", func() ([]byte, error) {
 		return config.Markdown("DigitalOcean configuration", digitalocean.Config{})
+	}},
+	{"brightbox/config.md", func() ([]byte, error) {
+		return config.Markdown("Brightbox configuration", brightbox.Config{})
 	}},
 	{"openstack/annotations.md", func() ([]byte, error) {
 		return annotations.Markdown("OpenStack Service annotations", openstack.AnnotationPrefix, openstack.LoadBalancerConfig{})

@@ -42,7 +42,7 @@ type Config struct {
 	UserName     config.Secret `json:"userName" env:"BRIGHTBOX_USER_NAME" doc:"User (e-mail address) for the password grant, instead of an API client."`
 	Password     config.Secret `json:"password" env:"BRIGHTBOX_PASSWORD" doc:"Password of BRIGHTBOX_USER_NAME."`
 	Account      string        `json:"account" env:"BRIGHTBOX_ACCOUNT" doc:"Account ID (acc-xxxxx). When unset, the one account the credentials can use; set it when they can use several."`
-	APIURL       string        `json:"apiURL" env:"BRIGHTBOX_API_URL" default:"https://api.gb1.brightbox.com" doc:"Base URL of the Brightbox API; the token endpoint is <URL>/token/."`
+	APIURL       string        `json:"apiURL" env:"BRIGHTBOX_API_URL" default:"https://api.gb1.brightbox.com" doc:"Base URL of the Brightbox API; tokens come from its /token/ path."`
 	// LegacyAddresses restores nodeAddressesFromServer of the existing CCM.
 	LegacyAddresses bool `json:"legacyAddresses" env:"BRIGHTBOX_LEGACY_ADDRESSES" default:"false" doc:"Report Node addresses as the existing CCM did: every interface IPv4 and IPv6 and every cloud IP as ExternalIP, no InternalIP. Off, the private IPv4 is the InternalIP and IPv6 and cloud IPs are ExternalIPs."`
 }
