@@ -29,6 +29,9 @@ var pages = []page{
 	{"digitalocean/config.md", func() ([]byte, error) {
 		return config.Markdown("DigitalOcean configuration", digitalocean.Config{})
 	}},
+	{"brightbox/annotations.md", func() ([]byte, error) {
+		return annotations.Markdown("Brightbox Service annotations", brightbox.AnnotationPrefix, brightbox.LoadBalancerConfig{})
+	}},
 	{"brightbox/config.md", func() ([]byte, error) {
 		return config.Markdown("Brightbox configuration", brightbox.Config{})
 	}},
