@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/ccmkit/ccmkit/examples/skeleton/skeletonsim"
+	"github.com/ccmkit/ccmkit/providers/brightbox/gbsim"
 	"github.com/ccmkit/ccmkit/providers/digitalocean/dosim"
 	"github.com/ccmkit/ccmkit/providers/openstack/openstacksim"
 )
@@ -25,6 +26,7 @@ type simulator interface {
 // and Env.
 var simulators = map[string]func(scenario []byte) (simulator, error){
 	"skeleton":     fromScenario(skeletonsim.NewFromScenario),
+	"brightbox":    fromScenario(gbsim.NewFromScenario),
 	"digitalocean": fromScenario(dosim.NewFromScenario),
 	"openstack":    fromScenario(openstacksim.NewFromScenario),
 }

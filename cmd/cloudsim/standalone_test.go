@@ -43,7 +43,7 @@ func TestSimulatorsStandAlone(t *testing.T) {
 			sims = append(sims, p)
 		}
 	}
-	for _, want := range []string{"dosim", "openstacksim", "skeletonsim"} {
+	for _, want := range []string{"dosim", "gbsim", "openstacksim", "skeletonsim"} {
 		if !slices.ContainsFunc(sims, func(p string) bool { return path.Base(p) == want }) {
 			t.Fatalf("no %s among the simulators found: %v", want, sims)
 		}

@@ -1,0 +1,75 @@
+package gbsim
+
+import (
+	"slices"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
+)
+
+// Cloud is the simulator as a simkit.Cloud, through which the conformance
+// suite (frameworktest.SimCloud), the end-to-end suite, the demo and the
+// benchmarks drive every provider's simulated cloud alike. It is the
+// Server, with the provider-neutral methods on top.
+type Cloud struct {
+	*Server
+}
+
+var _ simkit.Cloud = (*Cloud)(nil)
+
+// Cloud returns the server as a simkit.Cloud.
+func (s *Server) Cloud() *Cloud { return &Cloud{Server: s} }
+
+// StartCloud starts a simulated Brightbox with c's settings (the defaults
+// for the rest) on a loopback port; Close stops it.
+func StartCloud(c simkit.Common) *Cloud {
+	s := New(Options{Common: c})
+	s.Start()
+	return s.Cloud()
+}
+
+// AddInstance creates an active server called name (DefaultZone,
+// DefaultServerType, a private IPv4 and a public IPv6) and returns its ID.
+func (c *Cloud) AddInstance(name string) string {
+	return c.AddServer(CloudServer{Name: name}).ID
+}
+
+// DeleteInstance deletes a server (DeleteServer: it is listed as deleted
+// for a while).
+func (c *Cloud) DeleteInstance(id string) { c.DeleteServer(id) }
+
+// ShutdownInstance stops a server (status inactive).
+func (c *Cloud) ShutdownInstance(id string) { c.SetServerStatus(id, StatusInactive) }
+
+// RotateSecret rotates the API client's secret and expires every token,
+// so the provider must log in again with the new secret.
+func (c *Cloud) RotateSecret(secret string) {
+	c.SetClientSecret(secret)
+	c.ExpireTokens()
+}
+
+// Env is what the Brightbox provider needs to reach the cloud.
+func (c *Cloud) Env() map[string]string { return c.Server.Env(c.URL()) }
+
+// CloudConfig is "": the provider is configured by its environment.
+func (c *Cloud) CloudConfig() string { return "" }
+
+// Routes is nil: Brightbox has no route API.
+func (c *Cloud) Routes() map[string]string { return nil }
+
+// LoadBalancers lists the load balancers not deleted, oldest first, with
+// listeners as "TCP:80->:30080" and members as server IDs, each sorted.
+func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
+	var out []simkit.LoadBalancer
+	for _, lb := range c.Server.LoadBalancers() {
+		if lb.Status == StatusDeleted {
+			continue
+		}
+		n := simkit.LoadBalancer{ID: lb.ID, Name: lb.Name, Members: slices.Sorted(slices.Values(lb.Nodes))}
+		for _, l := range lb.Listeners {
+			n.Listeners = append(n.Listeners, simkit.FormatListener(l.Protocol, l.In, l.Out))
+		}
+		slices.Sort(n.Listeners)
+		out = append(out, n)
+	}
+	return out
+}

@@ -1,0 +1,287 @@
+package gbsim
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
+)
+
+// CloudIP is a cloud IP as the simulator holds it. AddCloudIP seeds one;
+// the API renders it with what it is mapped to.
+type CloudIP struct {
+	// ID is "cip-xxxxx"; "" gets a new one.
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// PublicIPv4, PublicIPv6 and FQDN are derived from the ID when "".
+	PublicIPv4 string `json:"public_ipv4"`
+	PublicIPv6 string `json:"public_ipv6"`
+	FQDN       string `json:"fqdn"`
+	ReverseDNS string `json:"reverse_dns"`
+	// Mode is one of CloudIPModes; "" means nat.
+	Mode            string           `json:"mode"`
+	PortTranslators []PortTranslator `json:"port_translators,omitempty"`
+	// Target is what the cloud IP is mapped to: a load balancer
+	// (lba-…), a server group (grp-…) or a server's interface (int-…; a
+	// server's ID given to AddCloudIP maps to its interface); "" when
+	// unmapped.
+	Target string `json:"target,omitempty"`
+
+	// pending is the load balancer the cloud IP is being mapped onto
+	// (Options.MappingReads).
+	pending string
+}
+
+// PortTranslator forwards one port of a cloud IP to another.
+type PortTranslator struct {
+	Incoming int `json:"incoming"`
+	Outgoing int `json:"outgoing"`
+	// Protocol is one of TransportProtocols.
+	Protocol string `json:"protocol"`
+}
+
+func (c *CloudIP) clone() CloudIP {
+	out := *c
+	out.PortTranslators = slices.Clone(c.PortTranslators)
+	return out
+}
+
+// AddCloudIP creates a cloud IP from c, mapped to c.Target if set, and
+// returns it as stored; zero fields get the defaults their doc comments
+// give. It panics on values the API would refuse: a test's mistake.
+func (s *Server) AddCloudIP(c CloudIP) CloudIP {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.st
+	if c.ID == "" {
+		c.ID = st.newID("cip")
+	}
+	st.cipDefaults(&c)
+	mustEnum("mode", c.Mode, CloudIPModes)
+	target := c.Target
+	c.Target, c.pending = "", ""
+	stored := c.clone()
+	st.cips.put(c.ID, &stored)
+	if target != "" {
+		dest, resp := st.destination(target)
+		if resp != nil {
+			panic(fmt.Sprintf("gbsim: cloud IP %s: no destination %s", c.ID, target))
+		}
+		stored.Target = dest
+	}
+	return stored.clone()
+}
+
+// cipDefaults derives a cloud IP's addresses from its ID.
+func (st *state) cipDefaults(c *CloudIP) {
+	n := 0
+	for _, ch := range c.ID {
+		n = n*31 + int(ch)
+	}
+	n &= 0xffff
+	if c.PublicIPv4 == "" {
+		c.PublicIPv4 = fmt.Sprintf("109.107.%d.%d", 32+n/256%64, n%256)
+	}
+	if c.PublicIPv6 == "" {
+		c.PublicIPv6 = fmt.Sprintf("2a02:1348:ffff:ffff::6d6b:%x", n)
+	}
+	if c.FQDN == "" {
+		c.FQDN = c.ID + ".gb1.brightbox.com"
+	}
+	if c.Mode == "" {
+		c.Mode = "nat"
+	}
+}
+
+// CloudIPs returns the cloud IPs, oldest first.
+func (s *Server) CloudIPs() []CloudIP {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return cloneAll(s.st.cips.all(), (*CloudIP).clone)
+}
+
+// cipRequest is the body of POST and PUT /1.0/cloud_ips.
+type cipRequest struct {
+	Name            *string           `json:"name"`
+	ReverseDNS      *string           `json:"reverse_dns"`
+	Mode            *string           `json:"mode"`
+	PortTranslators *[]PortTranslator `json:"port_translators"`
+}
+
+func (req *cipRequest) apply(c *CloudIP) *simkit.Response {
+	if req.Name != nil {
+		c.Name = *req.Name
+	}
+	if req.ReverseDNS != nil {
+		c.ReverseDNS = *req.ReverseDNS
+	}
+	if req.Mode != nil {
+		if err := enumError("mode", *req.Mode, CloudIPModes); err != nil {
+			resp := invalid("%s", err.Error())
+			return &resp
+		}
+		c.Mode = *req.Mode
+	}
+	if req.PortTranslators != nil {
+		for i, pt := range *req.PortTranslators {
+			if err := enumError(fmt.Sprintf("port_translators[%d].protocol", i), pt.Protocol, TransportProtocols); err != nil {
+				resp := invalid("%s", err.Error())
+				return &resp
+			}
+			if !validPort(pt.Incoming) || !validPort(pt.Outgoing) {
+				resp := invalid("port_translators[%d]: incoming and outgoing must be ports", i)
+				return &resp
+			}
+		}
+		c.PortTranslators = slices.Clone(*req.PortTranslators)
+	}
+	return nil
+}
+
+func (s *Server) listCloudIPs(r *http.Request) simkit.Response {
+	v := s.view(r)
+	out := []cipJSON{}
+	for _, c := range s.st.cips.all() {
+		s.st.mapping.Read(c.ID)
+		out = append(out, v.cip(c))
+	}
+	return ok(out)
+}
+
+func (s *Server) getCloudIP(r *http.Request) simkit.Response {
+	c, found := s.st.cips.get(r.PathValue("id"))
+	if !found {
+		return notFound()
+	}
+	s.st.mapping.Read(c.ID)
+	return ok(s.view(r).cip(c))
+}
+
+func (s *Server) createCloudIP(r *http.Request) simkit.Response {
+	var req cipRequest
+	if resp := decode(r, &req, true); resp != nil {
+		return *resp
+	}
+	c := CloudIP{ID: s.st.newID("cip")}
+	if resp := req.apply(&c); resp != nil {
+		return *resp
+	}
+	s.st.cipDefaults(&c)
+	s.st.cips.put(c.ID, &c)
+	return created(s.view(r).cip(&c))
+}
+
+func (s *Server) updateCloudIP(r *http.Request) simkit.Response {
+	c, found := s.st.cips.get(r.PathValue("id"))
+	if !found {
+		return notFound()
+	}
+	var req cipRequest
+	if resp := decode(r, &req, false); resp != nil {
+		return *resp
+	}
+	next := c.clone()
+	if resp := req.apply(&next); resp != nil {
+		return *resp
+	}
+	*c = next
+	return ok(s.view(r).cip(c))
+}
+
+func (s *Server) deleteCloudIP(r *http.Request) simkit.Response {
+	c, found := s.st.cips.get(r.PathValue("id"))
+	if !found {
+		return notFound()
+	}
+	if c.Target != "" || c.pending != "" {
+		return conflict("Cloud IP %s is mapped; unmap it first", c.ID)
+	}
+	body := s.view(r).cip(c)
+	s.st.cips.del(c.ID)
+	return ok(body)
+}
+
+// destination resolves a map destination to what the cloud IP is mapped
+// to (a server's ID to its interface), or the answer refusing it.
+func (st *state) destination(dest string) (string, *simkit.Response) {
+	refuse := func(resp simkit.Response) (string, *simkit.Response) { return "", &resp }
+	prefix, _, _ := strings.Cut(dest, "-")
+	switch prefix {
+	case "srv":
+		srv, ok := st.servers.get(dest)
+		if !ok || srv.Status == StatusDeleted {
+			return refuse(invalid("destination: no server %s", dest))
+		}
+		return srv.Interface, nil
+	case "int":
+		if st.serverByInterface(dest) == nil {
+			return refuse(invalid("destination: no interface %s", dest))
+		}
+		return dest, nil
+	case "lba":
+		lb, ok := st.lbs.get(dest)
+		switch {
+		case !ok:
+			return refuse(invalid("destination: no load balancer %s", dest))
+		case gone(lb.Status):
+			return refuse(conflict("Load balancer %s is %s", dest, lb.Status))
+		}
+		return dest, nil
+	case "grp":
+		if _, ok := st.groups.get(dest); !ok {
+			return refuse(invalid("destination: no server group %s", dest))
+		}
+		return dest, nil
+	}
+	return refuse(invalid("destination: %q is not a server, interface, load balancer or server group", dest))
+}
+
+func (s *Server) mapCloudIP(r *http.Request) simkit.Response {
+	c, found := s.st.cips.get(r.PathValue("id"))
+	if !found {
+		return notFound()
+	}
+	var req struct {
+		Destination string `json:"destination"`
+	}
+	if resp := decode(r, &req, false); resp != nil {
+		return *resp
+	}
+	dest, resp := s.st.destination(req.Destination)
+	if resp != nil {
+		return *resp
+	}
+	switch {
+	case c.pending != "" && c.pending == dest:
+		return accepted(s.view(r).cip(c)) // already on its way there
+	case c.Target != "" || c.pending != "":
+		return conflict("Cloud IP %s is already mapped", c.ID)
+	}
+	if strings.HasPrefix(dest, "lba-") {
+		c.pending = dest
+		s.st.mapping.Start(c.ID, func() { c.Target, c.pending = c.pending, "" })
+	} else {
+		c.Target = dest
+	}
+	return accepted(s.view(r).cip(c))
+}
+
+func (s *Server) unmapCloudIP(r *http.Request) simkit.Response {
+	c, found := s.st.cips.get(r.PathValue("id"))
+	if !found {
+		return notFound()
+	}
+	if c.Target == "" && c.pending == "" {
+		return conflict("Cloud IP %s is not mapped", c.ID)
+	}
+	s.st.unmap(c)
+	return accepted(s.view(r).cip(c))
+}
+
+// unmap unmaps c, or stops it being mapped.
+func (st *state) unmap(c *CloudIP) {
+	st.mapping.Stop(c.ID)
+	c.Target, c.pending = "", ""
+}

@@ -1,0 +1,128 @@
+// Package gbsim is a simulated Brightbox Cloud API 1.0 with its OAuth2
+// token endpoint: the subset a cloud-controller-manager uses, close enough
+// that the real gobrightbox client (v2.2.2) talks to it unchanged over
+// real HTTP. State lives in memory; tests never need credentials or the
+// internet.
+//
+//	s := gbsim.NewServer(t, gbsim.Options{})
+//	c, _ := brightbox.Connect(ctx, &clientcredentials.Config{
+//		ID: s.ClientID(), Secret: s.ClientSecret(),
+//		Config: endpoint.Config{BaseURL: s.URL(), Account: s.Account()},
+//	})
+//
+// # Authentication
+//
+// POST /token/ (and /token, as k8ssdk writes it) is an OAuth2 token
+// endpoint (simkit.OAuth2): grant_type client_credentials for the API
+// client (Options.ClientID, cli-xxxxx), password for a user
+// (Options.Username) through an OAuth application (Options.AppID, by
+// default k8ssdk's app-dkmch), and refresh_token. Clients authenticate
+// with HTTP Basic or client_id/client_secret in the form. Answers are JSON
+// with expires_in (Options.TokenTTL); errors are {"error",
+// "error_description"}. Every API request needs "Authorization: Bearer";
+// an unknown or expired token (ExpireTokens) gets 401 with
+// {"error":"invalid_token"} and a WWW-Authenticate challenge, and the
+// client must fetch a new token. account_id (which gobrightbox adds to
+// every request) must be the account's, else 403; without it the
+// credentials' account is used.
+//
+// # Endpoints
+//
+// Lists are bare JSON arrays (no envelope, no pagination, no filters);
+// everything else answers with the resource's document, shaped as
+// gobrightbox's testdata (embedded objects in their short form, unset
+// strings null):
+//
+//	GET    /1.0/accounts[/{id}]                the one account
+//	GET    /1.0/zones[/{id}]                   gb1-a, gb1-b (ID or handle)
+//	GET    /1.0/server_types[/{id}]            2gb.ssd, 4gb.ssd, 8gb.ssd, 4gb.nbs, 1gb.ssd (ID or handle)
+//	GET    /1.0/servers[/{id}]                 zone, server_type, interfaces, cloud_ips, server_groups
+//	PUT    /1.0/servers/{id}/lock_resource     and unlock_resource
+//	GET    /1.0/interfaces/{id}
+//	GET    /1.0/load_balancers[/{id}]          a read counts towards settling
+//	POST   /1.0/load_balancers                 202, status creating
+//	PUT    /1.0/load_balancers/{id}            202; absent fields are kept
+//	DELETE /1.0/load_balancers/{id}            202 with the LB, status deleting; 409 when locked or gone
+//	POST   /1.0/load_balancers/{id}/add_nodes        bare array [{"node"}] or {"nodes":[…]}
+//	POST   /1.0/load_balancers/{id}/remove_nodes     likewise
+//	POST   /1.0/load_balancers/{id}/add_listeners    bare array of listeners or {"listeners":[…]}
+//	POST   /1.0/load_balancers/{id}/remove_listeners matched by "in"
+//	PUT    /1.0/load_balancers/{id}/lock_resource    and unlock_resource
+//	GET    /1.0/cloud_ips[/{id}]
+//	POST   /1.0/cloud_ips                      201, unmapped; name, reverse_dns, mode, port_translators
+//	PUT    /1.0/cloud_ips/{id}
+//	DELETE /1.0/cloud_ips/{id}                 409 while mapped
+//	POST   /1.0/cloud_ips/{id}/map             {"destination": srv-|int-|lba-|grp-}; 409 when mapped
+//	POST   /1.0/cloud_ips/{id}/unmap           409 when not mapped
+//	GET    /1.0/server_groups[/{id}]
+//	POST   /1.0/server_groups                  201; name, description
+//	PUT    /1.0/server_groups/{id}
+//	DELETE /1.0/server_groups/{id}             409 for the default group
+//	POST   /1.0/server_groups/{id}/add_servers     {"servers":[{"server"}]}; 409 for a member
+//	POST   /1.0/server_groups/{id}/remove_servers  409 for a non-member
+//	POST   /1.0/server_groups/{id}/move_servers    + "destination"; answers with the destination
+//	GET    /1.0/firewall_policies[/{id}]       with the rules embedded
+//	POST   /1.0/firewall_policies              201; name, description, server_group
+//	PUT    /1.0/firewall_policies/{id}
+//	DELETE /1.0/firewall_policies/{id}         its rules go too; 409 for the default policy
+//	POST   /1.0/firewall_policies/{id}/apply_to    {"server_group"}; 409 when either is taken
+//	POST   /1.0/firewall_policies/{id}/remove      {"server_group"}; 409 when not applied there
+//	GET    /1.0/firewall_rules[/{id}]
+//	POST   /1.0/firewall_rules                 201; firewall_policy required; source or destination
+//	PUT    /1.0/firewall_rules/{id}            202
+//	DELETE /1.0/firewall_rules/{id}            202 with the rule
+//	GET    /_sim/state, /_sim/stats            what the cloud holds, what it served
+//
+// Both sides of a relation are always in step: a cloud IP mapped to a load
+// balancer is in the LB's cloud_ips and has it as load_balancer (mapped to
+// a server: in the server's cloud_ips, with interface and server); a
+// server in a group lists it in server_groups; a policy applied to a
+// group is the group's firewall_policy.
+//
+// # Validation and errors
+//
+// Every enumeration is as strict as gobrightbox's (LoadBalancerStatuses,
+// BalancingPolicies, ListenerProtocols, HealthcheckTypes, ProxyProtocols,
+// CloudIPModes, TransportProtocols…): a request with any other value, ""
+// included, gets 422, and the simulator never answers with one unless
+// CorruptStatus asks it to. Errors carry {"error_name", "errors":[…]}
+// (brightbox.APIError): 400 bad_request for a body that does not decode,
+// 404 missing_resource, 409 invalid_state for a state that refuses the
+// request (mapped, locked, being deleted, already a member), 422
+// invalid_arguments for values the API does not accept. Only
+// missing_resource is the real API's documented name; clients look at
+// the status.
+//
+// # Asynchronous resources
+//
+// Nothing moves on a timer (simkit.Lifecycle). A new load balancer is
+// creating until its Options.ProvisioningReads-th read (a GET of it, or a
+// list), then active; a deleted one is deleting until as many reads, then
+// deleted (its cloud IPs unmapped), and stays listed for
+// Options.DeletedReads more lists (a deleted server too). ACME domains are
+// pending until as many reads, then valid with a certificate issued. A
+// cloud IP mapped onto a load balancer shows as mapped after
+// Options.MappingReads reads (0: at once). Advance settles everything
+// pending; PurgeDeleted drops what is deleted.
+//
+// # For tests
+//
+// AddServer, AddLoadBalancer, AddCloudIP, AddServerGroup and
+// AddFirewallPolicy seed the cloud (what the existing CCM would have made);
+// DeleteServer, SetServerStatus, SetLoadBalancerStatus and
+// SetACMEDomainStatus change it; Servers, LoadBalancers, CloudIPs,
+// ServerGroups, FirewallPolicies, FirewallRules and State read it.
+// ExpireTokens, SetClientSecret and TokenRequests cover the credentials;
+// Base brings Stats (per operation), Writes, Inject, Fail, RateLimit,
+// ResetConnections and SetLatency; Fault.Truncate cuts an answer's JSON
+// short and CorruptStatus puts an unknown status in it. Cloud adapts the
+// Server to simkit.Cloud, and Scenario seeds it from YAML for
+// cmd/cloudsim.
+//
+// # Not simulated
+//
+// Creating or destroying servers through the API, images, volumes,
+// database servers, API clients, users and collaborations; account
+// limits; the Orbit storage API; rate limiting (the real API has none
+// documented).
+package gbsim

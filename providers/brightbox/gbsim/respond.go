@@ -1,0 +1,110 @@
+package gbsim
+
+import (
+	"cmp"
+	"fmt"
+	"net/http"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
+)
+
+// apiError is the body of every API error: gobrightbox decodes it into
+// brightbox.APIError's ErrorName and Errors.
+type apiError struct {
+	ErrorName string   `json:"error_name"`
+	Errors    []string `json:"errors"`
+}
+
+// Error names the simulator answers with. Only missing_resource and
+// Forbidden are taken from the SDK's documents; the others are plausible
+// (the SDK and the existing CCM look at the status only).
+const (
+	errMissing      = "missing_resource"
+	errBadRequest   = "bad_request"
+	errInvalidArgs  = "invalid_arguments"
+	errInvalidState = "invalid_state"
+	errForbidden    = "Forbidden"
+	errRateLimited  = "rate_limited"
+	errServer       = "server_error"
+	errUnauthorized = "unauthorized"
+	msgNotFound     = "Resource not found"
+)
+
+// errorNames are the error names for the statuses the simulator answers
+// with.
+var errorNames = map[int]string{
+	http.StatusBadRequest:          errBadRequest,
+	http.StatusUnauthorized:        errUnauthorized,
+	http.StatusForbidden:           errForbidden,
+	http.StatusNotFound:            errMissing,
+	http.StatusConflict:            errInvalidState,
+	http.StatusUnprocessableEntity: errInvalidArgs,
+	http.StatusTooManyRequests:     errRateLimited,
+}
+
+func errorName(status int) string {
+	return cmp.Or(errorNames[status], errServer)
+}
+
+// errorBody is the body of the errors the Kit answers itself (injected
+// faults, oversized bodies).
+func errorBody(_ *http.Request, e simkit.ErrorInfo) any {
+	return apiError{ErrorName: cmp.Or(e.Code, errorName(e.Status)), Errors: []string{cmp.Or(e.Message, faultMessage(e.Status))}}
+}
+
+// fail is an error answer with the API's error body.
+func fail(status int, format string, args ...any) simkit.Response {
+	return simkit.JSON(status, apiError{ErrorName: errorName(status), Errors: []string{fmt.Sprintf(format, args...)}})
+}
+
+func notFound() simkit.Response { return fail(http.StatusNotFound, msgNotFound) }
+
+// invalid is a 422: the request is well-formed but its values are not
+// acceptable.
+func invalid(format string, args ...any) simkit.Response {
+	return fail(http.StatusUnprocessableEntity, format, args...)
+}
+
+// conflict is a 409: the resource's state does not allow the request.
+func conflict(format string, args ...any) simkit.Response {
+	return fail(http.StatusConflict, format, args...)
+}
+
+// badJSON answers a body that does not decode (an unknown enum value
+// included).
+func badJSON(err error) simkit.Response { return fail(http.StatusBadRequest, "%s", err.Error()) }
+
+// decode reads r's JSON body into v; a missing body leaves v as it is
+// when optional.
+func decode(r *http.Request, v any, optional bool) *simkit.Response {
+	if optional && r.ContentLength == 0 {
+		return nil
+	}
+	if err := simkit.Decode(r, v); err != nil {
+		if optional && err.Error() == "the request body is empty" {
+			return nil
+		}
+		resp := badJSON(err)
+		return &resp
+	}
+	return nil
+}
+
+// ok is a 200 with body.
+func ok(body any) simkit.Response { return simkit.JSON(http.StatusOK, body) }
+
+// accepted is a 202 with body: the API's answer to a change it carries
+// out asynchronously.
+func accepted(body any) simkit.Response { return simkit.JSON(http.StatusAccepted, body) }
+
+// created is a 201 with body.
+func created(body any) simkit.Response { return simkit.JSON(http.StatusCreated, body) }
+
+// nullable is s, or JSON null when s is empty, as the API writes unset
+// strings.
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -1,0 +1,297 @@
+package gbsim
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
+)
+
+// Defaults for Options.
+const (
+	// DefaultAccount is the account every resource belongs to.
+	DefaultAccount = "acc-43ks4"
+	// DefaultClientID and DefaultClientSecret are the API client's
+	// credentials (client_credentials grant).
+	DefaultClientID     = "cli-dsse2"
+	DefaultClientSecret = "gbsim-client-secret" //nolint:gosec // the simulator's test credential
+	// DefaultAppID and DefaultAppSecret are the OAuth application users
+	// log in through (password grant): the one the existing CCM's k8ssdk
+	// uses when BRIGHTBOX_CLIENT is unset.
+	DefaultAppID     = "app-dkmch"
+	DefaultAppSecret = "uogoelzgt0nwawb" //nolint:gosec // the public application identifier k8ssdk ships, not a secret
+	// DefaultUsername and DefaultPassword are the user of the password
+	// grant.
+	DefaultUsername = "jjarvis@example.com"
+	DefaultPassword = "gbsim-password"
+	// DefaultZone is the zone of servers added without one.
+	DefaultZone = "gb1-a"
+	// DefaultServerType is the server type of servers added without one.
+	DefaultServerType = "2gb.ssd"
+	// DefaultProvisioningReads: see Options.ProvisioningReads.
+	DefaultProvisioningReads = simkit.DefaultProvisioningReads
+	// DefaultDeletedReads: see Options.DeletedReads.
+	DefaultDeletedReads = 3
+	// DefaultTokenTTL is the lifetime of an access token (expires_in).
+	DefaultTokenTTL = simkit.DefaultOAuth2TTL
+)
+
+// Options configures a Server. The zero value is usable.
+type Options struct {
+	// Common are the faults injected from the start, the latency of every
+	// API request, the seed of faults with a Rate and the request logger.
+	simkit.Common
+	// Account is the account ID (acc-xxxxx) the credentials reach; ""
+	// means DefaultAccount.
+	Account string
+	// ClientID and ClientSecret are the API client (cli-xxxxx) the
+	// client_credentials grant accepts; "" means DefaultClientID and
+	// DefaultClientSecret.
+	ClientID, ClientSecret string
+	// AppID and AppSecret are the OAuth application the password grant
+	// accepts; "" means DefaultAppID and DefaultAppSecret.
+	AppID, AppSecret string
+	// Username and Password are the user the password grant accepts; ""
+	// means DefaultUsername and DefaultPassword.
+	Username, Password string
+	// TokenTTL is how long an access token lasts (expires_in); 0 means
+	// DefaultTokenTTL.
+	TokenTTL time.Duration
+	// Now is the token endpoint's clock; nil means time.Now.
+	Now func() time.Time
+	// ProvisioningReads is how many reads (a GET of it, or a list holding
+	// it) a pending load balancer (creating, deleting) or ACME domain
+	// (pending) takes to settle; 0 means DefaultProvisioningReads, a
+	// negative value settles them at once.
+	ProvisioningReads int
+	// MappingReads is how many reads (of the cloud IP or the load
+	// balancer) a cloud IP mapped onto a load balancer takes to show as
+	// mapped; 0 maps at once.
+	MappingReads int
+	// DeletedReads is how many list reads a deleted load balancer or
+	// server stays visible for; 0 means DefaultDeletedReads, a negative
+	// value removes it at once.
+	DeletedReads int
+}
+
+// Server is a simulated Brightbox API 1.0 with its OAuth2 token endpoint.
+// It is safe for concurrent use.
+type Server struct {
+	// Base brings Start, Close, URL, Handler, Stats, Writes,
+	// InjectedLatency, Requests, ResetConnections, SetLatency, Inject,
+	// Fail, RateLimit, ClearFaults and Operations, and serves /_sim/stats
+	// and /_sim/state.
+	simkit.Base
+
+	opts  Options
+	mux   *http.ServeMux
+	kit   *simkit.Kit
+	oauth *simkit.OAuth2
+
+	mu sync.Mutex
+	st *state
+
+	corruptMu sync.Mutex
+	corrupt   []*corruption
+}
+
+// Request is one entry of the request log.
+type Request = simkit.Request
+
+// New returns a Server that is not listening yet: call Start, or mount
+// Handler at the root of a listener.
+func New(opts Options) *Server {
+	opts = withDefaults(opts)
+	s := &Server{opts: opts, mux: http.NewServeMux()}
+	s.oauth = simkit.NewOAuth2(simkit.OAuth2Options{TTL: opts.TokenTTL, Now: opts.Now})
+	s.oauth.SetClient(opts.ClientID, opts.ClientSecret)
+	s.oauth.SetClient(opts.AppID, opts.AppSecret)
+	s.oauth.SetUser(opts.Username, opts.Password)
+	s.st = newState(opts)
+	s.kit = simkit.New(simkit.Options{
+		Common:    opts.Common,
+		ErrorBody: errorBody,
+		Auth:      s.authenticate,
+		Respond:   s.respond,
+		Lock:      &s.mu,
+	})
+	s.Base = simkit.NewBase(s.kit, s.mux, func() any { return s.State() })
+	s.routes()
+	return s
+}
+
+func withDefaults(o Options) Options {
+	set := func(p *string, def string) {
+		if *p == "" {
+			*p = def
+		}
+	}
+	set(&o.Account, DefaultAccount)
+	set(&o.ClientID, DefaultClientID)
+	set(&o.ClientSecret, DefaultClientSecret)
+	set(&o.AppID, DefaultAppID)
+	set(&o.AppSecret, DefaultAppSecret)
+	set(&o.Username, DefaultUsername)
+	set(&o.Password, DefaultPassword)
+	if o.DeletedReads == 0 {
+		o.DeletedReads = DefaultDeletedReads
+	}
+	return o
+}
+
+// TB is the part of testing.TB that NewServer needs.
+type TB = simkit.TB
+
+// NewServer starts a Server on a loopback port and closes it when the test
+// ends.
+func NewServer(t TB, opts Options) *Server {
+	t.Helper()
+	return simkit.StartForTest(t, New(opts))
+}
+
+// Env returns the environment variables that point the Brightbox provider
+// (and the existing CCM) at this cloud served at baseURL, with the API
+// client's credentials.
+func (s *Server) Env(baseURL string) map[string]string {
+	return map[string]string{
+		"BRIGHTBOX_CLIENT":        s.opts.ClientID,
+		"BRIGHTBOX_CLIENT_SECRET": s.ClientSecret(),
+		"BRIGHTBOX_API_URL":       baseURL,
+		"BRIGHTBOX_ACCOUNT":       s.opts.Account,
+	}
+}
+
+// Account is the account ID every resource belongs to.
+func (s *Server) Account() string { return s.opts.Account }
+
+// ClientID is the API client the client_credentials grant accepts.
+func (s *Server) ClientID() string { return s.opts.ClientID }
+
+// ClientSecret is the API client's current secret.
+func (s *Server) ClientSecret() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.opts.ClientSecret
+}
+
+// SetClientSecret rotates the API client's secret: the old one is refused
+// from now on (tokens already issued stay valid until they expire).
+func (s *Server) SetClientSecret(secret string) {
+	s.mu.Lock()
+	s.opts.ClientSecret = secret
+	s.mu.Unlock()
+	s.oauth.SetClient(s.opts.ClientID, secret)
+}
+
+// SetUser makes the password grant accept username with password too.
+func (s *Server) SetUser(username, password string) { s.oauth.SetUser(username, password) }
+
+// ExpireTokens makes every access token issued so far expire: the next API
+// request with one gets 401, and the client must fetch another.
+func (s *Server) ExpireTokens() { s.oauth.ExpireTokens() }
+
+// TokenRequests counts the requests to the token endpoint, failed ones
+// included.
+func (s *Server) TokenRequests() int {
+	st := s.Stats()
+	return st[opToken] + st[opTokenNoSlash]
+}
+
+// Token endpoint operations: gobrightbox posts to /token/, k8ssdk to
+// /token.
+const (
+	opToken        = "POST /token/" //nolint:gosec // an endpoint, not a credential
+	opTokenNoSlash = "POST /token"
+)
+
+// authenticate lets through requests with a valid bearer token for the
+// account: an expired or unknown token gets 401 (the OAuth2 error body
+// and a WWW-Authenticate challenge), an account_id other than the
+// account's 403.
+func (s *Server) authenticate(r *http.Request) *simkit.Response {
+	if _, err := s.oauth.Check(r); err != nil {
+		resp := simkit.JSON(http.StatusUnauthorized, map[string]string{"error": "invalid_token", "error_description": err.Error()})
+		resp.Header = http.Header{"Www-Authenticate": {simkit.BearerChallenge("Brightbox API", err)}}
+		return &resp
+	}
+	if acc := r.URL.Query().Get("account_id"); acc != "" && acc != s.opts.Account {
+		resp := fail(http.StatusForbidden, "You do not have access to account %s", acc)
+		return &resp
+	}
+	return nil
+}
+
+// handle registers an API endpoint behind the Kit.
+func (s *Server) handle(op string, h simkit.HandlerFunc) { s.kit.Handle(s.mux, op, h) }
+
+func (s *Server) routes() {
+	s.kit.Handle(s.mux, opToken, s.oauth.Token, simkit.NoAuth, simkit.NoWrite)
+	s.kit.Handle(s.mux, opTokenNoSlash, s.oauth.Token, simkit.NoAuth, simkit.NoWrite)
+	s.handle("GET /1.0/accounts", s.listAccounts)
+	s.handle("GET /1.0/accounts/{id}", s.getAccount)
+	s.handle("GET /1.0/zones", s.listZones)
+	s.handle("GET /1.0/zones/{id}", s.getZone)
+	s.handle("GET /1.0/server_types", s.listServerTypes)
+	s.handle("GET /1.0/server_types/{id}", s.getServerType)
+	s.handle("GET /1.0/servers", s.listServers)
+	s.handle("GET /1.0/servers/{id}", s.getServer)
+	s.handle("PUT /1.0/servers/{id}/lock_resource", s.lockServer(true))
+	s.handle("PUT /1.0/servers/{id}/unlock_resource", s.lockServer(false))
+	s.handle("GET /1.0/interfaces/{id}", s.getInterface)
+	s.lbRoutes()
+	s.handle("GET /1.0/cloud_ips", s.listCloudIPs)
+	s.handle("POST /1.0/cloud_ips", s.createCloudIP)
+	s.handle("GET /1.0/cloud_ips/{id}", s.getCloudIP)
+	s.handle("PUT /1.0/cloud_ips/{id}", s.updateCloudIP)
+	s.handle("DELETE /1.0/cloud_ips/{id}", s.deleteCloudIP)
+	s.handle("POST /1.0/cloud_ips/{id}/map", s.mapCloudIP)
+	s.handle("POST /1.0/cloud_ips/{id}/unmap", s.unmapCloudIP)
+	s.handle("GET /1.0/server_groups", s.listServerGroups)
+	s.handle("POST /1.0/server_groups", s.createServerGroup)
+	s.handle("GET /1.0/server_groups/{id}", s.getServerGroup)
+	s.handle("PUT /1.0/server_groups/{id}", s.updateServerGroup)
+	s.handle("DELETE /1.0/server_groups/{id}", s.deleteServerGroup)
+	s.handle("POST /1.0/server_groups/{id}/add_servers", s.addServers)
+	s.handle("POST /1.0/server_groups/{id}/remove_servers", s.removeServers)
+	s.handle("POST /1.0/server_groups/{id}/move_servers", s.moveServers)
+	s.firewallRoutes()
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		simkit.Write(w, r, fail(http.StatusNotFound, "no endpoint %s %s", r.Method, r.URL.Path))
+	})
+}
+
+func (s *Server) lbRoutes() {
+	s.handle("GET /1.0/load_balancers", s.listLoadBalancers)
+	s.handle("POST /1.0/load_balancers", s.createLoadBalancer)
+	s.handle("GET /1.0/load_balancers/{id}", s.getLoadBalancer)
+	s.handle("PUT /1.0/load_balancers/{id}", s.updateLoadBalancer)
+	s.handle("DELETE /1.0/load_balancers/{id}", s.deleteLoadBalancer)
+	s.handle("POST /1.0/load_balancers/{id}/add_nodes", s.addNodes)
+	s.handle("POST /1.0/load_balancers/{id}/remove_nodes", s.removeNodes)
+	s.handle("POST /1.0/load_balancers/{id}/add_listeners", s.addListeners)
+	s.handle("POST /1.0/load_balancers/{id}/remove_listeners", s.removeListeners)
+	s.handle("PUT /1.0/load_balancers/{id}/lock_resource", s.lockLoadBalancer(true))
+	s.handle("PUT /1.0/load_balancers/{id}/unlock_resource", s.lockLoadBalancer(false))
+}
+
+func (s *Server) firewallRoutes() {
+	s.handle("GET /1.0/firewall_policies", s.listFirewallPolicies)
+	s.handle("POST /1.0/firewall_policies", s.createFirewallPolicy)
+	s.handle("GET /1.0/firewall_policies/{id}", s.getFirewallPolicy)
+	s.handle("PUT /1.0/firewall_policies/{id}", s.updateFirewallPolicy)
+	s.handle("DELETE /1.0/firewall_policies/{id}", s.deleteFirewallPolicy)
+	s.handle("POST /1.0/firewall_policies/{id}/apply_to", s.applyFirewallPolicy)
+	s.handle("POST /1.0/firewall_policies/{id}/remove", s.removeFirewallPolicy)
+	s.handle("GET /1.0/firewall_rules", s.listFirewallRules)
+	s.handle("POST /1.0/firewall_rules", s.createFirewallRule)
+	s.handle("GET /1.0/firewall_rules/{id}", s.getFirewallRule)
+	s.handle("PUT /1.0/firewall_rules/{id}", s.updateFirewallRule)
+	s.handle("DELETE /1.0/firewall_rules/{id}", s.deleteFirewallRule)
+}
+
+// url is the API URL of a resource, as the API writes it in "url".
+func (v view) url(collection, id string) string {
+	return fmt.Sprintf("%s/1.0/%s/%s", v.base, collection, id)
+}

@@ -1,0 +1,219 @@
+package gbsim
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
+)
+
+// epoch is the creation time of resources seeded without one: fixed, so
+// answers are deterministic.
+var epoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// table holds one kind of resource by ID, in creation order.
+type table[T any] struct {
+	m     map[string]*T
+	order []string
+}
+
+func newTable[T any]() table[T] { return table[T]{m: map[string]*T{}} }
+
+func (t *table[T]) get(id string) (*T, bool) {
+	v, ok := t.m[id]
+	return v, ok
+}
+
+func (t *table[T]) put(id string, v *T) {
+	if _, ok := t.m[id]; !ok {
+		t.order = append(t.order, id)
+	}
+	t.m[id] = v
+}
+
+func (t *table[T]) del(id string) {
+	delete(t.m, id)
+	t.order = slices.DeleteFunc(t.order, func(x string) bool { return x == id })
+}
+
+// all returns the resources, oldest first.
+func (t *table[T]) all() []*T {
+	out := make([]*T, 0, len(t.order))
+	for _, id := range t.order {
+		out = append(out, t.m[id])
+	}
+	return out
+}
+
+// state is everything the cloud holds. The Server's mutex guards it.
+type state struct {
+	opts     Options
+	servers  table[CloudServer]
+	lbs      table[LoadBalancer]
+	cips     table[CloudIP]
+	groups   table[ServerGroup]
+	policies table[FirewallPolicy]
+	rules    table[FirewallRule]
+	seq      int
+	// settling settles load balancers (creating -> active, deleting ->
+	// deleted) and ACME domains (pending -> valid).
+	settling *simkit.Lifecycle
+	// mapping settles cloud IPs being mapped onto load balancers.
+	mapping *simkit.Lifecycle
+	// gone counts down the list reads a deleted resource stays listed.
+	gone map[string]int
+	now  func() time.Time
+}
+
+func newState(opts Options) *state {
+	st := &state{
+		opts:     opts,
+		servers:  newTable[CloudServer](),
+		lbs:      newTable[LoadBalancer](),
+		cips:     newTable[CloudIP](),
+		groups:   newTable[ServerGroup](),
+		policies: newTable[FirewallPolicy](),
+		rules:    newTable[FirewallRule](),
+		settling: simkit.NewLifecycle(opts.ProvisioningReads),
+		mapping:  simkit.NewLifecycle(mappingReads(opts.MappingReads)),
+		gone:     map[string]int{},
+		now:      func() time.Time { return time.Now().UTC().Truncate(time.Second) },
+	}
+	st.seedDefaults()
+	return st
+}
+
+// mappingReads is the Lifecycle reads of Options.MappingReads: 0 maps at
+// once.
+func mappingReads(n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return n
+}
+
+// newID returns an unused ID with prefix ("srv", "lba"...): five base-36
+// characters that look random but follow from a counter.
+func (st *state) newID(prefix string) string {
+	const space = 36 * 36 * 36 * 36 * 36
+	for {
+		st.seq++
+		n := (int64(st.seq)*7919 + 1234567) % space
+		id := fmt.Sprintf("%s-%05s", prefix, strconv.FormatInt(n, 36))
+		if !st.exists(id) {
+			return id
+		}
+	}
+}
+
+func (st *state) exists(id string) bool {
+	_, a := st.servers.get(id)
+	_, b := st.lbs.get(id)
+	_, c := st.cips.get(id)
+	_, d := st.groups.get(id)
+	_, e := st.policies.get(id)
+	_, f := st.rules.get(id)
+	return a || b || c || d || e || f
+}
+
+// seedDefaults creates what every account has: the default server group
+// with the default firewall policy, whose rules let everything out.
+func (st *state) seedDefaults() {
+	grp := &ServerGroup{ID: "grp-sda44", Name: "default", Default: true, CreatedAt: epoch}
+	st.groups.put(grp.ID, grp)
+	fwp := &FirewallPolicy{ID: "fwp-j3654", Name: "default", Default: true, ServerGroup: grp.ID, CreatedAt: epoch}
+	st.policies.put(fwp.ID, fwp)
+	for i, dest := range []string{"any"} {
+		r := &FirewallRule{ID: fmt.Sprintf("fwr-k32l%d", i), FirewallPolicy: fwp.ID, Destination: dest,
+			Description: "Allow all outgoing traffic", CreatedAt: epoch}
+		st.rules.put(r.ID, r)
+	}
+}
+
+// listed counts a list read for the deleted resource id and reports
+// whether it is still listed; the last read it is listed for removes it.
+func (st *state) listed(id string, remove func()) bool {
+	n, ok := st.gone[id]
+	if !ok {
+		return true
+	}
+	if n <= 0 {
+		delete(st.gone, id)
+		remove()
+		return false
+	}
+	st.gone[id] = n - 1
+	return true
+}
+
+// retire keeps a deleted resource listed for Options.DeletedReads list
+// reads, or removes it now.
+func (st *state) retire(id string, remove func()) {
+	if st.opts.DeletedReads < 0 {
+		remove()
+		return
+	}
+	st.gone[id] = st.opts.DeletedReads
+}
+
+// Snapshot is a copy of the cloud's state, as /_sim/state serves it.
+type Snapshot struct {
+	Account          string           `json:"account"`
+	Servers          []CloudServer    `json:"servers"`
+	LoadBalancers    []LoadBalancer   `json:"load_balancers"`
+	CloudIPs         []CloudIP        `json:"cloud_ips"`
+	ServerGroups     []ServerGroup    `json:"server_groups"`
+	FirewallPolicies []FirewallPolicy `json:"firewall_policies"`
+	FirewallRules    []FirewallRule   `json:"firewall_rules"`
+}
+
+// State returns a copy of everything the cloud holds.
+func (s *Server) State() Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Snapshot{
+		Account:          s.opts.Account,
+		Servers:          cloneAll(s.st.servers.all(), (*CloudServer).clone),
+		LoadBalancers:    cloneAll(s.st.lbs.all(), (*LoadBalancer).clone),
+		CloudIPs:         cloneAll(s.st.cips.all(), (*CloudIP).clone),
+		ServerGroups:     cloneAll(s.st.groups.all(), (*ServerGroup).clone),
+		FirewallPolicies: cloneAll(s.st.policies.all(), (*FirewallPolicy).clone),
+		FirewallRules:    cloneAll(s.st.rules.all(), func(r *FirewallRule) FirewallRule { return *r }),
+	}
+}
+
+func cloneAll[T, U any](in []*T, clone func(*T) U) []U {
+	out := make([]U, 0, len(in))
+	for _, v := range in {
+		out = append(out, clone(v))
+	}
+	return out
+}
+
+// Advance settles every pending load balancer, ACME domain and cloud IP
+// mapping now.
+func (s *Server) Advance() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.st.settling.Advance()
+	s.st.mapping.Advance()
+}
+
+// PurgeDeleted removes the deleted load balancers and servers still
+// listed.
+func (s *Server) PurgeDeleted() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id := range s.st.gone {
+		s.st.gone[id] = 0
+	}
+	s.st.lbs.order = slices.Clone(s.st.lbs.order)
+	for _, lb := range s.st.lbs.all() {
+		s.st.listed(lb.ID, func() { s.st.lbs.del(lb.ID) })
+	}
+	for _, srv := range s.st.servers.all() {
+		s.st.listed(srv.ID, func() { s.st.servers.del(srv.ID) })
+	}
+}
