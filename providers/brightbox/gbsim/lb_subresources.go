@@ -19,8 +19,10 @@ func decodeList[T any](r *http.Request, key string) ([]T, *simkit.Response) {
 	var items []T
 	var err error
 	if trimmed := bytes.TrimSpace(raw); len(trimmed) > 0 && trimmed[0] == '{' {
-		obj := map[string]*[]T{key: &items}
-		err = json.Unmarshal(trimmed, &obj)
+		var obj map[string]json.RawMessage
+		if err = json.Unmarshal(trimmed, &obj); err == nil && obj[key] != nil {
+			err = json.Unmarshal(obj[key], &items)
+		}
 	} else {
 		err = json.Unmarshal(trimmed, &items)
 	}
