@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/brightbox/gobrightbox/v2/enums/serverstatus"
+
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
