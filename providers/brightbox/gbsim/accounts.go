@@ -25,7 +25,8 @@ type accountJSON struct {
 
 func (v view) accountJSON() accountJSON {
 	a := accountJSON{accountLite: v.accountLite(), CreatedAt: "2011-10-01T00:00:00Z", RAMLimit: 1 << 20,
-		CloudIPsLimit: 1000, LoadBalancersLimit: 1000, ValidCreditCard: true, TelephoneVerified: true, CountryCode: "GB"}
+		CloudIPsLimit: v.st.opts.CloudIPsLimit, LoadBalancersLimit: v.st.opts.LoadBalancersLimit,
+		ValidCreditCard: true, TelephoneVerified: true, CountryCode: "GB"}
 	for _, srv := range v.st.servers.all() {
 		if srv.Status != StatusDeleted {
 			a.ServersUsed++
@@ -33,13 +34,25 @@ func (v view) accountJSON() accountJSON {
 			a.RAMUsed += t.RAM
 		}
 	}
-	a.CloudIPsUsed = len(v.st.cips.order)
-	for _, lb := range v.st.lbs.all() {
+	a.CloudIPsUsed, a.LoadBalancersUsed = v.st.used()
+	return a
+}
+
+// used counts the cloud IPs and the load balancers not deleted, as the
+// account's limits do.
+func (st *state) used() (cloudIPs, loadBalancers int) {
+	for _, lb := range st.lbs.all() {
 		if lb.Status != StatusDeleted {
-			a.LoadBalancersUsed++
+			loadBalancers++
 		}
 	}
-	return a
+	return len(st.cips.order), loadBalancers
+}
+
+// limitReached is the API's answer to a create beyond the account's
+// limit (gobrightbox's testdata/api_error_forbidden.json).
+func limitReached(what string, limit int) simkit.Response {
+	return fail(http.StatusForbidden, "Account limit reached: %d %s", limit, what)
 }
 
 // listAccounts serves GET /1.0/accounts: the one account the credentials

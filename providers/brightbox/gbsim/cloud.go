@@ -56,12 +56,13 @@ func (c *Cloud) CloudConfig() string { return "" }
 // Routes is nil: Brightbox has no route API.
 func (c *Cloud) Routes() map[string]string { return nil }
 
-// LoadBalancers lists the load balancers not deleted, oldest first, with
+// LoadBalancers lists the load balancers neither deleted nor being
+// deleted (which settles with no further call), oldest first, with
 // listeners as "TCP:80->:30080" and members as server IDs, each sorted.
 func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
 	var out []simkit.LoadBalancer
 	for _, lb := range c.Server.LoadBalancers() {
-		if lb.Status == StatusDeleted {
+		if gone(lb.Status) {
 			continue
 		}
 		n := simkit.LoadBalancer{ID: lb.ID, Name: lb.Name, Members: slices.Sorted(slices.Values(lb.Nodes))}

@@ -19,6 +19,7 @@ type CloudIP struct {
 	PublicIPv4 string `json:"public_ipv4"`
 	PublicIPv6 string `json:"public_ipv6"`
 	FQDN       string `json:"fqdn"`
+	// ReverseDNS is "cip-<a-b-c-d>.gb1.brightbox.com" when "".
 	ReverseDNS string `json:"reverse_dns"`
 	// Mode is one of CloudIPModes; "" means nat.
 	Mode            string           `json:"mode"`
@@ -89,6 +90,9 @@ func (st *state) cipDefaults(c *CloudIP) {
 	}
 	if c.FQDN == "" {
 		c.FQDN = c.ID + ".gb1.brightbox.com"
+	}
+	if c.ReverseDNS == "" {
+		c.ReverseDNS = "cip-" + strings.ReplaceAll(c.PublicIPv4, ".", "-") + ".gb1.brightbox.com"
 	}
 	if c.Mode == "" {
 		c.Mode = "nat"
@@ -164,6 +168,9 @@ func (s *Server) createCloudIP(r *http.Request) simkit.Response {
 	if resp := decode(r, &req, true); resp != nil {
 		return *resp
 	}
+	if n, _ := s.st.used(); n >= s.opts.CloudIPsLimit {
+		return limitReached("cloud IPs", s.opts.CloudIPsLimit)
+	}
 	c := CloudIP{ID: s.st.newID("cip")}
 	if resp := req.apply(&c); resp != nil {
 		return *resp
@@ -200,7 +207,7 @@ func (s *Server) deleteCloudIP(r *http.Request) simkit.Response {
 	}
 	body := s.view(r).cip(c)
 	s.st.cips.del(c.ID)
-	return ok(body)
+	return accepted(body)
 }
 
 // destination resolves a map destination to what the cloud IP is mapped

@@ -40,7 +40,7 @@
 //	PUT    /1.0/servers/{id}/lock_resource     and unlock_resource
 //	GET    /1.0/interfaces/{id}
 //	GET    /1.0/load_balancers[/{id}]          a read counts towards settling
-//	POST   /1.0/load_balancers                 202, status creating
+//	POST   /1.0/load_balancers                 202, status creating; 403 beyond the account's limit
 //	PUT    /1.0/load_balancers/{id}            202; absent fields are kept
 //	DELETE /1.0/load_balancers/{id}            202 with the LB, status deleting; 409 when locked or gone
 //	POST   /1.0/load_balancers/{id}/add_nodes        bare array [{"node"}] or {"nodes":[…]}
@@ -49,9 +49,9 @@
 //	POST   /1.0/load_balancers/{id}/remove_listeners matched by "in"
 //	PUT    /1.0/load_balancers/{id}/lock_resource    and unlock_resource
 //	GET    /1.0/cloud_ips[/{id}]
-//	POST   /1.0/cloud_ips                      201, unmapped; name, reverse_dns, mode, port_translators
+//	POST   /1.0/cloud_ips                      201, unmapped; name, reverse_dns, mode, port_translators; 403 beyond the limit
 //	PUT    /1.0/cloud_ips/{id}
-//	DELETE /1.0/cloud_ips/{id}                 409 while mapped
+//	DELETE /1.0/cloud_ips/{id}                 202 with the cloud IP; 409 while mapped
 //	POST   /1.0/cloud_ips/{id}/map             {"destination": srv-|int-|lba-|grp-}; 409 when mapped
 //	POST   /1.0/cloud_ips/{id}/unmap           409 when not mapped
 //	GET    /1.0/server_groups[/{id}]
@@ -87,7 +87,9 @@
 // included, gets 422, and the simulator never answers with one unless
 // CorruptStatus asks it to. Errors carry {"error_name", "errors":[…]}
 // (brightbox.APIError): 400 bad_request for a body that does not decode,
-// 404 missing_resource, 409 invalid_state for a state that refuses the
+// 403 Forbidden for another account or a create beyond the account's
+// limits (Options.CloudIPsLimit, LoadBalancersLimit), 404
+// missing_resource, 409 invalid_state for a state that refuses the
 // request (mapped, locked, being deleted, already a member), 422
 // invalid_arguments for values the API does not accept. Only
 // missing_resource is the real API's documented name; clients look at
@@ -100,10 +102,15 @@
 // list), then active; a deleted one is deleting until as many reads, then
 // deleted (its cloud IPs unmapped), and stays listed for
 // Options.DeletedReads more lists (a deleted server too). ACME domains are
-// pending until as many reads, then valid with a certificate issued. A
-// cloud IP mapped onto a load balancer shows as mapped after
+// pending until as many reads of the load balancer with a cloud IP mapped
+// (Let's Encrypt reaches it through one), then valid with a certificate
+// issued. A cloud IP mapped onto a load balancer shows as mapped after
 // Options.MappingReads reads (0: at once). Advance settles everything
 // pending; PurgeDeleted drops what is deleted.
+//
+// gobrightbox keeps a token until its expires_in has passed (less x/oauth2's
+// ten seconds): after ExpireTokens it gets 401 until its client fetches a
+// new token, which is the caller's to do.
 //
 // # For tests
 //
@@ -123,6 +130,6 @@
 //
 // Creating or destroying servers through the API, images, volumes,
 // database servers, API clients, users and collaborations; account
-// limits; the Orbit storage API; rate limiting (the real API has none
+// the Orbit storage API; rate limiting (the real API has none
 // documented).
 package gbsim

@@ -58,3 +58,26 @@ func TestInjectedErrors(t *testing.T) {
 		t.Errorf("stats: %d cloud IP creates, want 1", n)
 	}
 }
+
+func TestAccountLimits(t *testing.T) {
+	s, c := setup(t, Options{CloudIPsLimit: 1, LoadBalancersLimit: 1})
+	if _, err := c.CreateCloudIP(ctx(), brightbox.CloudIPOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.CreateCloudIP(ctx(), brightbox.CloudIPOptions{})
+	if ae := wantAPIError(t, err, http.StatusForbidden); ae.ErrorName != "Forbidden" {
+		t.Errorf("error_name = %q", ae.ErrorName)
+	}
+	if _, err := c.CreateLoadBalancer(ctx(), lbOptions()); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.CreateLoadBalancer(ctx(), lbOptions())
+	wantStatus(t, err, http.StatusForbidden)
+	accounts, err := c.Accounts(ctx())
+	if err != nil || accounts[0].CloudIPsUsed != 1 || accounts[0].CloudIPsLimit != 1 || accounts[0].LoadBalancersUsed != 1 {
+		t.Errorf("account = %+v, %v", accounts, err)
+	}
+	if n := len(s.LoadBalancers()); n != 1 {
+		t.Errorf("%d load balancers", n)
+	}
+}

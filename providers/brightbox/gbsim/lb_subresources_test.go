@@ -93,10 +93,24 @@ func TestLoadBalancerACME(t *testing.T) {
 	if lb.Acme == nil || len(lb.Acme.Domains) != 2 || lb.Acme.Domains[0].Status != ACMEPending || lb.Acme.Certificate != nil {
 		t.Fatalf("acme = %+v", lb.Acme)
 	}
+	// Let's Encrypt reaches the load balancer through a cloud IP: none,
+	// no validation.
+	for range 3 {
+		if lb, err = c.LoadBalancer(ctx(), lb.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if lb.Status != loadbalancerstatus.Active || lb.Acme.Domains[0].Status != ACMEPending {
+		t.Fatalf("without a cloud IP: %v, acme %+v; want active and pending", lb.Status, lb.Acme)
+	}
+	cip := s.AddCloudIP(CloudIP{Target: lb.ID})
 	for range 2 {
 		if lb, err = c.LoadBalancer(ctx(), lb.ID); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if len(lb.CloudIPs) != 1 || lb.CloudIPs[0].ID != cip.ID {
+		t.Fatalf("cloud IPs = %+v", lb.CloudIPs)
 	}
 	if lb.Acme.Domains[1].Status != ACMEValid || lb.Acme.Certificate == nil || lb.Acme.Certificate.Fingerprint == "" {
 		t.Fatalf("acme after two reads = %+v", lb.Acme)

@@ -229,15 +229,20 @@ func fingerprint(parts ...string) string {
 	return hex.EncodeToString(h.Sum(nil))[:40]
 }
 
-// readLB counts a read of lb: it may settle, its ACME domains may validate
-// and cloud IPs being mapped onto it may show.
+// readLB counts a read of lb: it may settle, cloud IPs being mapped onto
+// it may show and, once one has, its ACME domains may validate (Let's
+// Encrypt reaches the load balancer through its cloud IP).
 func (st *state) readLB(id string) {
 	st.settling.Read(id)
-	st.settling.Read(acmeKey(id))
+	mapped := false
 	for _, c := range st.cips.all() {
 		if c.pending == id {
 			st.mapping.Read(c.ID)
 		}
+		mapped = mapped || c.Target == id
+	}
+	if mapped {
+		st.settling.Read(acmeKey(id))
 	}
 }
 
@@ -267,6 +272,9 @@ func (s *Server) createLoadBalancer(r *http.Request) simkit.Response {
 	var req lbRequest
 	if resp := decode(r, &req, false); resp != nil {
 		return *resp
+	}
+	if _, n := s.st.used(); n >= s.opts.LoadBalancersLimit {
+		return limitReached("load balancers", s.opts.LoadBalancersLimit)
 	}
 	lb := LoadBalancer{Status: StatusCreating, CreatedAt: s.st.now()}
 	if err := req.apply(&lb); err != nil {

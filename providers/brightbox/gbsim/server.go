@@ -36,6 +36,9 @@ const (
 	DefaultDeletedReads = 3
 	// DefaultTokenTTL is the lifetime of an access token (expires_in).
 	DefaultTokenTTL = simkit.DefaultOAuth2TTL
+	// DefaultLimit is the account's cloud IP and load balancer limit when
+	// Options leave it 0.
+	DefaultLimit = 1000
 )
 
 // Options configures a Server. The zero value is usable.
@@ -70,6 +73,10 @@ type Options struct {
 	// balancer) a cloud IP mapped onto a load balancer takes to show as
 	// mapped; 0 maps at once.
 	MappingReads int
+	// CloudIPsLimit and LoadBalancersLimit are the account's limits: a
+	// create beyond them gets 403 Forbidden "Account limit reached"; 0
+	// means DefaultLimit.
+	CloudIPsLimit, LoadBalancersLimit int
 	// DeletedReads is how many list reads a deleted load balancer or
 	// server stays visible for; 0 means DefaultDeletedReads, a negative
 	// value removes it at once.
@@ -135,6 +142,12 @@ func withDefaults(o Options) Options {
 	set(&o.AppSecret, DefaultAppSecret)
 	set(&o.Username, DefaultUsername)
 	set(&o.Password, DefaultPassword)
+	if o.CloudIPsLimit <= 0 {
+		o.CloudIPsLimit = DefaultLimit
+	}
+	if o.LoadBalancersLimit <= 0 {
+		o.LoadBalancersLimit = DefaultLimit
+	}
 	if o.DeletedReads == 0 {
 		o.DeletedReads = DefaultDeletedReads
 	}
