@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 
 	brightbox "github.com/brightbox/gobrightbox/v2"
 	"github.com/brightbox/gobrightbox/v2/clientcredentials"
@@ -46,7 +45,7 @@ func connect(ctx context.Context, cfg *Config, hc *http.Client) (*brightbox.Clie
 		return nil, err
 	}
 	a := newAuth(cfg, base, hc)
-	if _, err := a.token(ctx); err != nil {
+	if _, err := a.token(ctx, nil); err != nil {
 		return nil, err
 	}
 	c, err := brightbox.Connect(ctx, a.withAccount(""))
@@ -109,20 +108,30 @@ type auth struct {
 	host string // the API's host: the only one that gets the token
 	hc   *http.Client
 
-	mu  sync.Mutex // held while a token is fetched, so concurrent requests wait for one
+	sem chan struct{} // held while tok is read or fetched
 	tok *oauth2.Token
 }
 
 func newAuth(cfg *Config, base string, hc *http.Client) *auth {
 	u, _ := url.Parse(base) // apiBase parsed it already
-	return &auth{cfg: cfg, base: base, host: u.Host, hc: hc}
+	return &auth{cfg: cfg, base: base, host: u.Host, hc: hc, sem: make(chan struct{}, 1)}
 }
 
 // token returns the current token, fetching a new one when there is none
-// or it has expired.
-func (a *auth) token(ctx context.Context) (*oauth2.Token, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+// or it has expired. refused is a token the API just refused, or nil: if
+// it is still the current one, it is dropped first (if another request
+// replaced it already, that one's new token serves). One request fetches
+// at a time; the others wait for its token, or for their context to end.
+func (a *auth) token(ctx context.Context, refused *oauth2.Token) (*oauth2.Token, error) {
+	select {
+	case a.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for an API token: %w", context.Cause(ctx))
+	}
+	defer func() { <-a.sem }()
+	if refused != nil && a.tok != nil && a.tok.AccessToken == refused.AccessToken {
+		a.tok = nil
+	}
 	if a.tok.Valid() {
 		return a.tok, nil
 	}
@@ -134,21 +143,14 @@ func (a *auth) token(ctx context.Context) (*oauth2.Token, error) {
 	return tok, nil
 }
 
-// refused drops tok, which the API refused, unless another request
-// already replaced it.
-func (a *auth) refused(tok *oauth2.Token) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.tok != nil && a.tok.AccessToken == tok.AccessToken {
-		a.tok = nil
-	}
-}
-
 // fetch asks the token endpoint for a new token with the credentials as
 // they are now (a *_FILE secret is re-read). The error names the variables
 // to check and never holds a secret.
 func (a *auth) fetch(ctx context.Context) (*oauth2.Token, error) {
-	ctx = context.WithValue(cloudapi.WithOperation(ctx, "token.create"), oauth2.HTTPClient, a.hc)
+	// A token request changes nothing the next one depends on: the
+	// framework's transport may retry it.
+	ctx = cloudapi.MarkIdempotent(cloudapi.WithOperation(ctx, "token.create"))
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, a.hc)
 	ep := endpoint.Config{BaseURL: a.base, Scopes: endpoint.InfrastructureScope}
 	var (
 		oc    brightbox.Oauth2
@@ -253,7 +255,7 @@ type tokenSource struct {
 	ctx context.Context //nolint:containedctx // oauth2.TokenSource takes none
 }
 
-func (t tokenSource) Token() (*oauth2.Token, error) { return t.a.token(t.ctx) }
+func (t tokenSource) Token() (*oauth2.Token, error) { return t.a.token(t.ctx, nil) }
 
 // bearer adds the token to the requests for the API's host and, when the
 // API refuses it, sends the request once more with a new one.
@@ -270,7 +272,7 @@ func (b *bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL.Host != b.auth.host {
 		return next.RoundTrip(req)
 	}
-	tok, err := b.auth.token(req.Context())
+	tok, err := b.auth.token(req.Context(), nil)
 	if err != nil {
 		closeBody(req)
 		return nil, err
@@ -288,8 +290,7 @@ func (b *bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	drain(resp)
-	b.auth.refused(tok)
-	if tok, err = b.auth.token(req.Context()); err != nil {
+	if tok, err = b.auth.token(req.Context(), tok); err != nil {
 		if body != nil {
 			body.Close()
 		}

@@ -1,0 +1,40 @@
+package brightbox_test
+
+import (
+	"testing"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
+	"github.com/ccmkit/ccmkit/providers/brightbox"
+	"github.com/ccmkit/ccmkit/providers/brightbox/gbsim"
+)
+
+// TestConformance runs the framework's behavioural contract (providerID
+// round trip, not-found semantics, shutdown, listing, idempotent load
+// balancers with zero writes on a no-op, invalid annotations) against the
+// provider and the simulator, with the real gobrightbox client over
+// OAuth2. Brightbox has no routes; the suite skips them.
+func TestConformance(t *testing.T) {
+	frameworktest.RunConformance(t, harness{})
+}
+
+// TestSecretRotation rotates the API client's secret in
+// BRIGHTBOX_CLIENT_SECRET_FILE the way the kubelet updates a Secret volume
+// and expects the very next token, and so the very next lookup, to use it.
+func TestSecretRotation(t *testing.T) {
+	frameworktest.RunSecretRotation(t, harness{}, "BRIGHTBOX_CLIENT_SECRET")
+}
+
+// harness connects the conformance suite to a fresh simulated cloud.
+type harness struct{}
+
+func (harness) Setup(t *testing.T) *frameworktest.Target {
+	sim := gbsim.NewServer(t, gbsim.Options{})
+	return &frameworktest.Target{
+		Provider: brightbox.New(),
+		Env:      sim.Env(sim.URL()),
+		Cloud:    frameworktest.SimCloud(sim.Cloud()),
+		InvalidAnnotations: map[string]string{
+			"service.beta.kubernetes.io/brightbox-load-balancer-healthcheck-timeout": "abc",
+		},
+	}
+}

@@ -1,0 +1,105 @@
+package brightbox_test
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/klog/v2/ktesting"
+
+	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
+	"github.com/ccmkit/ccmkit/providers/brightbox"
+	"github.com/ccmkit/ccmkit/providers/brightbox/gbsim"
+)
+
+// hungTokens makes the token endpoint hang (for an hour, or until the
+// client gives up).
+func hungTokens(t *testing.T, sim *gbsim.Server) {
+	t.Helper()
+	t.Cleanup(sim.Inject(simkit.Fault{Op: "POST /token/", Delay: time.Hour}))
+}
+
+// A hung token endpoint at start-up: Init ends at --cloud-init-timeout
+// with an error naming it, though each request alone would be allowed far
+// longer.
+func TestInitTimeoutBoundsAHungTokenEndpoint(t *testing.T) {
+	sim := gbsim.NewServer(t, gbsim.Options{})
+	hungTokens(t, sim)
+	_, ctx := ktesting.NewTestContext(t)
+	vars := sim.Env(sim.URL())
+	start := time.Now()
+	_, err := framework.NewCloud(ctx, brightbox.New(), &framework.Env{
+		LookupEnv:   func(k string) (string, bool) { v, ok := vars[k]; return v, ok },
+		InitTimeout: 500 * time.Millisecond,
+		CloudAPI:    cloudapi.Options{Timeout: 5 * time.Second},
+	})
+	elapsed := time.Since(start)
+	if err == nil || !strings.Contains(err.Error(), "--cloud-init-timeout=500ms") {
+		t.Fatalf("NewCloud = %v; want an error naming --cloud-init-timeout", err)
+	}
+	if elapsed > 3*time.Second {
+		t.Errorf("NewCloud took %s with a 500ms start-up deadline", elapsed)
+	}
+}
+
+// A token that expires while the token endpoint hangs: every lookup, the
+// one fetching the token and those waiting for it, ends at
+// --instance-lookup-timeout with an error, never "the instance is gone",
+// even while a call with a longer deadline holds the token fetch.
+func TestInstanceLookupTimeoutBoundsAHungTokenEndpoint(t *testing.T) {
+	sim := gbsim.NewServer(t, gbsim.Options{})
+	id := sim.AddServer(gbsim.CloudServer{}).ID
+	_, ctx := ktesting.NewTestContext(t)
+	vars := sim.Env(sim.URL())
+	p := brightbox.New()
+	cloud, err := framework.NewCloud(ctx, p, &framework.Env{
+		LookupEnv:             func(k string) (string, bool) { v, ok := vars[k]; return v, ok },
+		InstanceLookupTimeout: 500 * time.Millisecond,
+		InstanceCacheTTL:      -1,
+		CloudAPI:              cloudapi.Options{Timeout: 5 * time.Second},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, _ := cloud.InstancesV2()
+	hungTokens(t, sim)
+	sim.ExpireTokens()
+	var wg sync.WaitGroup
+	// A call without a lookup deadline (a load-balancer sync) fetches the
+	// token first, and hangs for as long as the transport allows.
+	long, cancel := context.WithCancel(ctx)
+	defer wg.Wait()
+	defer cancel()
+	before := sim.TokenRequests()
+	done := make(chan struct{})
+	wg.Go(func() {
+		defer close(done)
+		_, _ = p.Instances().InstanceByID(long, id)
+	})
+	for sim.TokenRequests() == before { // until its token request reaches the endpoint
+		select {
+		case <-done:
+			t.Fatal("the first call ended before its token request")
+		default:
+			runtime.Gosched()
+		}
+	}
+	start := time.Now()
+	var short sync.WaitGroup
+	for range 3 {
+		short.Go(func() {
+			if exists, err := inst.InstanceExists(ctx, node("x", "brightbox://"+id)); err == nil {
+				t.Errorf("InstanceExists = %v, nil; want an error", exists)
+			}
+		})
+	}
+	short.Wait()
+	if elapsed := time.Since(start); elapsed > 3*time.Second {
+		t.Errorf("three lookups took %s with a 500ms lookup deadline", elapsed)
+	}
+}
