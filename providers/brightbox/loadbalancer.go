@@ -58,15 +58,12 @@ var (
 // Brightbox load balancer can serve gets a Warning Event and no call.
 func (d *lbDriver) Validate(req *lbRequest) error { return validateService(req) }
 
-// alive reports whether lb is in use: a deleted load balancer stays in the
-// API's lists for a while, and one being deleted is gone for the CCM.
-func alive(lb *loadBalancer) bool {
-	return lb.Status != loadbalancerstatus.Deleting && lb.Status != loadbalancerstatus.Deleted
-}
+// alive reports whether lb exists for the CCM: a deleted load balancer
+// stays in the API's lists for a while.
+func alive(lb *loadBalancer) bool { return lb.Status != loadbalancerstatus.Deleted }
 
-// Get returns the load balancer with this ID; the API's 404, or a load
-// balancer deleted or being deleted, wraps ErrNotFound and the pipeline
-// falls back to Find.
+// Get returns the load balancer with this ID; the API's 404, or a deleted
+// load balancer, wraps ErrNotFound and the pipeline falls back to Find.
 func (d *lbDriver) Get(ctx context.Context, id string) (*loadBalancer, error) {
 	lb, err := one(ctx, "load_balancers.get", func(ctx context.Context) (*loadBalancer, error) {
 		return d.client.LoadBalancer(ctx, id)
@@ -84,8 +81,8 @@ func (d *lbDriver) Get(ctx context.Context, id string) (*loadBalancer, error) {
 	return lb, nil
 }
 
-// List implements framework.LoadBalancerLister: every live load balancer
-// of the account, in one call. The pipeline serves Get and Find from it.
+// List implements framework.LoadBalancerLister: every load balancer of the
+// account not deleted, in one call. The pipeline serves Get and Find from it.
 func (d *lbDriver) List(ctx context.Context) ([]*loadBalancer, error) {
 	lbs, err := d.client.LoadBalancers(cloudapi.WithOperation(ctx, "load_balancers.list"))
 	if err != nil {
@@ -104,7 +101,7 @@ func (d *lbDriver) List(ctx context.Context) ([]*loadBalancer, error) {
 }
 
 // Owns implements framework.LoadBalancerLister: as the existing CCM, a
-// Service owns the live load balancer with its name.
+// Service owns the load balancer with its name (not a deleted one).
 func (d *lbDriver) Owns(lb *loadBalancer, req *lbRequest) bool {
 	return lb.Name == req.Name && alive(lb)
 }
@@ -224,28 +221,40 @@ const acmeValid = "valid"
 // Delete removes the load balancer and what the driver made for it: the
 // cloud IPs named as it (one from cloudip-allocations is only unmapped),
 // its firewall policy and its server group. Everything else mapped to it
-// is unmapped, never deleted. A second Delete finds nothing and writes
-// nothing.
+// is unmapped, never deleted. The API deletes a load balancer in the
+// background: Delete answers "provisioning" until it is gone, and a
+// load balancer already being deleted costs one read per call.
 func (d *lbDriver) Delete(ctx context.Context, lb *loadBalancer, req *lbRequest) error {
+	if lb.Status == loadbalancerstatus.Deleting {
+		if _, err := d.Get(ctx, lb.ID); err != nil {
+			return err // gone: ErrNotFound
+		}
+		return framework.Provisioning("load balancer %s is being deleted", lb.ID)
+	}
 	if err := d.releaseCloudIPs(ctx, lb, req); err != nil {
 		return err
 	}
 	if err := d.deleteFirewall(ctx, req); err != nil {
 		return err
 	}
-	_, err := one(ctx, "load_balancers.delete", func(ctx context.Context) (*loadBalancer, error) {
+	deleted, err := one(ctx, "load_balancers.delete", func(ctx context.Context) (*loadBalancer, error) {
 		return d.client.DestroyLoadBalancer(ctx, lb.ID)
 	})
-	if isNotFound(err) {
+	switch {
+	case isNotFound(err):
 		return fmt.Errorf("load balancer %s: %w", lb.ID, framework.ErrNotFound)
+	case err != nil:
+		return err
+	case deleted != nil && deleted.Status == loadbalancerstatus.Deleted:
+		return nil
 	}
-	return err
+	return framework.Provisioning("load balancer %s is being deleted", lb.ID)
 }
 
 // Inspect tells the pipeline what state the load balancer is in: its cloud
 // IPs' addresses, and ipMode Proxy when its listeners speak PROXY protocol.
 func (d *lbDriver) Inspect(lb *loadBalancer) framework.LoadBalancerState {
-	s := framework.LoadBalancerState{ID: lb.ID, Provisioning: lb.Status == loadbalancerstatus.Creating}
+	s := framework.LoadBalancerState{ID: lb.ID, Provisioning: lb.Status == loadbalancerstatus.Creating || lb.Status == loadbalancerstatus.Deleting}
 	switch lb.Status {
 	case loadbalancerstatus.Failing, loadbalancerstatus.Failed:
 		s.Failed = "status " + lb.Status.String()
