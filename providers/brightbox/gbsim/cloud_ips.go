@@ -3,6 +3,7 @@ package gbsim
 import (
 	"fmt"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -15,7 +16,8 @@ type CloudIP struct {
 	// ID is "cip-xxxxx"; "" gets a new one.
 	ID   string `json:"id"`
 	Name string `json:"name"`
-	// PublicIPv4, PublicIPv6 and FQDN are derived from the ID when "".
+	// PublicIPv4 and PublicIPv6 are the next free addresses when "";
+	// FQDN is "<id>.gb1.brightbox.com".
 	PublicIPv4 string `json:"public_ipv4"`
 	PublicIPv6 string `json:"public_ipv6"`
 	FQDN       string `json:"fqdn"`
@@ -75,18 +77,22 @@ func (s *Server) AddCloudIP(c CloudIP) CloudIP {
 	return stored.clone()
 }
 
-// cipDefaults derives a cloud IP's addresses from its ID.
+// cipDefaults gives a cloud IP the next free IPv4 address of the cloud's
+// range (109.107.32.0/19) and the IPv6 address holding it.
 func (st *state) cipDefaults(c *CloudIP) {
-	n := 0
-	for _, ch := range c.ID {
-		n = n*31 + int(ch)
-	}
-	n &= 0xffff
 	if c.PublicIPv4 == "" {
-		c.PublicIPv4 = fmt.Sprintf("109.107.%d.%d", 32+n/256%64, n%256)
+		taken := map[string]bool{}
+		for _, other := range st.cips.all() {
+			taken[other.PublicIPv4] = true
+		}
+		for c.PublicIPv4 == "" || taken[c.PublicIPv4] {
+			n := st.cipSeq % 8192
+			st.cipSeq++
+			c.PublicIPv4 = fmt.Sprintf("109.107.%d.%d", 32+n/256, n%256)
+		}
 	}
 	if c.PublicIPv6 == "" {
-		c.PublicIPv6 = fmt.Sprintf("2a02:1348:ffff:ffff::6d6b:%x", n)
+		c.PublicIPv6 = ipv6For(c.PublicIPv4)
 	}
 	if c.FQDN == "" {
 		c.FQDN = c.ID + ".gb1.brightbox.com"
@@ -97,6 +103,17 @@ func (st *state) cipDefaults(c *CloudIP) {
 	if c.Mode == "" {
 		c.Mode = "nat"
 	}
+}
+
+// ipv6For is the IPv6 address of a cloud IP with IPv4 address ip, as
+// Brightbox numbers them: 109.107.50.0 is 2a02:1348:ffff:ffff::6d6b:3200.
+func ipv6For(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil || !a.Is4() {
+		return ""
+	}
+	b := a.As4()
+	return fmt.Sprintf("2a02:1348:ffff:ffff::%x:%x", uint16(b[0])<<8|uint16(b[1]), uint16(b[2])<<8|uint16(b[3]))
 }
 
 // CloudIPs returns the cloud IPs, oldest first.

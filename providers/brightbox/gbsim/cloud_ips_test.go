@@ -2,6 +2,7 @@ package gbsim
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	brightbox "github.com/brightbox/gobrightbox/v2"
@@ -134,5 +135,23 @@ func TestCloudIPValidation(t *testing.T) {
 	}
 	if status, _ := call(t, s, bearer, http.MethodPost, "/1.0/cloud_ips", ""); status != http.StatusCreated {
 		t.Errorf("no body: %d, want 201", status)
+	}
+}
+
+func TestCloudIPAddresses(t *testing.T) {
+	s := NewServer(t, Options{})
+	if got := ipv6For("109.107.50.0"); got != "2a02:1348:ffff:ffff::6d6b:3200" {
+		t.Errorf("ipv6For = %q", got)
+	}
+	seen := map[string]bool{}
+	for range 300 {
+		c := s.AddCloudIP(CloudIP{})
+		if seen[c.PublicIPv4] || seen[c.PublicIPv6] {
+			t.Fatalf("%s: %s or %s handed out twice", c.ID, c.PublicIPv4, c.PublicIPv6)
+		}
+		seen[c.PublicIPv4], seen[c.PublicIPv6] = true, true
+		if c.ReverseDNS != "cip-"+strings.ReplaceAll(c.PublicIPv4, ".", "-")+".gb1.brightbox.com" {
+			t.Fatalf("reverse DNS %q for %s", c.ReverseDNS, c.PublicIPv4)
+		}
 	}
 }

@@ -91,13 +91,14 @@
 // limits (Options.CloudIPsLimit, LoadBalancersLimit), 404
 // missing_resource, 409 invalid_state for a state that refuses the
 // request (mapped, locked, being deleted, already a member), 422
-// invalid_arguments for values the API does not accept. Only
-// missing_resource is the real API's documented name; clients look at
-// the status.
+// invalid_arguments for values the API does not accept. missing_resource
+// and Forbidden are the names cloud-apis.md and gobrightbox's testdata
+// give; the others are plausible, and clients look at the status.
 //
 // # Asynchronous resources
 //
-// Nothing moves on a timer (simkit.Lifecycle). A new load balancer is
+// Nothing moves on a timer (simkit.Lifecycle). A server seeded creating is
+// active from its Options.ProvisioningReads-th read. A new load balancer is
 // creating until its Options.ProvisioningReads-th read (a GET of it, or a
 // list), then active; a deleted one is deleting until as many reads, then
 // deleted (its cloud IPs unmapped), and stays listed for

@@ -16,7 +16,8 @@ type CloudServer struct {
 	// ID is "srv-xxxxx"; "" gets a new one.
 	ID   string `json:"id"`
 	Name string `json:"name"`
-	// Status is one of ServerStatuses; "" means active.
+	// Status is one of ServerStatuses; "" means active. A creating server
+	// becomes active after Options.ProvisioningReads reads.
 	Status string `json:"status"`
 	// Zone is the zone's handle (ZoneHandles); "" means DefaultZone.
 	Zone string `json:"zone"`
@@ -134,7 +135,13 @@ func (st *state) addServer(srv CloudServer) CloudServer {
 			def.Servers = append(def.Servers, srv.ID)
 		}
 	}
-	st.servers.put(srv.ID, &srv)
+	stored := srv
+	st.servers.put(srv.ID, &stored)
+	if stored.Status == StatusCreating {
+		st.settling.Start(srv.ID, func() { stored.Status = StatusActive })
+	} else {
+		st.settling.Stop(srv.ID)
+	}
 	return srv
 }
 
@@ -160,6 +167,7 @@ func (s *Server) DeleteServer(id string) bool {
 		return true
 	}
 	now := st.now()
+	st.settling.Stop(id)
 	srv.Status, srv.DeletedAt = StatusDeleted, &now
 	for _, g := range st.groups.all() {
 		g.Servers = slices.DeleteFunc(g.Servers, func(x string) bool { return x == id })
@@ -184,6 +192,7 @@ func (s *Server) SetServerStatus(id, status string) bool {
 	defer s.mu.Unlock()
 	srv, ok := s.st.servers.get(id)
 	if ok {
+		s.st.settling.Stop(id)
 		srv.Status = status
 	}
 	return ok
@@ -201,6 +210,7 @@ func (s *Server) listServers(r *http.Request) simkit.Response {
 	out := []serverJSON{}
 	for _, srv := range s.st.servers.all() {
 		if s.st.listed(srv.ID, func() { s.st.servers.del(srv.ID) }) {
+			s.st.settling.Read(srv.ID)
 			out = append(out, v.server(srv))
 		}
 	}
@@ -212,6 +222,7 @@ func (s *Server) getServer(r *http.Request) simkit.Response {
 	if !found {
 		return notFound()
 	}
+	s.st.settling.Read(srv.ID)
 	return ok(s.view(r).server(srv))
 }
 

@@ -77,3 +77,16 @@ func TestDeletedServerStaysListed(t *testing.T) {
 	_, err = c.Server(ctx(), srv.ID)
 	wantStatus(t, err, http.StatusNotFound)
 }
+
+func TestCreatingServerSettles(t *testing.T) {
+	s, c := setup(t, Options{ProvisioningReads: 2})
+	srv := s.AddServer(CloudServer{Name: "booting", Status: StatusCreating})
+	got, err := c.Server(ctx(), srv.ID)
+	if err != nil || got.Status != serverstatus.Creating || got.StartedAt != nil {
+		t.Fatalf("first read = %+v, %v; want creating, not started", got, err)
+	}
+	list, err := c.Servers(ctx())
+	if err != nil || list[0].Status != serverstatus.Active {
+		t.Fatalf("second read = %+v, %v; want active", list, err)
+	}
+}

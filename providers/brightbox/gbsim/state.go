@@ -57,6 +57,7 @@ type state struct {
 	policies table[FirewallPolicy]
 	rules    table[FirewallRule]
 	seq      int
+	cipSeq   int // the last cloud IP address handed out
 	// settling settles load balancers (creating -> active, deleting ->
 	// deleted) and ACME domains (pending -> valid).
 	settling *simkit.Lifecycle
