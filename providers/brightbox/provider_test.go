@@ -95,6 +95,7 @@ func TestStartupFailures(t *testing.T) {
 		{Name: "user without password", Env: with(user, "BRIGHTBOX_PASSWORD", ""), Want: []string{"BRIGHTBOX_PASSWORD: required"}},
 		{Name: "password without user", Env: with(user, "BRIGHTBOX_USER_NAME", ""), Want: []string{"BRIGHTBOX_USER_NAME: required"}},
 		{Name: "application without its secret", Env: with(user, "BRIGHTBOX_CLIENT", "app-12345"), Want: []string{"BRIGHTBOX_CLIENT and BRIGHTBOX_CLIENT_SECRET"}},
+		{Name: "secret file missing", Env: with(env, "BRIGHTBOX_CLIENT_SECRET", "", "BRIGHTBOX_CLIENT_SECRET_FILE", "/nonexistent/secret"), Want: []string{"BRIGHTBOX_CLIENT_SECRET_FILE"}},
 		{Name: "not a URL", Env: with(env, "BRIGHTBOX_API_URL", "api.gb1.brightbox.com"), Want: []string{"BRIGHTBOX_API_URL"}},
 		{Name: "not an account", Env: with(env, "BRIGHTBOX_ACCOUNT", "43ks4"), Want: []string{"BRIGHTBOX_ACCOUNT"}},
 		{Name: "rejected client secret", Env: with(env, "BRIGHTBOX_CLIENT_SECRET", "wrong-secret-do-not-print"), Want: []string{"BRIGHTBOX_CLIENT_SECRET", "401"}},
