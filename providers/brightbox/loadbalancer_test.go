@@ -192,7 +192,7 @@ func ruleOf(sim *gbsim.Server, policy string) []gbsim.FirewallRule {
 // (no write), follows a node leaving, and deletes exactly what it made,
 // twice.
 func TestLoadBalancerLifecycle(t *testing.T) {
-	f := newLBFixture(t, gbsim.Options{})
+	f := newLBFixture(t, gbsim.Options{MappingReads: 2})
 	// Neighbours the CCM must leave alone.
 	other := f.sim.AddCloudIP(gbsim.CloudIP{Name: "someone-else"})
 	otherGroup := f.sim.AddServerGroup(gbsim.ServerGroup{Name: "web.default.other-cluster"})
@@ -478,5 +478,34 @@ func TestLoadBalancerMalformedAnswers(t *testing.T) {
 	f.ensureReady(t, svc)
 	if n := len(liveLBs(f.sim)); n != 1 {
 		t.Errorf("cloud holds %d load balancers, want 1", n)
+	}
+}
+
+// TestLoadBalancerSwitchCloudIP: naming a cloud IP in cloudip-allocations
+// for a load balancer that has one the CCM allocated maps the named one
+// and deletes the allocated one; the status follows.
+func TestLoadBalancerSwitchCloudIP(t *testing.T) {
+	f := newLBFixture(t, gbsim.Options{})
+	svc := f.service(t, "switch", nil)
+	f.ensureReady(t, svc)
+	const name = "switch.default." + clusterName
+	allocated := named(f.sim.CloudIPs(), name, cipName)
+	if len(allocated) != 1 {
+		t.Fatalf("cloud IPs named %s: %+v, want one", name, allocated)
+	}
+	reserved := f.sim.AddCloudIP(gbsim.CloudIP{Name: "reserved"})
+	svc = f.fresh(t, svc)
+	svc.Annotations[brightbox.AnnotationPrefix+"cloudip-allocations"] = reserved.ID
+	if _, err := f.kube.CoreV1().Services("default").Update(f.ctx, svc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	status := f.ensureReady(t, svc)
+	lb := onlyLB(t, f.sim)
+	cips := f.sim.CloudIPs()
+	if len(cips) != 1 || cips[0].ID != reserved.ID || cips[0].Target != lb.ID {
+		t.Errorf("cloud IPs = %+v, want only %s, mapped to %s", cips, reserved.ID, lb.ID)
+	}
+	if len(status.Ingress) != 2 || status.Ingress[0].IP != reserved.PublicIPv4 || status.Ingress[1].IP != reserved.PublicIPv6 {
+		t.Errorf("status = %+v, want the reserved cloud IP's addresses", status)
 	}
 }
