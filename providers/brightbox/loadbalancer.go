@@ -212,7 +212,7 @@ func acmePending(lb *loadBalancer, cip *brightbox.CloudIP) error {
 	if len(pending) == 0 {
 		return nil
 	}
-	return framework.Provisioning("load balancer %s: certificate domains not yet valid: %s; point them at %s", lb.ID, joinComma(pending), cloudIPAddresses(cip))
+	return framework.Provisioning("certificate domains not yet valid: %s; point them at %s", joinComma(pending), cloudIPAddresses(cip))
 }
 
 // acmeValid is the status of a certificate domain Let's Encrypt validated.
