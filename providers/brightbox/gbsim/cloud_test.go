@@ -1,6 +1,7 @@
 package gbsim
 
 import (
+	"encoding/json"
 	"net/http"
 	"reflect"
 	"slices"
@@ -63,5 +64,43 @@ func TestCloud(t *testing.T) {
 	}
 	if got := cloud.Env()["BRIGHTBOX_CLIENT_SECRET"]; got != "rotated" {
 		t.Errorf("Env's secret after rotation = %q", got)
+	}
+}
+
+func TestSimEndpoints(t *testing.T) {
+	s, c := setup(t, Options{})
+	srv := s.AddServer(CloudServer{Name: "a"})
+	s.AddCloudIP(CloudIP{Name: "ip", Target: srv.ID})
+	if _, err := c.Servers(ctx()); err != nil {
+		t.Fatal(err)
+	}
+	var state Snapshot
+	getSim(t, s.URL()+"/_sim/state", &state)
+	if len(state.Servers) != 1 || len(state.CloudIPs) != 1 || state.CloudIPs[0].Target != srv.Interface ||
+		len(state.ServerGroups) != 1 || len(state.FirewallPolicies) != 1 || state.Account != s.Account() {
+		t.Errorf("/_sim/state = %+v", state)
+	}
+	var stats struct {
+		Operations map[string]int `json:"operations"`
+	}
+	getSim(t, s.URL()+"/_sim/stats", &stats)
+	if stats.Operations["GET /1.0/servers"] != 1 || stats.Operations[opToken] != 1 {
+		t.Errorf("/_sim/stats operations = %v", stats.Operations)
+	}
+}
+
+func getSim(t *testing.T, url string, v any) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatal(err)
 	}
 }

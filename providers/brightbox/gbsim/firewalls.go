@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
@@ -71,7 +73,7 @@ func (s *Server) AddFirewallPolicy(p FirewallPolicy, rules ...FirewallRule) Fire
 			r.CreatedAt = epoch
 		}
 		r.FirewallPolicy = p.ID
-		if err := validateRule(&r); err != nil {
+		if err := validateRule(st, &r); err != nil {
 			panic("gbsim: " + err.Error())
 		}
 		st.rules.put(r.ID, &r)
@@ -261,11 +263,17 @@ var (
 	protocolNumber = regexp.MustCompile(`^\d{1,3}$`)
 )
 
-// validateRule checks a rule as the API would store it.
-func validateRule(r *FirewallRule) error {
+// validateRule checks a rule as the API would store it; st, when not
+// nil, checks that the servers, groups and load balancers it names exist.
+func validateRule(st *state, r *FirewallRule) error {
 	var errs []error
 	if r.Source == "" && r.Destination == "" {
 		errs = append(errs, errors.New("a rule needs a source or a destination"))
+	}
+	for field, end := range map[string]string{"source": r.Source, "destination": r.Destination} {
+		if err := validateEnd(st, end); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", field, err))
+		}
 	}
 	if r.Protocol != "" && !slices.Contains(RuleProtocols, r.Protocol) && !protocolNumber.MatchString(r.Protocol) {
 		errs = append(errs, fmt.Errorf("protocol: %q is not one of %v or a number", r.Protocol, RuleProtocols))
@@ -280,6 +288,36 @@ func validateRule(r *FirewallRule) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validateEnd checks a rule's source or destination: "" (none), "any",
+// an IPv4 or IPv6 address or CIDR, or a server, server group or load
+// balancer.
+func validateEnd(st *state, end string) error {
+	if end == "" || end == "any" {
+		return nil
+	}
+	if _, err := netip.ParsePrefix(end); err == nil {
+		return nil
+	}
+	if _, err := netip.ParseAddr(end); err == nil {
+		return nil
+	}
+	var found bool
+	switch prefix, _, _ := strings.Cut(end, "-"); prefix {
+	case "srv":
+		_, found = st.servers.get(end)
+	case "grp":
+		_, found = st.groups.get(end)
+	case "lba":
+		_, found = st.lbs.get(end)
+	default:
+		return fmt.Errorf("%q is not any, an address, a CIDR, a server, a server group or a load balancer", end)
+	}
+	if !found {
+		return fmt.Errorf("no %s", end)
+	}
+	return nil
 }
 
 func (s *Server) listFirewallRules(r *http.Request) simkit.Response {
@@ -312,7 +350,7 @@ func (s *Server) createFirewallRule(r *http.Request) simkit.Response {
 	}
 	rule := FirewallRule{FirewallPolicy: *req.FirewallPolicy, CreatedAt: s.st.now()}
 	req.apply(&rule)
-	if err := validateRule(&rule); err != nil {
+	if err := validateRule(s.st, &rule); err != nil {
 		return invalid("%s", err.Error())
 	}
 	rule.ID = s.st.newID("fwr")
@@ -334,7 +372,7 @@ func (s *Server) updateFirewallRule(r *http.Request) simkit.Response {
 	}
 	next := *rule
 	req.apply(&next)
-	if err := validateRule(&next); err != nil {
+	if err := validateRule(s.st, &next); err != nil {
 		return invalid("%s", err.Error())
 	}
 	*rule = next

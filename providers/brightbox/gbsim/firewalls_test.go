@@ -41,9 +41,21 @@ func TestFirewallPolicies(t *testing.T) {
 		{FirewallPolicy: p.ID, Protocol: ptr("icmp"), Source: ptr("any"), DestinationPort: ptr("80")},
 		{FirewallPolicy: p.ID, Protocol: ptr("tcp"), Source: ptr("any"), DestinationPort: ptr("eighty")},
 		{FirewallPolicy: "fwp-nope0", Source: ptr("any")},
+		{FirewallPolicy: p.ID, Source: ptr("10.0.0.0/33")},
+		{FirewallPolicy: p.ID, Source: ptr("srv-nope0")},
+		{FirewallPolicy: p.ID, Destination: ptr("everywhere")},
 	} {
 		_, err := c.CreateFirewallRule(ctx(), bad)
 		wantStatus(t, err, http.StatusUnprocessableEntity)
+	}
+	for _, end := range []string{"any", "2a02:1348::/32", "192.0.2.1", g.ID} {
+		r, err := c.CreateFirewallRule(ctx(), brightbox.FirewallRuleOptions{FirewallPolicy: p.ID, Source: ptr(end)})
+		if err != nil {
+			t.Fatalf("source %s: %v", end, err)
+		}
+		if _, err := c.DestroyFirewallRule(ctx(), r.ID); err != nil {
+			t.Fatal(err)
+		}
 	}
 	got, err := c.FirewallPolicy(ctx(), p.ID)
 	if err != nil || len(got.Rules) != 1 || got.Rules[0].ID != rule.ID {
