@@ -26,8 +26,10 @@ type CloudServer struct {
 	Type string `json:"type"`
 	// Interface is the network interface's ID ("int-xxxxx"); "" gets one.
 	Interface string `json:"interface"`
-	// IPv4 and IPv6 are the interface's addresses: a private 10.x IPv4 and
-	// a public IPv6, derived from the ID when "". "none" leaves one out.
+	// IPv4 and IPv6 are the interface's addresses: a private IPv4 of
+	// 10.240.0.0/12 and a public IPv6, numbered in the order servers are
+	// added when "" (unique for a million servers). "none"
+	// leaves one out.
 	IPv4 string `json:"ipv4"`
 	IPv6 string `json:"ipv6"`
 	// Hostname is the ID when ""; FQDN is "<hostname>.gb1.brightbox.com"
@@ -111,7 +113,8 @@ func (st *state) addServer(srv CloudServer) CloudServer {
 	mustEnum("status", srv.Status, ServerStatuses)
 	mustEnum("zone", srv.Zone, ZoneHandles)
 	mustEnum("type", srv.Type, ServerTypeHandles())
-	n := st.seq*131 + len(st.servers.order) + 2
+	n := st.serverSeq + 2 // 10.240.0.2 is the first server's
+	st.serverSeq++
 	if srv.Interface == "" {
 		srv.Interface = st.newID("int")
 	}

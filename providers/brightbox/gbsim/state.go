@@ -57,7 +57,9 @@ type state struct {
 	policies table[FirewallPolicy]
 	rules    table[FirewallRule]
 	seq      int
-	cipSeq   int // the last cloud IP address handed out
+	cipSeq   int // cloud IP addresses handed out
+	// serverSeq counts the servers added, for their addresses.
+	serverSeq int
 	// settling settles load balancers (creating -> active, deleting ->
 	// deleted) and ACME domains (pending -> valid).
 	settling *simkit.Lifecycle
