@@ -122,7 +122,7 @@ func (st *state) addServer(srv CloudServer) CloudServer {
 		srv.IPv4 = fmt.Sprintf("10.%d.%d.%d", 240+n/65536%16, n/256%256, n%256)
 	}
 	if srv.IPv6 == "" {
-		srv.IPv6 = fmt.Sprintf("2a02:1348:17c:%x::1", n%65536)
+		srv.IPv6 = fmt.Sprintf("2a02:1348:17c:%x:%x::1", n/65536, n%65536)
 	}
 	if srv.Hostname == "" {
 		srv.Hostname = srv.ID
