@@ -80,16 +80,20 @@ func (i *instances) InstanceByName(ctx context.Context, name string) (*framework
 	return nil, fmt.Errorf("servers %s and %s are both named %q: give the Node its providerID, or rename one", found[0].ID, found[1].ID, name)
 }
 
-// ListInstances returns every live server of the account in one call. A
-// deleted or failed server is left out (it backs no Node), and so is a
-// malformed one, logged: the other servers still serve their Nodes, and a
-// Node whose server is missing from the list is looked up directly.
+// ListInstances returns every live server of the account in one call,
+// under both names a Node may carry, so that the framework's cache serves
+// either without a call of its own: the server ID (the existing CCM's
+// convention, and kubelet's default, the server's hostname) and the
+// server's name, as two entries with the same ID. A deleted or failed
+// server is left out (it backs no Node), and so is a malformed one,
+// logged: the other servers still serve their Nodes, and a Node whose
+// server is missing from the list is looked up directly.
 func (i *instances) ListInstances(ctx context.Context) ([]*framework.Instance, error) {
 	all, err := i.list(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*framework.Instance, 0, len(all))
+	out := make([]*framework.Instance, 0, 2*len(all))
 	for k := range all {
 		s := &all[k]
 		if gone(s) {
@@ -101,6 +105,11 @@ func (i *instances) ListInstances(ctx context.Context) ([]*framework.Instance, e
 			continue
 		}
 		out = append(out, inst)
+		if s.Name != "" && s.Name != s.ID {
+			byName := *inst
+			byName.Name = s.Name
+			out = append(out, &byName)
+		}
 	}
 	return out, nil
 }
@@ -137,8 +146,8 @@ func (i *instances) convert(ctx context.Context, s *brightbox.Server) (*framewor
 		klog.FromContext(ctx).Error(err, "Ignoring malformed server addresses", "serverID", s.ID)
 	}
 	return &framework.Instance{
-		// The Node name the existing CCM requires; a Node named after
-		// s.Name is found by InstanceByName.
+		// The Node name the existing CCM requires; ListInstances adds
+		// s.Name, and InstanceByName finds both.
 		ID:        s.ID,
 		Name:      s.ID,
 		Type:      s.ServerType.Handle,

@@ -230,7 +230,8 @@ func TestDuplicateNames(t *testing.T) {
 }
 
 // TestOneListPerTTL: with the instance cache on, the metadata of many
-// Nodes costs one GET /1.0/servers and no GET of a server.
+// Nodes, by providerID, named after their server's ID or after its name,
+// costs one GET /1.0/servers and no GET of a server.
 func TestOneListPerTTL(t *testing.T) {
 	sim := gbsim.NewServer(t, gbsim.Options{})
 	var ids []string
@@ -250,8 +251,11 @@ func TestOneListPerTTL(t *testing.T) {
 	counter.Reset()
 	for i, id := range ids {
 		n := node(id, "")
-		if i%2 == 0 {
+		switch i % 3 {
+		case 1:
 			n = node("ignored", "brightbox://"+id)
+		case 2:
+			n = node(fmt.Sprintf("node-%d", i), "")
 		}
 		if _, err := inst.InstanceMetadata(ctx, n); err != nil {
 			t.Fatalf("InstanceMetadata(%s): %v", id, err)
