@@ -120,7 +120,8 @@
 // DeleteServer, SetServerStatus, SetLoadBalancerStatus and
 // SetACMEDomainStatus change it; Servers, LoadBalancers, CloudIPs,
 // ServerGroups, FirewallPolicies, FirewallRules and State read it.
-// ExpireTokens, SetClientSecret and TokenRequests cover the credentials;
+// ExpireTokens, SetClientSecret, SetUser and TokenRequests cover the
+// credentials;
 // Base brings Stats (per operation), Writes, Inject, Fail, RateLimit,
 // ResetConnections and SetLatency; Fault.Truncate cuts an answer's JSON
 // short and CorruptStatus puts an unknown status in it. Cloud adapts the
@@ -130,7 +131,7 @@
 // # Not simulated
 //
 // Creating or destroying servers through the API, images, volumes,
-// database servers, API clients, users and collaborations; account
-// the Orbit storage API; rate limiting (the real API has none
-// documented).
+// database servers, API clients, users and collaborations; the Orbit
+// storage API; OAuth2 scopes (any is taken); rate limiting (the real API
+// has none documented, and gobrightbox no handling of it).
 package gbsim
