@@ -16,7 +16,8 @@ type LoadBalancer struct {
 	// ID is "lba-xxxxx"; "" gets a new one.
 	ID   string `json:"id"`
 	Name string `json:"name"`
-	// Status is one of LoadBalancerStatuses; "" means active.
+	// Status is one of LoadBalancerStatuses; "" means active. Seeded
+	// creating or deleting, it settles as one created or deleted does.
 	Status string `json:"status"`
 	// Policy is one of BalancingPolicies; "" means least-connections.
 	Policy      string      `json:"policy"`
@@ -117,6 +118,8 @@ func (s *Server) AddLoadBalancer(lb LoadBalancer) LoadBalancer {
 	switch lb.Status {
 	case StatusCreating:
 		st.settling.Start(lb.ID, func() { stored.Status = StatusActive })
+	case StatusDeleting:
+		st.startDeletion(&stored)
 	case StatusDeleted:
 		st.retire(lb.ID, func() { st.lbs.del(lb.ID) })
 	}
@@ -333,8 +336,14 @@ func (s *Server) deleteLoadBalancer(r *http.Request) simkit.Response {
 	case lb.Locked:
 		return conflict("Load balancer %s is locked", lb.ID)
 	}
-	st := s.st
 	lb.Status = StatusDeleting
+	s.st.startDeletion(lb)
+	return accepted(s.view(r).lb(lb))
+}
+
+// startDeletion settles a deleting load balancer: deleted, its cloud IPs
+// unmapped, listed for a while yet.
+func (st *state) startDeletion(lb *LoadBalancer) {
 	st.settling.Stop(acmeKey(lb.ID))
 	st.settling.Start(lb.ID, func() {
 		now := st.now()
@@ -346,5 +355,4 @@ func (s *Server) deleteLoadBalancer(r *http.Request) simkit.Response {
 		}
 		st.retire(lb.ID, func() { st.lbs.del(lb.ID) })
 	})
-	return accepted(s.view(r).lb(lb))
 }

@@ -86,3 +86,17 @@ func TestLoadBalancerEnumsAreStrict(t *testing.T) {
 		}
 	}
 }
+
+func TestSeededLoadBalancerSettles(t *testing.T) {
+	s, c := setup(t, Options{ProvisioningReads: 1})
+	lb := s.AddLoadBalancer(LoadBalancer{Name: "old", Status: StatusDeleting,
+		Listeners: []Listener{{Protocol: "tcp", In: 80, Out: 31080}}, Healthcheck: Healthcheck{Type: "tcp", Port: 31080}})
+	cip := s.AddCloudIP(CloudIP{Target: lb.ID})
+	got, err := c.LoadBalancer(ctx(), lb.ID)
+	if err != nil || got.Status != loadbalancerstatus.Deleted || len(got.CloudIPs) != 0 {
+		t.Fatalf("read = %v with %d cloud IPs, %v; want deleted, none mapped", got.Status, len(got.CloudIPs), err)
+	}
+	if got, _ := c.CloudIP(ctx(), cip.ID); got.LoadBalancer != nil {
+		t.Errorf("cloud IP still on %+v", got.LoadBalancer)
+	}
+}

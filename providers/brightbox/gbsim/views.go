@@ -1,6 +1,8 @@
 package gbsim
 
 import (
+	"crypto/sha256"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -240,13 +242,8 @@ func (v view) iface(srv *CloudServer) ifaceJSON {
 
 // macFor is a MAC address derived from an interface ID.
 func macFor(id string) string {
-	b := []byte(strings.TrimPrefix(id, "int-") + "00000")
-	return "02:24:19:" + hex2(b[0]^b[1]) + ":" + hex2(b[2]^b[3]) + ":" + hex2(b[4])
-}
-
-func hex2(b byte) string {
-	const digits = "0123456789abcdef"
-	return string([]byte{digits[b>>4], digits[b&15]})
+	h := sha256.Sum256([]byte(id))
+	return fmt.Sprintf("02:24:19:%02x:%02x:%02x", h[0], h[1], h[2])
 }
 
 func (v view) serverLite(srv *CloudServer) serverLite {
