@@ -68,13 +68,24 @@ func (s *Server) AddCloudIP(c CloudIP) CloudIP {
 	stored := c.clone()
 	st.cips.put(c.ID, &stored)
 	if target != "" {
-		dest, resp := st.destination(target)
-		if resp != nil {
-			panic(fmt.Sprintf("gbsim: cloud IP %s: no destination %s", c.ID, target))
-		}
-		stored.Target = dest
+		stored.Target = st.seedTarget(c.ID, target)
 	}
 	return stored.clone()
+}
+
+// seedTarget is what a seeded cloud IP is mapped to: target, or a
+// server's interface. Any load balancer will do, one being deleted too (as
+// the existing CCM may leave it).
+func (st *state) seedTarget(cipID, target string) string {
+	if srv, ok := st.servers.get(target); ok {
+		return srv.Interface
+	}
+	_, lb := st.lbs.get(target)
+	_, grp := st.groups.get(target)
+	if lb || grp || st.serverByInterface(target) != nil {
+		return target
+	}
+	panic(fmt.Sprintf("gbsim: cloud IP %s: no server, interface, load balancer or server group %s", cipID, target))
 }
 
 // cipDefaults gives a cloud IP the next free IPv4 address of the cloud's
