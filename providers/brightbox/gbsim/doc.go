@@ -17,8 +17,9 @@
 // client (Options.ClientID, cli-xxxxx), password for a user
 // (Options.Username) through an OAuth application (Options.AppID, by
 // default k8ssdk's app-dkmch), and refresh_token. Clients authenticate
-// with HTTP Basic or client_id/client_secret in the form. Answers are JSON
-// with expires_in (Options.TokenTTL); errors are {"error",
+// with HTTP Basic or client_id/client_secret in the form; a scope, when
+// asked for, is infrastructure and/or orbit (else invalid_scope). Answers
+// are JSON with expires_in (Options.TokenTTL); errors are {"error",
 // "error_description"}. Every API request needs "Authorization: Bearer";
 // an unknown or expired token (ExpireTokens) gets 401 with
 // {"error":"invalid_token"} and a WWW-Authenticate challenge, and the
@@ -132,6 +133,6 @@
 //
 // Creating or destroying servers through the API, images, volumes,
 // database servers, API clients, users and collaborations; the Orbit
-// storage API; OAuth2 scopes (any is taken); rate limiting (the real API
-// has none documented, and gobrightbox no handling of it).
+// storage API; rate limiting (the real API has none documented, and
+// gobrightbox no handling of it).
 package gbsim

@@ -3,6 +3,8 @@ package gbsim
 import (
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -219,6 +221,24 @@ const (
 	opTokenNoSlash = "POST /token"
 )
 
+// Scopes are the OAuth2 scopes Brightbox grants: the API's and Orbit's
+// (endpoint.InfrastructureScope, OrbitScope).
+var Scopes = []string{"infrastructure", "orbit"}
+
+// token serves the token endpoint (simkit.OAuth2), refusing a scope
+// Brightbox does not grant with invalid_scope (RFC 6749 §5.2).
+func (s *Server) token(r *http.Request) simkit.Response {
+	if err := r.ParseForm(); err == nil {
+		for scope := range strings.FieldsSeq(r.PostForm.Get("scope")) {
+			if !slices.Contains(Scopes, scope) {
+				return simkit.Response{Status: http.StatusBadRequest, Header: http.Header{"Cache-Control": {"no-store"}},
+					Body: map[string]string{"error": "invalid_scope", "error_description": "unknown scope " + scope}}
+			}
+		}
+	}
+	return s.oauth.Token(r)
+}
+
 // authenticate lets through requests with a valid bearer token for the
 // account: an expired or unknown token gets 401 (the OAuth2 error body
 // and a WWW-Authenticate challenge), an account_id other than the
@@ -240,8 +260,8 @@ func (s *Server) authenticate(r *http.Request) *simkit.Response {
 func (s *Server) handle(op string, h simkit.HandlerFunc) { s.kit.Handle(s.mux, op, h) }
 
 func (s *Server) routes() {
-	s.kit.Handle(s.mux, opToken, s.oauth.Token, simkit.NoAuth, simkit.NoWrite)
-	s.kit.Handle(s.mux, opTokenNoSlash, s.oauth.Token, simkit.NoAuth, simkit.NoWrite)
+	s.kit.Handle(s.mux, opToken, s.token, simkit.NoAuth, simkit.NoWrite)
+	s.kit.Handle(s.mux, opTokenNoSlash, s.token, simkit.NoAuth, simkit.NoWrite)
 	s.handle("GET /1.0/accounts", s.listAccounts)
 	s.handle("GET /1.0/accounts/{id}", s.getAccount)
 	s.handle("GET /1.0/zones", s.listZones)

@@ -37,6 +37,8 @@ func TestTokenEndpointRefuses(t *testing.T) {
 	for name, form := range map[string]url.Values{
 		"wrong secret":   {"grant_type": {"client_credentials"}, "client_id": {s.ClientID()}, "client_secret": {"nope"}},
 		"unknown client": {"grant_type": {"client_credentials"}, "client_id": {"cli-nope0"}, "client_secret": {"x"}},
+		"unknown scope": {"grant_type": {"client_credentials"}, "client_id": {s.ClientID()}, "client_secret": {s.ClientSecret()},
+			"scope": {"infrastructure everything"}},
 		"wrong password": {"grant_type": {"password"}, "client_id": {DefaultAppID}, "client_secret": {DefaultAppSecret},
 			"username": {DefaultUsername}, "password": {"nope"}},
 	} {
@@ -49,8 +51,17 @@ func TestTokenEndpointRefuses(t *testing.T) {
 			t.Errorf("%s: status %d, want 400 or 401", name, resp.StatusCode)
 		}
 	}
+	resp, err := http.PostForm(s.URL()+"/token", url.Values{"grant_type": {"client_credentials"}, "client_id": {s.ClientID()},
+		"client_secret": {s.ClientSecret()}, "scope": {"infrastructure orbit"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("k8ssdk's /token with its scopes: %d", resp.StatusCode)
+	}
 	c := connectAs(t, s, s.ClientID(), "s3cr3t-value")
-	_, err := c.Servers(ctx())
+	_, err = c.Servers(ctx())
 	var re *oauth2.RetrieveError
 	if !errors.As(err, &re) || re.ErrorCode != "invalid_client" {
 		t.Errorf("servers with a wrong secret: %v, want invalid_client", err)
