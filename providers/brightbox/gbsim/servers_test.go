@@ -76,6 +76,13 @@ func TestDeletedServerStaysListed(t *testing.T) {
 	}
 	_, err = c.Server(ctx(), srv.ID)
 	wantStatus(t, err, http.StatusNotFound)
+
+	other := s.AddServer(CloudServer{Name: "purged"})
+	s.DeleteServer(other.ID)
+	s.PurgeDeleted()
+	if list, err := c.Servers(ctx()); err != nil || len(list) != 0 {
+		t.Fatalf("list after PurgeDeleted = %+v, %v; want none", list, err)
+	}
 }
 
 func TestCreatingServerSettles(t *testing.T) {

@@ -210,13 +210,8 @@ func (s *Server) PurgeDeleted() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for id := range s.st.gone {
-		s.st.gone[id] = 0
-	}
-	s.st.lbs.order = slices.Clone(s.st.lbs.order)
-	for _, lb := range s.st.lbs.all() {
-		s.st.listed(lb.ID, func() { s.st.lbs.del(lb.ID) })
-	}
-	for _, srv := range s.st.servers.all() {
-		s.st.listed(srv.ID, func() { s.st.servers.del(srv.ID) })
+		s.st.lbs.del(id)
+		s.st.servers.del(id)
+		delete(s.st.gone, id)
 	}
 }
