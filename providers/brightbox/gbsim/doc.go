@@ -121,6 +121,7 @@
 // DeleteServer, SetServerStatus, SetLoadBalancerStatus and
 // SetACMEDomainStatus change it; Servers, LoadBalancers, CloudIPs,
 // ServerGroups, FirewallPolicies, FirewallRules and State read it.
+// Env and UserEnv are the provider's environment (API client or user);
 // ExpireTokens, SetClientSecret, SetUser and TokenRequests cover the
 // credentials;
 // Base brings Stats (per operation), Writes, Inject, Fail, RateLimit,

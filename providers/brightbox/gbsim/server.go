@@ -178,6 +178,19 @@ func (s *Server) Env(baseURL string) map[string]string {
 	}
 }
 
+// UserEnv returns the environment variables that point the provider at
+// this cloud served at baseURL as a user (password grant through the
+// default application client, as the existing CCM does without
+// BRIGHTBOX_CLIENT).
+func (s *Server) UserEnv(baseURL string) map[string]string {
+	return map[string]string{
+		"BRIGHTBOX_USER_NAME": s.opts.Username,
+		"BRIGHTBOX_PASSWORD":  s.opts.Password,
+		"BRIGHTBOX_API_URL":   baseURL,
+		"BRIGHTBOX_ACCOUNT":   s.opts.Account,
+	}
+}
+
 // Account is the account ID every resource belongs to.
 func (s *Server) Account() string { return s.opts.Account }
 

@@ -73,9 +73,10 @@ func TestTokenEndpointRefuses(t *testing.T) {
 
 func TestPasswordGrant(t *testing.T) {
 	s := NewServer(t, Options{})
+	env := s.UserEnv(s.URL())
 	conf := &passwordcredentials.Config{
-		UserName: DefaultUsername, Password: DefaultPassword, ID: DefaultAppID, Secret: DefaultAppSecret,
-		Config: endpoint.Config{BaseURL: s.URL(), Account: s.Account(), Scopes: endpoint.InfrastructureScope},
+		UserName: env["BRIGHTBOX_USER_NAME"], Password: env["BRIGHTBOX_PASSWORD"], ID: DefaultAppID, Secret: DefaultAppSecret,
+		Config: endpoint.Config{BaseURL: env["BRIGHTBOX_API_URL"], Account: env["BRIGHTBOX_ACCOUNT"], Scopes: endpoint.InfrastructureScope},
 	}
 	c, err := brightbox.Connect(ctx(), conf)
 	if err != nil {
