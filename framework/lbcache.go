@@ -66,7 +66,7 @@ type lbCache[C, LB any] struct {
 type lbEntry[LB any] struct {
 	lb *LB // never modified: callers get copies
 	// seen is the gen of the newest data a caller has been given about this
-	// LB; a provisioning LB is answered only from a list that started later.
+	// LB; a changing LB is answered only from a list that started later.
 	seen uint64
 	// dirty: a write to the LB failed halfway, so the cloud may differ from
 	// lb; read it directly.
@@ -169,7 +169,7 @@ func (c *lbCache[C, LB]) cached(ctx context.Context, trustMiss bool, pick func()
 		case e.dirty:
 			c.mu.Unlock()
 			return nil, lbDirect
-		case c.driver.Inspect(e.lb).Provisioning:
+		case changing(c.driver.Inspect(e.lb)):
 			if c.listGen > e.seen {
 				e.seen = c.listGen
 				break
@@ -316,3 +316,9 @@ func (c *lbCache[C, LB]) observe(id string, lb *LB, err error) {
 		}
 	}
 }
+
+// changing reports whether an LB may change state on its own: the cloud is
+// working on it, or it failed (and may recover, e.g. once the user fixed a
+// domain). The cache answers such an LB only from a list newer than what
+// the caller saw, so each retry sees news.
+func changing(s LoadBalancerState) bool { return s.busy() || s.Failed != "" }

@@ -14,8 +14,9 @@ import (
 )
 
 // ProgressAnnotation is on a Service while the cloud works on its load
-// balancer (creating it, or applying a change) with the pipeline following
-// it (Env.LoadBalancerFollow). Its value says what the cloud is doing,
+// balancer (creating it, applying a change, or completing something on it:
+// LoadBalancerState.Pending) with the pipeline following it
+// (Env.LoadBalancerFollow). Its value says what the cloud is doing,
 // e.g. "lb-7 is provisioning". When the load balancer is ready the
 // pipeline removes it, and that change makes the service controller sync
 // the Service again.
@@ -41,18 +42,29 @@ type follower struct {
 }
 
 type followed struct {
-	svc   types.NamespacedName
-	uid   types.UID
-	id    string
-	pause time.Duration
-	due   time.Time
+	svc types.NamespacedName
+	uid types.UID
+	id  string
+	// pending is the LoadBalancerState.Pending the LB was followed for; ""
+	// when it was followed while provisioning.
+	pending string
+	pause   time.Duration
+	due     time.Time
+}
+
+// inProgressAsFollowed reports whether the cloud is still at what the LB
+// was followed for: provisioning, or the same Pending. Anything else hands
+// the Service back, since the next step may be the sync's to make (a
+// Pending that Update must act on, say).
+func inProgressAsFollowed(s LoadBalancerState, pending string) bool {
+	return s.Provisioning || (pending != "" && s.Pending == pending)
 }
 
 // inProgress answers a sync whose load balancer lb the cloud is still
 // working on (doing says how: "is provisioning"). Following, the sync
-// succeeds, leaving the Service's status as it is, and the follower takes
-// over; else the answer is a retry.
-func (l *loadBalancer[C, LB]) inProgress(ctx context.Context, req *LoadBalancerRequest[C], lb *LB, doing string) (*corev1.LoadBalancerStatus, error) {
+// succeeds with status (nil: the Service's status as it is) and the
+// follower takes over; else the answer is a retry.
+func (l *loadBalancer[C, LB]) inProgress(ctx context.Context, req *LoadBalancerRequest[C], lb *LB, doing string, status *corev1.LoadBalancerStatus) (*corev1.LoadBalancerStatus, error) {
 	state := l.driver.Inspect(lb)
 	what := fmt.Sprintf("%s %s", state.ID, doing)
 	if !l.env.LoadBalancerFollow || l.env.Client == nil {
@@ -64,8 +76,15 @@ func (l *loadBalancer[C, LB]) inProgress(ctx context.Context, req *LoadBalancerR
 			return nil, api.NewRetryError(fmt.Sprintf("load balancer %s (and noting it on the Service failed: %v)", what, err), l.opts.RetryDelay)
 		}
 	}
-	l.follow(ctx, svc, state.ID)
+	pending := ""
+	if !state.Provisioning {
+		pending = state.Pending
+	}
+	l.follow(ctx, svc, state.ID, pending)
 	l.problems.event(svc, corev1.EventTypeNormal, EventProvisioningLoadBalancer, true, "Load balancer %s; the Service is synced again when it is ready", what)
+	if status != nil {
+		return status, nil
+	}
 	// The status stays as it is: an address the load balancer has now (a
 	// VIP whose floating IP is still to come) may not be the one it ends
 	// with.
@@ -81,18 +100,19 @@ func (l *loadBalancer[C, LB]) progressDone(ctx context.Context, svc *corev1.Serv
 	return patchAnnotations(ctx, l.env.Client, svc.Namespace, svc.Name, map[string]*string{ProgressAnnotation: nil})
 }
 
-// follow adds the load balancer id of svc to the follower, and starts its
-// loop (with ctx) when it is not running.
-func (l *loadBalancer[C, LB]) follow(ctx context.Context, svc *corev1.Service, id string) {
+// follow adds the load balancer id of svc, in progress as pending says
+// (see followed.pending), to the follower, and starts its loop (with ctx)
+// when it is not running.
+func (l *loadBalancer[C, LB]) follow(ctx context.Context, svc *corev1.Service, id, pending string) {
 	f := &l.follower
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if e := f.pending[svc.UID]; e == nil || e.id != id {
+	if e := f.pending[svc.UID]; e == nil || e.id != id || e.pending != pending {
 		if f.pending == nil {
 			f.pending = map[types.UID]*followed{}
 		}
 		f.pending[svc.UID] = &followed{svc: types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}, uid: svc.UID, id: id,
-			pause: firstLook, due: l.now().Add(firstLook)}
+			pending: pending, pause: firstLook, due: l.now().Add(firstLook)}
 	}
 	if !f.running {
 		f.running = true
@@ -152,7 +172,7 @@ func (l *loadBalancer[C, LB]) look(ctx context.Context, e followed) {
 	logger := klog.FromContext(ctx).WithValues("service", e.svc, "loadBalancerID", e.id)
 	lb, err := l.get(ctx, e.id)
 	switch {
-	case err == nil && l.driver.Inspect(lb).Provisioning:
+	case err == nil && inProgressAsFollowed(l.driver.Inspect(lb), e.pending):
 		l.later(e)
 		return
 	case err != nil && !IsNotFound(err):
@@ -197,7 +217,7 @@ func (l *loadBalancer[C, LB]) drop(e followed) bool {
 	f := &l.follower
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if cur := f.pending[e.uid]; cur != nil && cur.id == e.id {
+	if cur := f.pending[e.uid]; cur != nil && cur.id == e.id && cur.pending == e.pending {
 		delete(f.pending, e.uid)
 		return true
 	}

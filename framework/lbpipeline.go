@@ -57,7 +57,7 @@ func (l *loadBalancer[C, LB]) ensure(ctx context.Context, clusterName string, sv
 		return nil, err
 	}
 	if state.Provisioning {
-		return l.inProgress(ctx, req, lb, "is provisioning")
+		return l.inProgress(ctx, req, lb, "is provisioning", nil)
 	}
 	if state.Failed != "" {
 		l.problems.event(svc, corev1.EventTypeWarning, EventLoadBalancerFailed, false, "Load balancer %s is in an error state: %s", state.ID, state.Failed)
@@ -81,9 +81,15 @@ func (l *loadBalancer[C, LB]) ensure(ctx context.Context, clusterName string, sv
 	case state.Provisioning:
 		// The cloud applies the change; a driver that writes in steps has
 		// the next one to make when it is done.
-		return l.inProgress(ctx, req, lb, "is applying changes")
+		return l.inProgress(ctx, req, lb, "is applying changes", nil)
 	case state.Failed != "":
 		return nil, fmt.Errorf("load balancer %s is in an error state: %s", state.ID, state.Failed)
+	case state.Pending != "" && (len(state.IPs) > 0 || state.Hostname != ""):
+		// The LB works: its addresses are published (a user may need them
+		// to finish what is pending, e.g. point a domain at them).
+		return l.inProgress(ctx, req, lb, state.Pending, l.ingressStatus(req, state))
+	case state.Pending != "":
+		return l.inProgress(ctx, req, lb, state.Pending, nil)
 	case len(state.IPs) == 0 && state.Hostname == "":
 		return nil, api.NewRetryError(fmt.Sprintf("load balancer %s has no address yet", state.ID), l.opts.RetryDelay)
 	}
@@ -254,7 +260,7 @@ func ingressStatus(s LoadBalancerState) *corev1.LoadBalancerStatus {
 		return status
 	}
 	for _, ip := range s.IPs {
-		ingress := corev1.LoadBalancerIngress{IP: ip}
+		ingress := corev1.LoadBalancerIngress{IP: ip, Hostname: s.DNSNames[ip]}
 		if s.ProxyProtocol {
 			proxy := corev1.LoadBalancerIPModeProxy
 			ingress.IPMode = &proxy

@@ -159,6 +159,55 @@ func TestFollowsWhileProvisioning(t *testing.T) {
 	}
 }
 
+// TestPendingPublishesAddressesAndFollows: a load balancer that works but
+// has something pending (a certificate being issued) is no failure: the
+// sync succeeds with its address, a Normal Event says what is pending, and
+// the Service is handed back once it clears. The address carries the
+// driver's DNS name.
+func TestPendingPublishesAddressesAndFollows(t *testing.T) {
+	f := newLBFixtureEnv(t, &framework.Env{LoadBalancerFollow: true}, 0)
+	svc := f.service(t, nil)
+	if _, err := f.lb.EnsureLoadBalancer(f.ctx, "c", svc, f.nodes); err != nil {
+		t.Fatal(err)
+	}
+	id := f.cloud.LoadBalancers()[0].ID
+	f.cloud.SetDNSName(id, "lb.example.net")
+	f.cloud.SetPending(id, "is waiting for its certificate: www.example.com is pending")
+	// Followed while provisioning, the Service is handed back when that
+	// ends, though something is pending: that may need the sync's Update
+	// (a certificate needs the address the sync maps, say).
+	f.cloud.Advance()
+	f.waitHandedBack(t, svc)
+
+	status, err := f.lb.EnsureLoadBalancer(f.ctx, "c", f.get(t, svc), f.nodes)
+	if err != nil || len(status.Ingress) != 1 || status.Ingress[0].IP == "" || status.Ingress[0].Hostname != "lb.example.net" {
+		t.Fatalf("EnsureLoadBalancer = %+v, %v; want success with the address and its DNS name", status, err)
+	}
+	want := id + " is waiting for its certificate: www.example.com is pending"
+	if got := f.get(t, svc).Annotations[framework.ProgressAnnotation]; got != want {
+		t.Errorf("%s = %q, want %q", framework.ProgressAnnotation, got, want)
+	}
+	if ev := f.events(); strings.Contains(ev, "Warning") || !strings.Contains(ev, "Normal ProvisioningLoadBalancer Load balancer "+want) {
+		t.Errorf("events = %q; want a Normal event saying what is pending, and no Warning", ev)
+	}
+
+	f.cloud.SetPending(id, "")
+	f.waitHandedBack(t, svc)
+}
+
+// waitHandedBack waits for the follower to remove ProgressAnnotation from
+// svc.
+func (f *lbFixture) waitHandedBack(t *testing.T, svc *corev1.Service) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(f.ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		_, pending := f.get(t, svc).Annotations[framework.ProgressAnnotation]
+		return !pending, nil
+	})
+	if err != nil {
+		t.Fatalf("%s still on the Service: %v", framework.ProgressAnnotation, err)
+	}
+}
+
 // TestCopiedIDAnnotationIsNotTheServicesLB: GetLoadBalancer does not report
 // another Service's load balancer as the copy's.
 func TestCopiedIDAnnotationIsNotTheServicesLB(t *testing.T) {

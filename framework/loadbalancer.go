@@ -105,13 +105,29 @@ type LoadBalancerState struct {
 	Provisioning bool
 	// Failed, when non-empty, is the cloud's reason the LB is broken.
 	Failed string
-	// IPs and Hostname become status.loadBalancer.ingress.
+	// Pending, when non-empty, is what the cloud is still completing on a
+	// load balancer that otherwise works, said as it reads after the LB's
+	// ID ("is waiting for its certificate: www.example.com is pending"). It
+	// is not a failure: Update runs as usual, the sync succeeds with the
+	// addresses the LB has, a Normal Event shows the text, and the Service
+	// is synced again once Pending is empty (see ProgressAnnotation).
+	Pending string
+	// IPs and Hostname become status.loadBalancer.ingress: one entry per IP,
+	// or, when Hostname is set, the hostname alone.
 	IPs      []string
 	Hostname string
+	// DNSNames maps IPs to a DNS name of theirs, published beside them
+	// (ingress[].hostname next to ingress[].ip) for tools that read names;
+	// unlike Hostname it replaces nothing.
+	DNSNames map[string]string
 	// ProxyProtocol: the LB speaks PROXY protocol to the nodes, so traffic to
 	// the LB IP must not be short-circuited by kube-proxy (ipMode: Proxy).
 	ProxyProtocol bool
 }
+
+// busy reports whether the cloud is still working on the LB: provisioning,
+// or completing something (Pending).
+func (s LoadBalancerState) busy() bool { return s.Provisioning || s.Pending != "" }
 
 // LoadBalancerRequest is one Service's desired load balancer.
 type LoadBalancerRequest[C any] struct {

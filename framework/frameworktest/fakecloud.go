@@ -77,6 +77,8 @@ type fakeLB struct {
 	HealthInterval  time.Duration
 	ProxyProtocol   bool
 	IP              string
+	// Pending and DNSName are reported as LoadBalancerState's.
+	Pending, DNSName string
 }
 
 type fakeRoute struct {
@@ -176,6 +178,25 @@ func (c *FakeCloud) Advance() {
 	defer c.mu.Unlock()
 	for _, lb := range c.lbs {
 		lb.Provisioning = false
+	}
+}
+
+// SetPending makes the LB report what the cloud is still completing on it
+// (LoadBalancerState.Pending); "" clears it.
+func (c *FakeCloud) SetPending(id, pending string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if lb := c.lbs[id]; lb != nil {
+		lb.Pending = pending
+	}
+}
+
+// SetDNSName gives the LB's address a DNS name (LoadBalancerState.DNSName).
+func (c *FakeCloud) SetDNSName(id, name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if lb := c.lbs[id]; lb != nil {
+		lb.DNSName = name
 	}
 }
 

@@ -277,9 +277,12 @@ func (d fakeLBDriver) Validate(req *fakeLBRequest) error {
 }
 
 func (d fakeLBDriver) Inspect(lb *fakeLB) framework.LoadBalancerState {
-	s := framework.LoadBalancerState{ID: lb.ID, Provisioning: lb.Provisioning, ProxyProtocol: lb.ProxyProtocol}
+	s := framework.LoadBalancerState{ID: lb.ID, Provisioning: lb.Provisioning, ProxyProtocol: lb.ProxyProtocol, Pending: lb.Pending}
 	if !lb.Provisioning {
 		s.IPs = []string{lb.IP}
+		if lb.DNSName != "" {
+			s.DNSNames = map[string]string{lb.IP: lb.DNSName}
+		}
 	}
 	return s
 }

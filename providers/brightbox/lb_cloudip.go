@@ -169,18 +169,4 @@ func (d *lbDriver) releaseCloudIP(ctx context.Context, cip *brightbox.CloudIP, r
 	return nil
 }
 
-// cloudIPAddresses lists cip's addresses and fqdn, for messages.
-func cloudIPAddresses(cip *brightbox.CloudIP) string {
-	var out []string
-	for _, s := range []string{cip.PublicIPv4, cip.PublicIPv6, cip.Fqdn} {
-		if s != "" {
-			out = append(out, s)
-		}
-	}
-	if len(out) == 0 {
-		return "cloud IP " + cip.ID
-	}
-	return strings.Join(out, ", ")
-}
-
 func joinComma(s []string) string { return strings.Join(s, ", ") }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	brightbox "github.com/brightbox/gobrightbox/v2"
 	"github.com/brightbox/gobrightbox/v2/enums/loadbalancerstatus"
@@ -29,11 +30,11 @@ func (p *Provider) LoadBalancer() cloudprovider.LoadBalancer { return p.lb }
 // status.
 func newLoadBalancer(env *framework.Env, c *brightbox.Client, p *Provider) cloudprovider.LoadBalancer {
 	d := &lbDriver{client: c, codec: framework.Codec(p)}
-	return withHostnames(framework.NewLoadBalancer(env, d, framework.LoadBalancerOptions[LoadBalancerConfig]{
+	return framework.NewLoadBalancer(env, d, framework.LoadBalancerOptions[LoadBalancerConfig]{
 		AnnotationPrefix: AnnotationPrefix,
 		IDAnnotation:     AnnotationLoadBalancerID,
 		Name:             loadBalancerName,
-	}), d)
+	})
 }
 
 // lbDriver is the Brightbox half of the load-balancer pipeline. Each load
@@ -44,8 +45,9 @@ func newLoadBalancer(env *framework.Env, c *brightbox.Client, p *Provider) cloud
 type lbDriver struct {
 	client *brightbox.Client
 	codec  providerid.Codec
-	// fqdns maps the cloud IPs' addresses to their fqdn, for the status.
-	fqdns fqdnIndex
+	// mapping holds, by load balancer ID, the cloud IP Update asked the
+	// API to map onto it that it does not show yet.
+	mapping sync.Map
 }
 
 var (
@@ -149,8 +151,8 @@ func (d *lbDriver) Create(ctx context.Context, req *lbRequest) (*loadBalancer, e
 // Update brings the cloud IP, the server group, the firewall and the load
 // balancer itself up to date, writing only what differs: a sync with
 // nothing changed reads the server groups and firewall policies and writes
-// nothing. While a certificate domain is not yet valid it answers
-// "provisioning", with the domain's status, so the sync is retried.
+// nothing. A cloud IP still being mapped and certificate domains not yet
+// valid are for Inspect to report (Pending): the cloud is doing its job.
 func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest) (bool, error) {
 	cip, cipWrote, err := d.ensureCloudIP(ctx, lb, req)
 	if err != nil {
@@ -186,37 +188,13 @@ func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest)
 		}
 		*lb = *fresh
 	}
-	if !hasCloudIP(lb, cip.ID) {
-		return changed, framework.Provisioning("cloud IP %s is being mapped to load balancer %s", cip.ID, lb.ID)
+	if hasCloudIP(lb, cip.ID) {
+		d.mapping.Delete(lb.ID)
+	} else {
+		d.mapping.Store(lb.ID, cip.ID)
 	}
-	return changed, acmePending(lb, cip)
+	return changed, nil
 }
-
-// acmePending is an ErrProvisioning naming each certificate domain the
-// API has not validated yet, with its status and last message, and where
-// the domains must point; nil when all are valid.
-func acmePending(lb *loadBalancer, cip *brightbox.CloudIP) error {
-	if lb.Acme == nil {
-		return nil
-	}
-	var pending []string
-	for _, dom := range lb.Acme.Domains {
-		if dom.Status != acmeValid {
-			msg := fmt.Sprintf("%s is %s", dom.Identifier, dom.Status)
-			if dom.LastMessage != "" {
-				msg += " (" + dom.LastMessage + ")"
-			}
-			pending = append(pending, msg)
-		}
-	}
-	if len(pending) == 0 {
-		return nil
-	}
-	return framework.Provisioning("certificate domains not yet valid: %s; point them at %s", joinComma(pending), cloudIPAddresses(cip))
-}
-
-// acmeValid is the status of a certificate domain Let's Encrypt validated.
-const acmeValid = "valid"
 
 // Delete removes the load balancer and what the driver made for it: the
 // cloud IPs named as it (one from cloudip-allocations is only unmapped),
@@ -225,6 +203,7 @@ const acmeValid = "valid"
 // background: Delete answers "provisioning" until it is gone, and a
 // load balancer already being deleted costs one read per call.
 func (d *lbDriver) Delete(ctx context.Context, lb *loadBalancer, req *lbRequest) error {
+	d.mapping.Delete(lb.ID)
 	if lb.Status == loadbalancerstatus.Deleting {
 		if _, err := d.Get(ctx, lb.ID); err != nil {
 			return err // gone: ErrNotFound
@@ -264,11 +243,60 @@ func (d *lbDriver) Inspect(lb *loadBalancer) framework.LoadBalancerState {
 	}
 	for _, c := range lb.CloudIPs {
 		for _, ip := range []string{c.PublicIPv4, c.PublicIPv6} {
-			if ip != "" {
-				s.IPs = append(s.IPs, ip)
-				d.fqdns.record(ip, c.Fqdn)
+			if ip == "" {
+				continue
+			}
+			s.IPs = append(s.IPs, ip)
+			if c.Fqdn != "" {
+				if s.DNSNames == nil {
+					s.DNSNames = map[string]string{}
+				}
+				s.DNSNames[ip] = c.Fqdn
 			}
 		}
 	}
+	if cip, ok := d.mapping.Load(lb.ID); ok && !hasCloudIP(lb, cip.(string)) {
+		s.Pending = fmt.Sprintf("is waiting for cloud IP %s to be mapped", cip)
+	}
+	pending, invalid := acmeStatus(lb)
+	switch {
+	case invalid != "" && s.Failed == "":
+		s.Failed = fmt.Sprintf("certificate domains failed validation: %s; point them at %s", invalid, joinComma(s.IPs))
+	case pending != "" && s.Pending == "":
+		s.Pending = fmt.Sprintf("is waiting for its certificate: %s; the domains must point at %s", pending, joinComma(s.IPs))
+	}
 	return s
 }
+
+// acmeStatus describes the certificate domains Let's Encrypt has not
+// validated: those still pending (the API retries them), and those that
+// failed (the user must point them at the load balancer), each with its
+// status and the API's last message.
+func acmeStatus(lb *loadBalancer) (pending, invalid string) {
+	if lb.Acme == nil {
+		return "", ""
+	}
+	var p, bad []string
+	for _, dom := range lb.Acme.Domains {
+		if dom.Status == acmeValid {
+			continue
+		}
+		msg := fmt.Sprintf("%s is %s", dom.Identifier, dom.Status)
+		if dom.LastMessage != "" {
+			msg += " (" + dom.LastMessage + ")"
+		}
+		if dom.Status == acmeInvalid {
+			bad = append(bad, msg)
+		} else {
+			p = append(p, msg)
+		}
+	}
+	return joinComma(p), joinComma(bad)
+}
+
+// Statuses of a certificate domain: Let's Encrypt validated it, or
+// refused it (anything else is still in progress).
+const (
+	acmeValid   = "valid"
+	acmeInvalid = "invalid"
+)

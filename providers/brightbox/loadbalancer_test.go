@@ -435,6 +435,13 @@ func TestLoadBalancerACMEPending(t *testing.T) {
 	if !lb.HTTPSRedirect {
 		t.Error("https_redirect is off; the existing CCM turns it on with an https listener")
 	}
+	// A domain Let's Encrypt refused is the user's to fix: an error naming
+	// it, its status and the address.
+	f.sim.SetACMEDomainStatus(lb.ID, "www.example.com", gbsim.ACMEInvalid, "no A record")
+	_, err = f.lb.EnsureLoadBalancer(f.ctx, clusterName, f.fresh(t, svc), f.nodes)
+	if err == nil || isRetry(err) || !strings.Contains(err.Error(), "www.example.com is invalid (no A record)") || !strings.Contains(err.Error(), cip.PublicIPv4) {
+		t.Fatalf("EnsureLoadBalancer with a refused domain: %v; want an error naming the domain, its status and the address", err)
+	}
 	for _, d := range lb.Domains {
 		f.sim.SetACMEDomainStatus(lb.ID, d.Identifier, gbsim.ACMEValid, "")
 	}
