@@ -8,6 +8,8 @@ import (
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
+	"github.com/ccmkit/ccmkit/providers/brightbox"
+	"github.com/ccmkit/ccmkit/providers/brightbox/gbsim"
 	"github.com/ccmkit/ccmkit/providers/digitalocean"
 	"github.com/ccmkit/ccmkit/providers/digitalocean/dosim"
 	"github.com/ccmkit/ccmkit/providers/openstack"
@@ -94,6 +96,14 @@ var Providers = []Provider{
 		LoadBalancers: true,
 		New:           func() framework.Provider { return openstack.New() },
 		StartSim:      simulated(openstacksim.StartCloud),
+	},
+	{
+		Name:          "brightbox",
+		Command:       "./cmd/brightbox-cloud-controller-manager",
+		RBAC:          []string{"examples/manifests/brightbox/rbac.yaml"},
+		LoadBalancers: true,
+		New:           func() framework.Provider { return brightbox.New() },
+		StartSim:      simulated(gbsim.StartCloud),
 	},
 }
 
