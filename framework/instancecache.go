@@ -140,20 +140,22 @@ func (c *instanceCache) refresh(ctx context.Context) error {
 			continue
 		}
 		ids[inst.ID] = inst
-		if inst.Name == "" {
-			continue
-		}
-		if other, taken := names[inst.Name]; taken && other.ID != inst.ID {
-			if sameName == nil {
-				sameName = map[string][]string{}
+		for _, name := range append([]string{inst.Name}, inst.Aliases...) {
+			if name == "" {
+				continue
 			}
-			if len(sameName[inst.Name]) == 0 {
-				sameName[inst.Name] = []string{other.ID}
+			if other, taken := names[name]; taken && other.ID != inst.ID {
+				if sameName == nil {
+					sameName = map[string][]string{}
+				}
+				if len(sameName[name]) == 0 {
+					sameName[name] = []string{other.ID}
+				}
+				sameName[name] = append(sameName[name], inst.ID)
+				continue
 			}
-			sameName[inst.Name] = append(sameName[inst.Name], inst.ID)
-			continue
+			names[name] = inst
 		}
-		names[inst.Name] = inst
 	}
 	for name, shared := range sameName {
 		slices.Sort(shared)

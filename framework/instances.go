@@ -29,8 +29,13 @@ type Instances interface {
 
 // Instance is a cloud VM as a Node needs to know it.
 type Instance struct {
-	ID       string // cloud ID; the providerID is the codec's Format(ID)
-	Name     string // the name a Node would carry (hostname)
+	ID   string // cloud ID; the providerID is the codec's Format(ID)
+	Name string // the name a Node would carry (hostname)
+	// Aliases are other names a Node of this instance may carry (its ID,
+	// on clouds whose Nodes are often named after it): the instance cache
+	// finds the instance by each, and a name two instances answer to is
+	// an error, never a guess.
+	Aliases  []string
 	Type     string // instance type label (node.kubernetes.io/instance-type)
 	Region   string // topology.kubernetes.io/region
 	Zone     string // topology.kubernetes.io/zone

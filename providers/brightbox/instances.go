@@ -82,9 +82,9 @@ func (i *instances) InstanceByName(ctx context.Context, name string) (*framework
 
 // ListInstances returns every live server of the account in one call,
 // under both names a Node may carry, so that the framework's cache serves
-// either without a call of its own: the server ID (the existing CCM's
-// convention, and kubelet's default, the server's hostname) and the
-// server's name, as two entries with the same ID. A deleted or failed
+// either without a call of its own: the server's name, and its ID as an
+// alias (the existing CCM's convention, and kubelet's default, the
+// server's hostname). A deleted or failed
 // server is left out (it backs no Node), and so is a malformed one,
 // logged: the other servers still serve their Nodes, and a Node whose
 // server is missing from the list is looked up directly.
@@ -93,7 +93,7 @@ func (i *instances) ListInstances(ctx context.Context) ([]*framework.Instance, e
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*framework.Instance, 0, 2*len(all))
+	out := make([]*framework.Instance, 0, len(all))
 	for k := range all {
 		s := &all[k]
 		if gone(s) {
@@ -105,11 +105,6 @@ func (i *instances) ListInstances(ctx context.Context) ([]*framework.Instance, e
 			continue
 		}
 		out = append(out, inst)
-		if s.Name != "" && s.Name != s.ID {
-			byName := *inst
-			byName.Name = s.Name
-			out = append(out, &byName)
-		}
 	}
 	return out, nil
 }
@@ -145,11 +140,16 @@ func (i *instances) convert(ctx context.Context, s *brightbox.Server) (*framewor
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Ignoring malformed server addresses", "serverID", s.ID)
 	}
+	name := s.Name
+	if name == "" {
+		name = s.ID
+	}
 	return &framework.Instance{
-		// The Node name the existing CCM requires; ListInstances adds
-		// s.Name, and InstanceByName finds both.
+		// A Node is named after the server, or (as the existing CCM
+		// requires) after its ID: the cache and InstanceByName find both.
 		ID:        s.ID,
-		Name:      s.ID,
+		Name:      name,
+		Aliases:   []string{s.ID},
 		Type:      s.ServerType.Handle,
 		Region:    region,
 		Zone:      s.Zone.Handle,
