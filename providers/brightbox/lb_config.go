@@ -52,7 +52,7 @@ type LoadBalancerConfig struct {
 	ListenerProxyProtocol string `annotation:"listener-proxy-protocol" enum:"v1,v2,v2-ssl,v2-ssl-cn" doc:"Send the PROXY protocol, in this version, to the nodes. The Service status then gets ipMode Proxy, so in-cluster clients also go through the load balancer."`
 
 	SSLPorts   []string `annotation:"ssl-ports" doc:"Service ports (numbers or names), comma-separated, that get https listeners besides 443. Needs ssl-domains."`
-	SSLDomains []string `annotation:"ssl-domains" doc:"Domains, comma-separated, of the Let's Encrypt certificate of the https listeners, besides the cloud IP's own names. Point them at the Service's address: until every domain is valid, the sync is retried with the domain's status in the Event."`
+	SSLDomains []string `annotation:"ssl-domains" doc:"Domains, comma-separated, of the Let's Encrypt certificate of the https listeners, besides the cloud IP's own names. Point them at the Service's address (published at once): until every domain is valid, a Normal Event and the ccmkit.io/load-balancer-progress annotation give each domain's status; a domain Let's Encrypt refused is a Warning Event."`
 
 	CloudIPAllocations string `annotation:"cloudip-allocations" doc:"ID (cip-xxxxx) of an existing cloud IP to map to the load balancer instead of allocating one. It replaces spec.loadBalancerIP. A cloud IP named here is never deleted; only one may be given."`
 
