@@ -17,23 +17,16 @@ import (
 
 // ensureFirewall makes the server group hold exactly the Service's nodes
 // and its firewall policy open exactly its node ports, creating either
-// when missing. With nothing to change it lists the groups and the
-// policies and writes nothing. It reports whether it wrote.
+// when missing. With nothing to change it reads the group and the policy
+// (by ID once known: lb_names.go) and writes nothing. It reports whether it wrote.
 func (d *lbDriver) ensureFirewall(ctx context.Context, req *lbRequest) (bool, error) {
 	group, wrote, err := d.ensureServerGroup(ctx, req)
 	if err != nil {
 		return wrote, err
 	}
-	policies, err := d.client.FirewallPolicies(cloudapi.WithOperation(ctx, "firewall_policies.list"))
+	fp, err := d.firewallPolicyNamed(ctx, req.Name)
 	if err != nil {
-		return wrote, fmt.Errorf("listing firewall policies: %w", err)
-	}
-	var fp *brightbox.FirewallPolicy
-	for i := range policies {
-		if policies[i].Name == req.Name {
-			fp = &policies[i]
-			break
-		}
+		return wrote, err
 	}
 	switch {
 	case fp == nil:
@@ -47,6 +40,7 @@ func (d *lbDriver) ensureFirewall(ctx context.Context, req *lbRequest) (bool, er
 		if fp == nil || fp.ID == "" {
 			return true, fmt.Errorf("creating firewall policy %q: malformed response: no policy", req.Name)
 		}
+		d.policies.set(req.Name, fp.ID)
 		wrote = true
 	case fp.ServerGroup == nil || fp.ServerGroup.ID != group.ID:
 		if _, err := one(ctx, "firewall_policies.apply_to", func(ctx context.Context) (*brightbox.FirewallPolicy, error) {
@@ -63,16 +57,9 @@ func (d *lbDriver) ensureFirewall(ctx context.Context, req *lbRequest) (bool, er
 // ensureServerGroup returns the load balancer's server group, created when
 // missing, holding exactly the Service's nodes.
 func (d *lbDriver) ensureServerGroup(ctx context.Context, req *lbRequest) (*brightbox.ServerGroup, bool, error) {
-	groups, err := d.client.ServerGroups(cloudapi.WithOperation(ctx, "server_groups.list"))
+	group, err := d.serverGroupNamed(ctx, req.Name)
 	if err != nil {
-		return nil, false, fmt.Errorf("listing server groups: %w", err)
-	}
-	var group *brightbox.ServerGroup
-	for i := range groups {
-		if groups[i].Name == req.Name {
-			group = &groups[i]
-			break
-		}
+		return nil, false, err
 	}
 	wrote := false
 	if group == nil {
@@ -84,6 +71,7 @@ func (d *lbDriver) ensureServerGroup(ctx context.Context, req *lbRequest) (*brig
 		if group == nil || group.ID == "" {
 			return nil, true, fmt.Errorf("creating server group %q: malformed response: no group", req.Name)
 		}
+		d.groups.set(req.Name, group.ID)
 		wrote = true
 	}
 	add, remove := membership(nodeIDs(group.Servers), serverIDs(ctx, req.Nodes, d.codec))
@@ -142,6 +130,8 @@ func (d *lbDriver) ensureRule(ctx context.Context, fp *brightbox.FirewallPolicy,
 // deleteFirewall deletes the firewall policy and the server group named
 // as the load balancer (emptied first); missing ones are already deleted.
 func (d *lbDriver) deleteFirewall(ctx context.Context, req *lbRequest) error {
+	d.policies.forget(req.Name)
+	d.groups.forget(req.Name)
 	policies, err := d.client.FirewallPolicies(cloudapi.WithOperation(ctx, "firewall_policies.list"))
 	if err != nil {
 		return fmt.Errorf("listing firewall policies: %w", err)

@@ -48,6 +48,9 @@ type lbDriver struct {
 	// mapping holds, by load balancer ID, the cloud IP Update asked the
 	// API to map onto it that it does not show yet.
 	mapping sync.Map
+	// groups and policies know the IDs of the server groups and firewall
+	// policies by name.
+	groups, policies nameIndex
 }
 
 var (

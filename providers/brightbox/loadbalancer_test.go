@@ -244,8 +244,11 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 		t.Errorf("ID annotation = %q, want %s", id, lb.ID)
 	}
 
-	// Nothing changed: no write.
+	// Nothing changed: no write, and no list of every load balancer's
+	// server group or policy (each group lists its servers): its own are
+	// read by ID.
 	var again *corev1.LoadBalancerStatus
+	before := f.sim.Stats()
 	if n := f.writesDuring(func() {
 		var err error
 		if again, err = f.lb.EnsureLoadBalancer(f.ctx, clusterName, f.fresh(t, svc), f.nodes); err != nil {
@@ -253,6 +256,12 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 		}
 	}); n != 0 {
 		t.Errorf("a sync with nothing changed made %d writes, want 0", n)
+	}
+	after := f.sim.Stats()
+	for _, op := range []string{"GET /1.0/server_groups", "GET /1.0/firewall_policies"} {
+		if n := after[op] - before[op]; n != 0 {
+			t.Errorf("a sync with nothing changed made %d calls %s, want 0", n, op)
+		}
 	}
 	if diff := cmp.Diff(status, again); diff != "" {
 		t.Errorf("the second sync changed the status (-first +second):\n%s", diff)
@@ -469,12 +478,19 @@ func TestLoadBalancerMalformedAnswers(t *testing.T) {
 		t.Error("EnsureLoadBalancer with an unknown load balancer status succeeded")
 	}
 
-	remove = f.sim.Inject(gbsim.Fault{Op: "GET /1.0/server_groups", Truncate: true})
-	_, err = f.lb.EnsureLoadBalancer(f.ctx, clusterName, f.fresh(t, svc), f.nodes)
-	remove()
-	if err == nil {
-		t.Error("EnsureLoadBalancer with a truncated server group list succeeded")
+	// A sync reads its server group by ID once it knows it (lb_names.go),
+	// and lists the groups for a name it has not seen.
+	// (a new Service's).
+	newcomer := f.service(t, "newcomer", nil)
+	for op, s := range map[string]*corev1.Service{"GET /1.0/server_groups/{id}": svc, "GET /1.0/server_groups": newcomer} {
+		remove = f.sim.Inject(gbsim.Fault{Op: op, Truncate: true})
+		_, err = f.lb.EnsureLoadBalancer(f.ctx, clusterName, f.fresh(t, s), f.nodes)
+		remove()
+		if err == nil {
+			t.Errorf("EnsureLoadBalancer with a truncated answer to %s succeeded", op)
+		}
 	}
+	f.deleteDone(t, newcomer)
 
 	remove = f.sim.CorruptStatus("GET /1.0/cloud_ips", 0)
 	err = f.lb.EnsureLoadBalancerDeleted(f.ctx, clusterName, f.fresh(t, svc))
