@@ -77,7 +77,9 @@ func (d *lbDriver) serverGroupNamed(ctx context.Context, name string) (*brightbo
 		}
 		d.groups.forget(name) // gone or renamed: look again
 	}
-	groups, err := d.client.ServerGroups(cloudapi.WithOperation(ctx, "server_groups.list"))
+	groups, err := shared(d, "server_groups", func() ([]brightbox.ServerGroup, error) {
+		return d.client.ServerGroups(cloudapi.WithOperation(ctx, "server_groups.list"))
+	})
 	if err != nil {
 		return nil, fmt.Errorf("listing server groups: %w", err)
 	}
@@ -86,7 +88,8 @@ func (d *lbDriver) serverGroupNamed(ctx context.Context, name string) (*brightbo
 	for i := range groups {
 		names[i], ids[i] = groups[i].Name, groups[i].ID
 		if found == nil && groups[i].Name == name {
-			found = &groups[i]
+			g := groups[i] // the list is shared: a copy
+			found = &g
 		}
 	}
 	d.groups.fill(names, ids)
@@ -108,7 +111,9 @@ func (d *lbDriver) firewallPolicyNamed(ctx context.Context, name string) (*brigh
 		}
 		d.policies.forget(name)
 	}
-	policies, err := d.client.FirewallPolicies(cloudapi.WithOperation(ctx, "firewall_policies.list"))
+	policies, err := shared(d, "firewall_policies", func() ([]brightbox.FirewallPolicy, error) {
+		return d.client.FirewallPolicies(cloudapi.WithOperation(ctx, "firewall_policies.list"))
+	})
 	if err != nil {
 		return nil, fmt.Errorf("listing firewall policies: %w", err)
 	}
@@ -117,9 +122,25 @@ func (d *lbDriver) firewallPolicyNamed(ctx context.Context, name string) (*brigh
 	for i := range policies {
 		names[i], ids[i] = policies[i].Name, policies[i].ID
 		if found == nil && policies[i].Name == name {
-			found = &policies[i]
+			fp := policies[i] // the list is shared: a copy
+			found = &fp
 		}
 	}
 	d.policies.fill(names, ids)
 	return found, nil
+}
+
+// shared runs list once for all the syncs that miss at the same time (when
+// many Services are created at once, say), so they share one list instead
+// of each decoding its own. Joining a list already under way is safe: the
+// only group or policy a sync looks for is its Service's, which the
+// per-Service lock lets no one else create meanwhile. The result is shared:
+// callers only read it.
+func shared[T any](d *lbDriver, key string, list func() ([]T, error)) ([]T, error) {
+	v, err, _ := d.lists.Do(key, func() (any, error) { return list() })
+	if err != nil {
+		return nil, err
+	}
+	out, _ := v.([]T)
+	return out, nil
 }

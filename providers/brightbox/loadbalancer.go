@@ -8,6 +8,7 @@ import (
 
 	brightbox "github.com/brightbox/gobrightbox/v2"
 	"github.com/brightbox/gobrightbox/v2/enums/loadbalancerstatus"
+	"golang.org/x/sync/singleflight"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
@@ -51,6 +52,8 @@ type lbDriver struct {
 	// groups and policies know the IDs of the server groups and firewall
 	// policies by name.
 	groups, policies nameIndex
+	// lists coalesces the lists of server groups and firewall policies.
+	lists singleflight.Group
 }
 
 var (
