@@ -27,7 +27,7 @@ func (v view) accountJSON() accountJSON {
 	a := accountJSON{accountLite: v.accountLite(), CreatedAt: "2011-10-01T00:00:00Z", RAMLimit: 1 << 20,
 		CloudIPsLimit: v.st.opts.CloudIPsLimit, LoadBalancersLimit: v.st.opts.LoadBalancersLimit,
 		ValidCreditCard: true, TelephoneVerified: true, CountryCode: "GB"}
-	for _, srv := range v.st.servers.all() {
+	for _, srv := range v.st.servers.All() {
 		if srv.Status != StatusDeleted {
 			a.ServersUsed++
 			t, _ := findServerType(srv.Type)
@@ -41,12 +41,12 @@ func (v view) accountJSON() accountJSON {
 // used counts the cloud IPs and the load balancers not deleted, as the
 // account's limits do.
 func (st *state) used() (cloudIPs, loadBalancers int) {
-	for _, lb := range st.lbs.all() {
+	for _, lb := range st.lbs.All() {
 		if lb.Status != StatusDeleted {
 			loadBalancers++
 		}
 	}
-	return len(st.cips.order), loadBalancers
+	return st.cips.Len(), loadBalancers
 }
 
 // limitReached is the API's answer to a create beyond the account's

@@ -66,7 +66,7 @@ func (s *Server) AddCloudIP(c CloudIP) CloudIP {
 	target := c.Target
 	c.Target, c.pending = "", ""
 	stored := c.clone()
-	st.cips.put(c.ID, &stored)
+	st.cips.Put(c.ID, &stored)
 	if target != "" {
 		stored.Target = st.seedTarget(c.ID, target)
 	}
@@ -77,11 +77,11 @@ func (s *Server) AddCloudIP(c CloudIP) CloudIP {
 // server's interface. Any load balancer will do, one being deleted too (as
 // the existing CCM may leave it).
 func (st *state) seedTarget(cipID, target string) string {
-	if srv, ok := st.servers.get(target); ok {
+	if srv, ok := st.servers.Get(target); ok {
 		return srv.Interface
 	}
-	_, lb := st.lbs.get(target)
-	_, grp := st.groups.get(target)
+	_, lb := st.lbs.Get(target)
+	_, grp := st.groups.Get(target)
 	if lb || grp || st.serverByInterface(target) != nil {
 		return target
 	}
@@ -93,7 +93,7 @@ func (st *state) seedTarget(cipID, target string) string {
 func (st *state) cipDefaults(c *CloudIP) {
 	if c.PublicIPv4 == "" {
 		taken := map[string]bool{}
-		for _, other := range st.cips.all() {
+		for _, other := range st.cips.All() {
 			taken[other.PublicIPv4] = true
 		}
 		for c.PublicIPv4 == "" || taken[c.PublicIPv4] {
@@ -131,7 +131,7 @@ func ipv6For(ip string) string {
 func (s *Server) CloudIPs() []CloudIP {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return cloneAll(s.st.cips.all(), (*CloudIP).clone)
+	return cloneAll(s.st.cips.All(), (*CloudIP).clone)
 }
 
 // cipRequest is the body of POST and PUT /1.0/cloud_ips.
@@ -175,7 +175,7 @@ func (req *cipRequest) apply(c *CloudIP) *simkit.Response {
 func (s *Server) listCloudIPs(r *http.Request) simkit.Response {
 	v := s.view(r)
 	out := []cipJSON{}
-	for _, c := range s.st.cips.all() {
+	for _, c := range s.st.cips.All() {
 		s.st.mapping.Read(c.ID)
 		out = append(out, v.cip(c))
 	}
@@ -183,7 +183,7 @@ func (s *Server) listCloudIPs(r *http.Request) simkit.Response {
 }
 
 func (s *Server) getCloudIP(r *http.Request) simkit.Response {
-	c, found := s.st.cips.get(r.PathValue("id"))
+	c, found := s.st.cips.Get(r.PathValue("id"))
 	if !found {
 		return notFound()
 	}
@@ -204,12 +204,12 @@ func (s *Server) createCloudIP(r *http.Request) simkit.Response {
 		return *resp
 	}
 	s.st.cipDefaults(&c)
-	s.st.cips.put(c.ID, &c)
+	s.st.cips.Put(c.ID, &c)
 	return created(s.view(r).cip(&c))
 }
 
 func (s *Server) updateCloudIP(r *http.Request) simkit.Response {
-	c, found := s.st.cips.get(r.PathValue("id"))
+	c, found := s.st.cips.Get(r.PathValue("id"))
 	if !found {
 		return notFound()
 	}
@@ -226,7 +226,7 @@ func (s *Server) updateCloudIP(r *http.Request) simkit.Response {
 }
 
 func (s *Server) deleteCloudIP(r *http.Request) simkit.Response {
-	c, found := s.st.cips.get(r.PathValue("id"))
+	c, found := s.st.cips.Get(r.PathValue("id"))
 	if !found {
 		return notFound()
 	}
@@ -234,7 +234,7 @@ func (s *Server) deleteCloudIP(r *http.Request) simkit.Response {
 		return conflict("Cloud IP %s is mapped; unmap it first", c.ID)
 	}
 	body := s.view(r).cip(c)
-	s.st.cips.del(c.ID)
+	s.st.cips.Del(c.ID)
 	return accepted(body)
 }
 
@@ -245,7 +245,7 @@ func (st *state) destination(dest string) (string, *simkit.Response) {
 	prefix, _, _ := strings.Cut(dest, "-")
 	switch prefix {
 	case "srv":
-		srv, ok := st.servers.get(dest)
+		srv, ok := st.servers.Get(dest)
 		if !ok || srv.Status == StatusDeleted {
 			return refuse(invalid("destination: no server %s", dest))
 		}
@@ -256,7 +256,7 @@ func (st *state) destination(dest string) (string, *simkit.Response) {
 		}
 		return dest, nil
 	case "lba":
-		lb, ok := st.lbs.get(dest)
+		lb, ok := st.lbs.Get(dest)
 		switch {
 		case !ok:
 			return refuse(invalid("destination: no load balancer %s", dest))
@@ -265,7 +265,7 @@ func (st *state) destination(dest string) (string, *simkit.Response) {
 		}
 		return dest, nil
 	case "grp":
-		if _, ok := st.groups.get(dest); !ok {
+		if _, ok := st.groups.Get(dest); !ok {
 			return refuse(invalid("destination: no server group %s", dest))
 		}
 		return dest, nil
@@ -274,7 +274,7 @@ func (st *state) destination(dest string) (string, *simkit.Response) {
 }
 
 func (s *Server) mapCloudIP(r *http.Request) simkit.Response {
-	c, found := s.st.cips.get(r.PathValue("id"))
+	c, found := s.st.cips.Get(r.PathValue("id"))
 	if !found {
 		return notFound()
 	}
@@ -304,7 +304,7 @@ func (s *Server) mapCloudIP(r *http.Request) simkit.Response {
 }
 
 func (s *Server) unmapCloudIP(r *http.Request) simkit.Response {
-	c, found := s.st.cips.get(r.PathValue("id"))
+	c, found := s.st.cips.Get(r.PathValue("id"))
 	if !found {
 		return notFound()
 	}

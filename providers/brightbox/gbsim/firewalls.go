@@ -59,12 +59,12 @@ func (s *Server) AddFirewallPolicy(p FirewallPolicy, rules ...FirewallRule) Fire
 		p.CreatedAt = epoch
 	}
 	if p.ServerGroup != "" {
-		if _, ok := st.groups.get(p.ServerGroup); !ok || st.policyOf(p.ServerGroup) != nil {
+		if _, ok := st.groups.Get(p.ServerGroup); !ok || st.policyOf(p.ServerGroup) != nil {
 			panic("gbsim: firewall policy " + p.ID + ": server group " + p.ServerGroup + " is missing or has a policy")
 		}
 	}
 	stored := p
-	st.policies.put(p.ID, &stored)
+	st.policies.Put(p.ID, &stored)
 	for _, r := range rules {
 		if r.ID == "" {
 			r.ID = st.newID("fwr")
@@ -76,7 +76,7 @@ func (s *Server) AddFirewallPolicy(p FirewallPolicy, rules ...FirewallRule) Fire
 		if err := validateRule(st, &r); err != nil {
 			panic("gbsim: " + err.Error())
 		}
-		st.rules.put(r.ID, &r)
+		st.rules.Put(r.ID, &r)
 	}
 	return stored
 }
@@ -85,14 +85,14 @@ func (s *Server) AddFirewallPolicy(p FirewallPolicy, rules ...FirewallRule) Fire
 func (s *Server) FirewallPolicies() []FirewallPolicy {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return cloneAll(s.st.policies.all(), (*FirewallPolicy).clone)
+	return cloneAll(s.st.policies.All(), (*FirewallPolicy).clone)
 }
 
 // FirewallRules returns the rules of every policy, oldest first.
 func (s *Server) FirewallRules() []FirewallRule {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return cloneAll(s.st.rules.all(), func(r *FirewallRule) FirewallRule { return *r })
+	return cloneAll(s.st.rules.All(), func(r *FirewallRule) FirewallRule { return *r })
 }
 
 type policyRequest struct {
@@ -104,14 +104,14 @@ type policyRequest struct {
 func (s *Server) listFirewallPolicies(r *http.Request) simkit.Response {
 	v := s.view(r)
 	out := []policyJSON{}
-	for _, p := range s.st.policies.all() {
+	for _, p := range s.st.policies.All() {
 		out = append(out, v.policy(p))
 	}
 	return ok(out)
 }
 
 func (s *Server) getFirewallPolicy(r *http.Request) simkit.Response {
-	p, found := s.st.policies.get(r.PathValue("id"))
+	p, found := s.st.policies.Get(r.PathValue("id"))
 	if !found {
 		return notFound()
 	}
@@ -121,7 +121,7 @@ func (s *Server) getFirewallPolicy(r *http.Request) simkit.Response {
 // applicable answers nil when policy p may be applied to server group id.
 func (st *state) applicable(p *FirewallPolicy, groupID string) *simkit.Response {
 	refuse := func(resp simkit.Response) *simkit.Response { return &resp }
-	if _, ok := st.groups.get(groupID); !ok {
+	if _, ok := st.groups.Get(groupID); !ok {
 		return refuse(invalid("server_group: no server group %q", groupID))
 	}
 	if other := st.policyOf(groupID); other != nil && other != p {
@@ -151,12 +151,12 @@ func (s *Server) createFirewallPolicy(r *http.Request) simkit.Response {
 		}
 		p.ServerGroup = *req.ServerGroup
 	}
-	s.st.policies.put(p.ID, &p)
+	s.st.policies.Put(p.ID, &p)
 	return created(s.view(r).policy(&p))
 }
 
 func (s *Server) updateFirewallPolicy(r *http.Request) simkit.Response {
-	p, found := s.st.policies.get(r.PathValue("id"))
+	p, found := s.st.policies.Get(r.PathValue("id"))
 	if !found {
 		return notFound()
 	}
@@ -174,7 +174,7 @@ func (s *Server) updateFirewallPolicy(r *http.Request) simkit.Response {
 }
 
 func (s *Server) deleteFirewallPolicy(r *http.Request) simkit.Response {
-	p, found := s.st.policies.get(r.PathValue("id"))
+	p, found := s.st.policies.Get(r.PathValue("id"))
 	if !found {
 		return notFound()
 	}
@@ -182,17 +182,17 @@ func (s *Server) deleteFirewallPolicy(r *http.Request) simkit.Response {
 		return conflict("Firewall policy %s is the default policy", p.ID)
 	}
 	body := s.view(r).policy(p)
-	for _, rule := range s.st.rules.all() {
+	for _, rule := range s.st.rules.All() {
 		if rule.FirewallPolicy == p.ID {
-			s.st.rules.del(rule.ID)
+			s.st.rules.Del(rule.ID)
 		}
 	}
-	s.st.policies.del(p.ID)
+	s.st.policies.Del(p.ID)
 	return accepted(body)
 }
 
 func (s *Server) applyFirewallPolicy(r *http.Request) simkit.Response {
-	p, found := s.st.policies.get(r.PathValue("id"))
+	p, found := s.st.policies.Get(r.PathValue("id"))
 	if !found {
 		return notFound()
 	}
@@ -213,7 +213,7 @@ func (s *Server) applyFirewallPolicy(r *http.Request) simkit.Response {
 }
 
 func (s *Server) removeFirewallPolicy(r *http.Request) simkit.Response {
-	p, found := s.st.policies.get(r.PathValue("id"))
+	p, found := s.st.policies.Get(r.PathValue("id"))
 	if !found {
 		return notFound()
 	}
@@ -306,11 +306,11 @@ func validateEnd(st *state, end string) error {
 	var found bool
 	switch prefix, _, _ := strings.Cut(end, "-"); prefix {
 	case "srv":
-		_, found = st.servers.get(end)
+		_, found = st.servers.Get(end)
 	case "grp":
-		_, found = st.groups.get(end)
+		_, found = st.groups.Get(end)
 	case "lba":
-		_, found = st.lbs.get(end)
+		_, found = st.lbs.Get(end)
 	default:
 		return fmt.Errorf("%q is not any, an address, a CIDR, a server, a server group or a load balancer", end)
 	}
@@ -323,14 +323,14 @@ func validateEnd(st *state, end string) error {
 func (s *Server) listFirewallRules(r *http.Request) simkit.Response {
 	v := s.view(r)
 	out := []ruleJSON{}
-	for _, rule := range s.st.rules.all() {
+	for _, rule := range s.st.rules.All() {
 		out = append(out, v.rule(rule))
 	}
 	return ok(out)
 }
 
 func (s *Server) getFirewallRule(r *http.Request) simkit.Response {
-	rule, found := s.st.rules.get(r.PathValue("id"))
+	rule, found := s.st.rules.Get(r.PathValue("id"))
 	if !found {
 		return notFound()
 	}
@@ -345,7 +345,7 @@ func (s *Server) createFirewallRule(r *http.Request) simkit.Response {
 	if req.FirewallPolicy == nil {
 		return invalid("firewall_policy: required")
 	}
-	if _, found := s.st.policies.get(*req.FirewallPolicy); !found {
+	if _, found := s.st.policies.Get(*req.FirewallPolicy); !found {
 		return invalid("firewall_policy: no firewall policy %q", *req.FirewallPolicy)
 	}
 	rule := FirewallRule{FirewallPolicy: *req.FirewallPolicy, CreatedAt: s.st.now()}
@@ -354,12 +354,12 @@ func (s *Server) createFirewallRule(r *http.Request) simkit.Response {
 		return invalid("%s", err.Error())
 	}
 	rule.ID = s.st.newID("fwr")
-	s.st.rules.put(rule.ID, &rule)
+	s.st.rules.Put(rule.ID, &rule)
 	return created(s.view(r).rule(&rule))
 }
 
 func (s *Server) updateFirewallRule(r *http.Request) simkit.Response {
-	rule, found := s.st.rules.get(r.PathValue("id"))
+	rule, found := s.st.rules.Get(r.PathValue("id"))
 	if !found {
 		return notFound()
 	}
@@ -380,11 +380,11 @@ func (s *Server) updateFirewallRule(r *http.Request) simkit.Response {
 }
 
 func (s *Server) deleteFirewallRule(r *http.Request) simkit.Response {
-	rule, found := s.st.rules.get(r.PathValue("id"))
+	rule, found := s.st.rules.Get(r.PathValue("id"))
 	if !found {
 		return notFound()
 	}
 	body := s.view(r).rule(rule)
-	s.st.rules.del(rule.ID)
+	s.st.rules.Del(rule.ID)
 	return accepted(body)
 }

@@ -40,7 +40,7 @@ func decodeList[T any](r *http.Request, key string) ([]T, *simkit.Response) {
 // liveLB is the load balancer a sub-resource request names, or the
 // answer: 404, or 409 when it is being deleted.
 func (s *Server) liveLB(r *http.Request) (*LoadBalancer, *simkit.Response) {
-	lb, found := s.st.lbs.get(r.PathValue("id"))
+	lb, found := s.st.lbs.Get(r.PathValue("id"))
 	if !found {
 		resp := notFound()
 		return nil, &resp
@@ -58,7 +58,7 @@ func (s *Server) addNodes(r *http.Request) simkit.Response {
 			resp := conflict("Server %s is already a node of %s", id, lb.ID)
 			return &resp
 		}
-		if srv, ok := s.st.servers.get(id); !ok || srv.Status == StatusDeleted {
+		if srv, ok := s.st.servers.Get(id); !ok || srv.Status == StatusDeleted {
 			resp := invalid("nodes: no server %s", id)
 			return &resp
 		}
@@ -149,7 +149,7 @@ func (s *Server) changeListeners(r *http.Request, change func(*LoadBalancer, Lis
 
 func (s *Server) lockLoadBalancer(locked bool) simkit.HandlerFunc {
 	return func(r *http.Request) simkit.Response {
-		lb, found := s.st.lbs.get(r.PathValue("id"))
+		lb, found := s.st.lbs.Get(r.PathValue("id"))
 		if !found {
 			return notFound()
 		}

@@ -194,7 +194,7 @@ func validateLB(st *state, lb *LoadBalancer) error {
 		bad("buffer_size: %d is not between 1024 and 16384", lb.BufferSize)
 	}
 	for _, id := range lb.Nodes {
-		if srv, ok := st.servers.get(id); !ok || srv.Status == StatusDeleted {
+		if srv, ok := st.servers.Get(id); !ok || srv.Status == StatusDeleted {
 			bad("nodes: no server %s", id)
 		}
 	}

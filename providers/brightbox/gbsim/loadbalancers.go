@@ -114,14 +114,14 @@ func (s *Server) AddLoadBalancer(lb LoadBalancer) LoadBalancer {
 		panic("gbsim: " + err.Error())
 	}
 	stored := lb.clone()
-	st.lbs.put(lb.ID, &stored)
+	st.lbs.Put(lb.ID, &stored)
 	switch lb.Status {
 	case StatusCreating:
 		st.settling.Start(lb.ID, func() { stored.Status = StatusActive })
 	case StatusDeleting:
 		st.startDeletion(&stored)
 	case StatusDeleted:
-		st.retire(lb.ID, func() { st.lbs.del(lb.ID) })
+		st.retire(lb.ID, func() { st.lbs.Del(lb.ID) })
 	}
 	st.startACME(&stored)
 	return stored.clone()
@@ -164,7 +164,7 @@ func applyLBDefaults(lb *LoadBalancer) {
 func (s *Server) LoadBalancers() []LoadBalancer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return cloneAll(s.st.lbs.all(), (*LoadBalancer).clone)
+	return cloneAll(s.st.lbs.All(), (*LoadBalancer).clone)
 }
 
 // SetLoadBalancerStatus sets a load balancer's status (one of
@@ -174,7 +174,7 @@ func (s *Server) SetLoadBalancerStatus(id, status string) bool {
 	mustEnum("status", status, LoadBalancerStatuses)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	lb, found := s.st.lbs.get(id)
+	lb, found := s.st.lbs.Get(id)
 	if found {
 		s.st.settling.Stop(id)
 		lb.Status = status
@@ -188,7 +188,7 @@ func (s *Server) SetLoadBalancerStatus(id, status string) bool {
 func (s *Server) SetACMEDomainStatus(lbID, domain, status, message string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	lb, found := s.st.lbs.get(lbID)
+	lb, found := s.st.lbs.Get(lbID)
 	if !found {
 		return false
 	}
@@ -238,7 +238,7 @@ func fingerprint(parts ...string) string {
 func (st *state) readLB(id string) {
 	st.settling.Read(id)
 	mapped := false
-	for _, c := range st.cips.all() {
+	for _, c := range st.cips.All() {
 		if c.pending == id {
 			st.mapping.Read(c.ID)
 		}
@@ -252,8 +252,8 @@ func (st *state) readLB(id string) {
 func (s *Server) listLoadBalancers(r *http.Request) simkit.Response {
 	v := s.view(r)
 	out := []lbJSON{}
-	for _, lb := range s.st.lbs.all() {
-		if !s.st.listed(lb.ID, func() { s.st.lbs.del(lb.ID) }) {
+	for _, lb := range s.st.lbs.All() {
+		if !s.st.listed(lb.ID, func() { s.st.lbs.Del(lb.ID) }) {
 			continue
 		}
 		s.st.readLB(lb.ID)
@@ -263,7 +263,7 @@ func (s *Server) listLoadBalancers(r *http.Request) simkit.Response {
 }
 
 func (s *Server) getLoadBalancer(r *http.Request) simkit.Response {
-	lb, found := s.st.lbs.get(r.PathValue("id"))
+	lb, found := s.st.lbs.Get(r.PathValue("id"))
 	if !found {
 		return notFound()
 	}
@@ -288,14 +288,14 @@ func (s *Server) createLoadBalancer(r *http.Request) simkit.Response {
 		return invalid("%s", err.Error())
 	}
 	lb.ID = s.st.newID("lba")
-	s.st.lbs.put(lb.ID, &lb)
+	s.st.lbs.Put(lb.ID, &lb)
 	s.st.settling.Start(lb.ID, func() { lb.Status = StatusActive })
 	s.st.startACME(&lb)
 	return accepted(s.view(r).lb(&lb))
 }
 
 func (s *Server) updateLoadBalancer(r *http.Request) simkit.Response {
-	lb, found := s.st.lbs.get(r.PathValue("id"))
+	lb, found := s.st.lbs.Get(r.PathValue("id"))
 	if !found {
 		return notFound()
 	}
@@ -326,7 +326,7 @@ func (s *Server) updateLoadBalancer(r *http.Request) simkit.Response {
 func gone(status string) bool { return status == StatusDeleting || status == StatusDeleted }
 
 func (s *Server) deleteLoadBalancer(r *http.Request) simkit.Response {
-	lb, found := s.st.lbs.get(r.PathValue("id"))
+	lb, found := s.st.lbs.Get(r.PathValue("id"))
 	if !found {
 		return notFound()
 	}
@@ -348,11 +348,11 @@ func (st *state) startDeletion(lb *LoadBalancer) {
 	st.settling.Start(lb.ID, func() {
 		now := st.now()
 		lb.Status, lb.DeletedAt = StatusDeleted, &now
-		for _, c := range st.cips.all() {
+		for _, c := range st.cips.All() {
 			if c.Target == lb.ID || c.pending == lb.ID {
 				st.unmap(c)
 			}
 		}
-		st.retire(lb.ID, func() { st.lbs.del(lb.ID) })
+		st.retire(lb.ID, func() { st.lbs.Del(lb.ID) })
 	})
 }

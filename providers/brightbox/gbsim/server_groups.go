@@ -41,12 +41,12 @@ func (s *Server) AddServerGroup(g ServerGroup) ServerGroup {
 		g.CreatedAt = epoch
 	}
 	for _, id := range g.Servers {
-		if _, ok := s.st.servers.get(id); !ok {
+		if _, ok := s.st.servers.Get(id); !ok {
 			panic("gbsim: server group " + g.ID + ": no server " + id)
 		}
 	}
 	stored := g.clone()
-	s.st.groups.put(g.ID, &stored)
+	s.st.groups.Put(g.ID, &stored)
 	return stored.clone()
 }
 
@@ -54,7 +54,7 @@ func (s *Server) AddServerGroup(g ServerGroup) ServerGroup {
 func (s *Server) ServerGroups() []ServerGroup {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return cloneAll(s.st.groups.all(), (*ServerGroup).clone)
+	return cloneAll(s.st.groups.All(), (*ServerGroup).clone)
 }
 
 type groupRequest struct {
@@ -82,14 +82,14 @@ type memberList struct {
 func (s *Server) listServerGroups(r *http.Request) simkit.Response {
 	v := s.view(r)
 	out := []groupJSON{}
-	for _, g := range s.st.groups.all() {
+	for _, g := range s.st.groups.All() {
 		out = append(out, v.group(g))
 	}
 	return ok(out)
 }
 
 func (s *Server) getServerGroup(r *http.Request) simkit.Response {
-	g, found := s.st.groups.get(r.PathValue("id"))
+	g, found := s.st.groups.Get(r.PathValue("id"))
 	if !found {
 		return notFound()
 	}
@@ -103,12 +103,12 @@ func (s *Server) createServerGroup(r *http.Request) simkit.Response {
 	}
 	g := ServerGroup{ID: s.st.newID("grp"), CreatedAt: s.st.now(), Servers: []string{}}
 	req.apply(&g)
-	s.st.groups.put(g.ID, &g)
+	s.st.groups.Put(g.ID, &g)
 	return created(s.view(r).group(&g))
 }
 
 func (s *Server) updateServerGroup(r *http.Request) simkit.Response {
-	g, found := s.st.groups.get(r.PathValue("id"))
+	g, found := s.st.groups.Get(r.PathValue("id"))
 	if !found {
 		return notFound()
 	}
@@ -124,7 +124,7 @@ func (s *Server) updateServerGroup(r *http.Request) simkit.Response {
 // policy applied to it is left unapplied, cloud IPs mapped to it are
 // unmapped. The default group cannot be deleted.
 func (s *Server) deleteServerGroup(r *http.Request) simkit.Response {
-	g, found := s.st.groups.get(r.PathValue("id"))
+	g, found := s.st.groups.Get(r.PathValue("id"))
 	if !found {
 		return notFound()
 	}
@@ -135,18 +135,18 @@ func (s *Server) deleteServerGroup(r *http.Request) simkit.Response {
 	if p := s.st.policyOf(g.ID); p != nil {
 		p.ServerGroup = ""
 	}
-	for _, c := range s.st.cips.all() {
+	for _, c := range s.st.cips.All() {
 		if c.Target == g.ID {
 			s.st.unmap(c)
 		}
 	}
-	s.st.groups.del(g.ID)
+	s.st.groups.Del(g.ID)
 	return accepted(body)
 }
 
 func (s *Server) addServers(r *http.Request) simkit.Response {
 	return s.changeMembers(r, func(g *ServerGroup, id string) *simkit.Response {
-		if srv, ok := s.st.servers.get(id); !ok || srv.Status == StatusDeleted {
+		if srv, ok := s.st.servers.Get(id); !ok || srv.Status == StatusDeleted {
 			resp := invalid("servers: no server %s", id)
 			return &resp
 		}
@@ -173,7 +173,7 @@ func (s *Server) removeServers(r *http.Request) simkit.Response {
 // moveServers moves servers from the group to the destination group and
 // answers with the destination.
 func (s *Server) moveServers(r *http.Request) simkit.Response {
-	from, found := s.st.groups.get(r.PathValue("id"))
+	from, found := s.st.groups.Get(r.PathValue("id"))
 	if !found {
 		return notFound()
 	}
@@ -181,7 +181,7 @@ func (s *Server) moveServers(r *http.Request) simkit.Response {
 	if resp := decode(r, &req, false); resp != nil {
 		return *resp
 	}
-	to, found := s.st.groups.get(req.Destination)
+	to, found := s.st.groups.Get(req.Destination)
 	if !found {
 		return invalid("destination: no server group %q", req.Destination)
 	}
@@ -205,7 +205,7 @@ func (s *Server) moveServers(r *http.Request) simkit.Response {
 // changeMembers applies change to a copy of the group for each server of
 // the request and stores it only when every change succeeds.
 func (s *Server) changeMembers(r *http.Request, change func(*ServerGroup, string) *simkit.Response) simkit.Response {
-	g, found := s.st.groups.get(r.PathValue("id"))
+	g, found := s.st.groups.Get(r.PathValue("id"))
 	if !found {
 		return notFound()
 	}

@@ -133,13 +133,13 @@ func (st *state) addServer(srv CloudServer) CloudServer {
 	if srv.CreatedAt.IsZero() {
 		srv.CreatedAt = epoch
 	}
-	if _, existed := st.servers.get(srv.ID); !existed {
-		if def, ok := st.groups.get("grp-sda44"); ok {
+	if _, existed := st.servers.Get(srv.ID); !existed {
+		if def, ok := st.groups.Get("grp-sda44"); ok {
 			def.Servers = append(def.Servers, srv.ID)
 		}
 	}
 	stored := srv
-	st.servers.put(srv.ID, &stored)
+	st.servers.Put(srv.ID, &stored)
 	if stored.Status == StatusCreating {
 		st.settling.Start(srv.ID, func() { stored.Status = StatusActive })
 	} else {
@@ -162,7 +162,7 @@ func (s *Server) DeleteServer(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.st
-	srv, ok := st.servers.get(id)
+	srv, ok := st.servers.Get(id)
 	if !ok {
 		return false
 	}
@@ -172,18 +172,18 @@ func (s *Server) DeleteServer(id string) bool {
 	now := st.now()
 	st.settling.Stop(id)
 	srv.Status, srv.DeletedAt = StatusDeleted, &now
-	for _, g := range st.groups.all() {
+	for _, g := range st.groups.All() {
 		g.Servers = slices.DeleteFunc(g.Servers, func(x string) bool { return x == id })
 	}
-	for _, lb := range st.lbs.all() {
+	for _, lb := range st.lbs.All() {
 		lb.Nodes = slices.DeleteFunc(lb.Nodes, func(x string) bool { return x == id })
 	}
-	for _, c := range st.cips.all() {
+	for _, c := range st.cips.All() {
 		if c.Target == id || c.Target == srv.Interface {
 			c.Target = ""
 		}
 	}
-	st.retire(id, func() { st.servers.del(id) })
+	st.retire(id, func() { st.servers.Del(id) })
 	return true
 }
 
@@ -193,7 +193,7 @@ func (s *Server) SetServerStatus(id, status string) bool {
 	mustEnum("status", status, ServerStatuses)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	srv, ok := s.st.servers.get(id)
+	srv, ok := s.st.servers.Get(id)
 	if ok {
 		s.st.settling.Stop(id)
 		srv.Status = status
@@ -205,14 +205,14 @@ func (s *Server) SetServerStatus(id, status string) bool {
 func (s *Server) Servers() []CloudServer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return cloneAll(s.st.servers.all(), (*CloudServer).clone)
+	return cloneAll(s.st.servers.All(), (*CloudServer).clone)
 }
 
 func (s *Server) listServers(r *http.Request) simkit.Response {
 	v := s.view(r)
 	out := []serverJSON{}
-	for _, srv := range s.st.servers.all() {
-		if s.st.listed(srv.ID, func() { s.st.servers.del(srv.ID) }) {
+	for _, srv := range s.st.servers.All() {
+		if s.st.listed(srv.ID, func() { s.st.servers.Del(srv.ID) }) {
 			s.st.settling.Read(srv.ID)
 			out = append(out, v.server(srv))
 		}
@@ -221,7 +221,7 @@ func (s *Server) listServers(r *http.Request) simkit.Response {
 }
 
 func (s *Server) getServer(r *http.Request) simkit.Response {
-	srv, found := s.st.servers.get(r.PathValue("id"))
+	srv, found := s.st.servers.Get(r.PathValue("id"))
 	if !found {
 		return notFound()
 	}
@@ -231,7 +231,7 @@ func (s *Server) getServer(r *http.Request) simkit.Response {
 
 func (s *Server) lockServer(locked bool) simkit.HandlerFunc {
 	return func(r *http.Request) simkit.Response {
-		srv, found := s.st.servers.get(r.PathValue("id"))
+		srv, found := s.st.servers.Get(r.PathValue("id"))
 		if !found {
 			return notFound()
 		}
@@ -242,7 +242,7 @@ func (s *Server) lockServer(locked bool) simkit.HandlerFunc {
 
 // getInterface serves GET /1.0/interfaces/{id}.
 func (s *Server) getInterface(r *http.Request) simkit.Response {
-	for _, srv := range s.st.servers.all() {
+	for _, srv := range s.st.servers.All() {
 		if srv.Interface == r.PathValue("id") {
 			v := s.view(r)
 			iface := v.iface(srv)

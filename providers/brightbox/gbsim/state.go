@@ -2,7 +2,6 @@ package gbsim
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"time"
 
@@ -13,49 +12,15 @@ import (
 // answers are deterministic.
 var epoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// table holds one kind of resource by ID, in creation order.
-type table[T any] struct {
-	m     map[string]*T
-	order []string
-}
-
-func newTable[T any]() table[T] { return table[T]{m: map[string]*T{}} }
-
-func (t *table[T]) get(id string) (*T, bool) {
-	v, ok := t.m[id]
-	return v, ok
-}
-
-func (t *table[T]) put(id string, v *T) {
-	if _, ok := t.m[id]; !ok {
-		t.order = append(t.order, id)
-	}
-	t.m[id] = v
-}
-
-func (t *table[T]) del(id string) {
-	delete(t.m, id)
-	t.order = slices.DeleteFunc(t.order, func(x string) bool { return x == id })
-}
-
-// all returns the resources, oldest first.
-func (t *table[T]) all() []*T {
-	out := make([]*T, 0, len(t.order))
-	for _, id := range t.order {
-		out = append(out, t.m[id])
-	}
-	return out
-}
-
 // state is everything the cloud holds. The Server's mutex guards it.
 type state struct {
 	opts     Options
-	servers  table[CloudServer]
-	lbs      table[LoadBalancer]
-	cips     table[CloudIP]
-	groups   table[ServerGroup]
-	policies table[FirewallPolicy]
-	rules    table[FirewallRule]
+	servers  *simkit.Table[CloudServer]
+	lbs      *simkit.Table[LoadBalancer]
+	cips     *simkit.Table[CloudIP]
+	groups   *simkit.Table[ServerGroup]
+	policies *simkit.Table[FirewallPolicy]
+	rules    *simkit.Table[FirewallRule]
 	seq      int
 	cipSeq   int // cloud IP addresses handed out
 	// serverSeq counts the servers added, for their addresses.
@@ -73,12 +38,12 @@ type state struct {
 func newState(opts Options) *state {
 	st := &state{
 		opts:     opts,
-		servers:  newTable[CloudServer](),
-		lbs:      newTable[LoadBalancer](),
-		cips:     newTable[CloudIP](),
-		groups:   newTable[ServerGroup](),
-		policies: newTable[FirewallPolicy](),
-		rules:    newTable[FirewallRule](),
+		servers:  simkit.NewTable[CloudServer](),
+		lbs:      simkit.NewTable[LoadBalancer](),
+		cips:     simkit.NewTable[CloudIP](),
+		groups:   simkit.NewTable[ServerGroup](),
+		policies: simkit.NewTable[FirewallPolicy](),
+		rules:    simkit.NewTable[FirewallRule](),
 		settling: simkit.NewLifecycle(opts.ProvisioningReads),
 		mapping:  simkit.NewLifecycle(mappingReads(opts.MappingReads)),
 		gone:     map[string]int{},
@@ -112,12 +77,12 @@ func (st *state) newID(prefix string) string {
 }
 
 func (st *state) exists(id string) bool {
-	_, a := st.servers.get(id)
-	_, b := st.lbs.get(id)
-	_, c := st.cips.get(id)
-	_, d := st.groups.get(id)
-	_, e := st.policies.get(id)
-	_, f := st.rules.get(id)
+	_, a := st.servers.Get(id)
+	_, b := st.lbs.Get(id)
+	_, c := st.cips.Get(id)
+	_, d := st.groups.Get(id)
+	_, e := st.policies.Get(id)
+	_, f := st.rules.Get(id)
 	return a || b || c || d || e || f
 }
 
@@ -125,13 +90,13 @@ func (st *state) exists(id string) bool {
 // with the default firewall policy, whose rules let everything out.
 func (st *state) seedDefaults() {
 	grp := &ServerGroup{ID: "grp-sda44", Name: "default", Default: true, CreatedAt: epoch}
-	st.groups.put(grp.ID, grp)
+	st.groups.Put(grp.ID, grp)
 	fwp := &FirewallPolicy{ID: "fwp-j3654", Name: "default", Default: true, ServerGroup: grp.ID, CreatedAt: epoch}
-	st.policies.put(fwp.ID, fwp)
+	st.policies.Put(fwp.ID, fwp)
 	for i, dest := range []string{"any"} {
 		r := &FirewallRule{ID: fmt.Sprintf("fwr-k32l%d", i), FirewallPolicy: fwp.ID, Destination: dest,
 			Description: "Allow all outgoing traffic", CreatedAt: epoch}
-		st.rules.put(r.ID, r)
+		st.rules.Put(r.ID, r)
 	}
 }
 
@@ -178,12 +143,12 @@ func (s *Server) State() Snapshot {
 	defer s.mu.Unlock()
 	return Snapshot{
 		Account:          s.opts.Account,
-		Servers:          cloneAll(s.st.servers.all(), (*CloudServer).clone),
-		LoadBalancers:    cloneAll(s.st.lbs.all(), (*LoadBalancer).clone),
-		CloudIPs:         cloneAll(s.st.cips.all(), (*CloudIP).clone),
-		ServerGroups:     cloneAll(s.st.groups.all(), (*ServerGroup).clone),
-		FirewallPolicies: cloneAll(s.st.policies.all(), (*FirewallPolicy).clone),
-		FirewallRules:    cloneAll(s.st.rules.all(), func(r *FirewallRule) FirewallRule { return *r }),
+		Servers:          cloneAll(s.st.servers.All(), (*CloudServer).clone),
+		LoadBalancers:    cloneAll(s.st.lbs.All(), (*LoadBalancer).clone),
+		CloudIPs:         cloneAll(s.st.cips.All(), (*CloudIP).clone),
+		ServerGroups:     cloneAll(s.st.groups.All(), (*ServerGroup).clone),
+		FirewallPolicies: cloneAll(s.st.policies.All(), (*FirewallPolicy).clone),
+		FirewallRules:    cloneAll(s.st.rules.All(), func(r *FirewallRule) FirewallRule { return *r }),
 	}
 }
 
@@ -210,8 +175,8 @@ func (s *Server) PurgeDeleted() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for id := range s.st.gone {
-		s.st.lbs.del(id)
-		s.st.servers.del(id)
+		s.st.lbs.Del(id)
+		s.st.servers.Del(id)
 		delete(s.st.gone, id)
 	}
 }

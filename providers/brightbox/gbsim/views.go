@@ -265,12 +265,12 @@ func (v view) server(srv *CloudServer) serverJSON {
 		CloudIPs: []cipLite{}, ServerGroups: []groupLite{}, Interfaces: []ifaceJSON{v.iface(srv)},
 		Snapshots: []struct{}{}, Volumes: []struct{}{},
 	}
-	for _, c := range v.st.cips.all() {
+	for _, c := range v.st.cips.All() {
 		if c.Target != "" && c.Target == srv.Interface {
 			out.CloudIPs = append(out.CloudIPs, v.cipLite(c))
 		}
 	}
-	for _, g := range v.st.groups.all() {
+	for _, g := range v.st.groups.All() {
 		if slices.Contains(g.Servers, srv.ID) {
 			out.ServerGroups = append(out.ServerGroups, v.groupLite(g))
 		}
@@ -300,12 +300,12 @@ func (v view) cip(c *CloudIP) cipJSON {
 			out.Interface, out.Server = &iface, &lite
 		}
 	case strings.HasPrefix(c.Target, "lba-"):
-		if lb, ok := v.st.lbs.get(c.Target); ok {
+		if lb, ok := v.st.lbs.Get(c.Target); ok {
 			lite := v.lbLite(lb)
 			out.LoadBalancer = &lite
 		}
 	case strings.HasPrefix(c.Target, "grp-"):
-		if g, ok := v.st.groups.get(c.Target); ok {
+		if g, ok := v.st.groups.Get(c.Target); ok {
 			lite := v.groupLite(g)
 			out.ServerGroup = &lite
 		}
@@ -314,7 +314,7 @@ func (v view) cip(c *CloudIP) cipJSON {
 }
 
 func (st *state) serverByInterface(id string) *CloudServer {
-	for _, srv := range st.servers.all() {
+	for _, srv := range st.servers.All() {
 		if srv.Interface == id {
 			return srv
 		}
@@ -345,13 +345,13 @@ func (v view) lb(lb *LoadBalancer) lbJSON {
 		out.Listeners = append(out.Listeners, listenerJSON{Protocol: l.Protocol, In: l.In, Out: l.Out,
 			Timeout: l.Timeout, ProxyProtocol: nullable(l.ProxyProtocol)})
 	}
-	for _, c := range v.st.cips.all() {
+	for _, c := range v.st.cips.All() {
 		if c.Target == lb.ID {
 			out.CloudIPs = append(out.CloudIPs, v.cipLite(c))
 		}
 	}
 	for _, id := range lb.Nodes {
-		if srv, ok := v.st.servers.get(id); ok {
+		if srv, ok := v.st.servers.Get(id); ok {
 			out.Nodes = append(out.Nodes, v.serverLite(srv))
 		}
 	}
@@ -370,7 +370,7 @@ func (v view) group(g *ServerGroup) groupJSON {
 		out.FirewallPolicy = &lite
 	}
 	for _, id := range g.Servers {
-		if srv, ok := v.st.servers.get(id); ok {
+		if srv, ok := v.st.servers.Get(id); ok {
 			out.Servers = append(out.Servers, v.serverLite(srv))
 		}
 	}
@@ -379,7 +379,7 @@ func (v view) group(g *ServerGroup) groupJSON {
 
 // policyOf is the firewall policy applied to server group id, if any.
 func (st *state) policyOf(groupID string) *FirewallPolicy {
-	for _, p := range st.policies.all() {
+	for _, p := range st.policies.All() {
 		if p.ServerGroup == groupID {
 			return p
 		}
@@ -394,11 +394,11 @@ func (v view) policyLite(p *FirewallPolicy) policyLite {
 
 func (v view) policy(p *FirewallPolicy) policyJSON {
 	out := policyJSON{policyLite: v.policyLite(p), Rules: []ruleLite{}}
-	if g, ok := v.st.groups.get(p.ServerGroup); ok {
+	if g, ok := v.st.groups.Get(p.ServerGroup); ok {
 		lite := v.groupLite(g)
 		out.ServerGroup = &lite
 	}
-	for _, r := range v.st.rules.all() {
+	for _, r := range v.st.rules.All() {
 		if r.FirewallPolicy == p.ID {
 			out.Rules = append(out.Rules, v.ruleLite(r))
 		}
@@ -415,7 +415,7 @@ func (v view) ruleLite(r *FirewallRule) ruleLite {
 
 func (v view) rule(r *FirewallRule) ruleJSON {
 	out := ruleJSON{ruleLite: v.ruleLite(r)}
-	if p, ok := v.st.policies.get(r.FirewallPolicy); ok {
+	if p, ok := v.st.policies.Get(r.FirewallPolicy); ok {
 		out.FirewallPolicy = v.policyLite(p)
 	}
 	return out

@@ -75,26 +75,26 @@ func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	owner := maps.Clone(s.st.goneServers)
-	for _, p := range s.st.ports.all() {
-		if _, isServer := s.st.servers.get(p.DeviceID); !isServer {
+	for _, p := range s.st.ports.All() {
+		if _, isServer := s.st.servers.Get(p.DeviceID); !isServer {
 			continue
 		}
 		for _, ip := range p.FixedIPs {
 			owner[ip.IPAddress] = p.DeviceID
 		}
-		for _, f := range s.st.floatingIPs.all() {
+		for _, f := range s.st.floatingIPs.All() {
 			if f.PortID == p.ID {
 				owner[f.FloatingIPAddress] = p.DeviceID
 			}
 		}
 	}
 	var out []simkit.LoadBalancer
-	for _, lb := range s.st.lbs.all() {
+	for _, lb := range s.st.lbs.All() {
 		n := simkit.LoadBalancer{ID: lb.ID, Name: lb.Name}
 		members := map[string]bool{}
-		for _, l := range s.st.listeners.in(lb.ID) {
+		for _, l := range s.st.listeners.In(lb.ID) {
 			port := 0
-			for _, m := range s.st.members.in(l.DefaultPoolID) {
+			for _, m := range s.st.members.In(l.DefaultPoolID) {
 				if l.DefaultPoolID != "" {
 					if port == 0 || m.ProtocolPort < port {
 						port = m.ProtocolPort

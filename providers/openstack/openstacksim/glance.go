@@ -56,7 +56,7 @@ func (st *state) addImage(img Image) (Image, error) {
 	if img.ID == "" {
 		img.ID = st.newID(kImage)
 	}
-	if _, dup := st.images.get(img.ID); dup {
+	if _, dup := st.images.Get(img.ID); dup {
 		return Image{}, fmt.Errorf("image %s exists", img.ID)
 	}
 	img.DiskFormat, img.ContainerFormat = cmpOr(img.DiskFormat, "qcow2"), cmpOr(img.ContainerFormat, "bare")
@@ -69,11 +69,12 @@ func (st *state) addImage(img Image) (Image, error) {
 	}
 	// Each image is a second newer than the one before, so Glance's
 	// default order (newest first) is the reverse of insertion.
-	created := time.Date(2024, 1, 1, 0, 0, st.images.len(), 0, time.UTC).Format(time.RFC3339)
-	st.images.put(img.ID, &imageRec{
+	created := time.Date(2024, 1, 1, 0, 0, st.images.Len(), 0, time.UTC).Format(time.RFC3339)
+	st.images.Put(img.ID, &imageRec{
 		Image: img, created: created,
 		data: []byte("openstacksim image " + img.Name + "\n"),
 	})
+
 	return img, nil
 }
 
@@ -92,10 +93,10 @@ func (s *Server) AddImage(img Image) Image {
 
 // imageByRef resolves an image ID or name.
 func (s *Server) imageByRef(ref string) (*imageRec, bool) {
-	if img, ok := s.st.images.get(ref); ok {
+	if img, ok := s.st.images.Get(ref); ok {
 		return img, true
 	}
-	for _, img := range s.st.images.all() {
+	for _, img := range s.st.images.All() {
 		if img.Name == ref {
 			return img, true
 		}
@@ -145,7 +146,7 @@ func (s *Server) imageVersions(status int) simkit.HandlerFunc {
 }
 
 func (s *Server) getImage(r *http.Request) response {
-	img, ok := s.st.images.get(r.PathValue("id"))
+	img, ok := s.st.images.Get(r.PathValue("id"))
 	if !ok || !img.visibleTo(s.tokenProject(r)) {
 		return glanceError(http.StatusNotFound, "No image found with ID %s", r.PathValue("id"))
 	}
@@ -155,7 +156,7 @@ func (s *Server) getImage(r *http.Request) response {
 // downloadImage serves the image's data with its MD5 in Content-MD5, as
 // Glance does.
 func (s *Server) downloadImage(r *http.Request) response {
-	img, ok := s.st.images.get(r.PathValue("id"))
+	img, ok := s.st.images.Get(r.PathValue("id"))
 	if !ok || !img.visibleTo(s.tokenProject(r)) {
 		return glanceError(http.StatusNotFound, "No image found with ID %s", r.PathValue("id"))
 	}

@@ -39,7 +39,7 @@ func (s *Server) listImages(r *http.Request) response {
 	}
 	project := s.tokenProject(r)
 	items := []map[string]any{}
-	for _, img := range s.st.images.all() {
+	for _, img := range s.st.images.All() {
 		if !img.visibleTo(project) {
 			continue
 		}

@@ -28,7 +28,7 @@ func settleFIP(f *FloatingIP) {
 
 func (s *Server) listFloatingIPs(r *http.Request) response {
 	items := []map[string]any{}
-	for _, f := range s.st.floatingIPs.all() {
+	for _, f := range s.st.floatingIPs.All() {
 		settleFIP(f)
 		items = append(items, fipView(f))
 	}
@@ -36,7 +36,7 @@ func (s *Server) listFloatingIPs(r *http.Request) response {
 }
 
 func (s *Server) getFloatingIP(r *http.Request) response {
-	f, ok := s.st.floatingIPs.get(r.PathValue("id"))
+	f, ok := s.st.floatingIPs.Get(r.PathValue("id"))
 	if !ok {
 		return neutronNotFound("Floating IP", r.PathValue("id"))
 	}
@@ -63,7 +63,7 @@ func (s *Server) createFloatingIP(r *http.Request) response {
 	if err := decodeAttrs(obj, &req); err != nil {
 		return neutronBadRequest("%v", err)
 	}
-	net, ok := s.st.networks.get(req.FloatingNetworkID)
+	net, ok := s.st.networks.Get(req.FloatingNetworkID)
 	if req.FloatingNetworkID == "" {
 		return neutronBadRequest("Failed to parse request. Required attribute 'floating_network_id' not specified")
 	}
@@ -94,7 +94,7 @@ func (s *Server) createFloatingIP(r *http.Request) response {
 		return *errResp
 	}
 	f.FloatingIPAddress = p.FixedIPs[0].IPAddress
-	s.st.floatingIPs.put(f.ID, f)
+	s.st.floatingIPs.Put(f.ID, f)
 	return created(map[string]any{"floatingip": fipView(f)})
 }
 
@@ -102,7 +102,7 @@ func (s *Server) createFloatingIP(r *http.Request) response {
 // router connects to f's external network, and no other floating IP on
 // that fixed IP.
 func (s *Server) associate(f *FloatingIP, portID, fixedIP string) *response {
-	p, ok := s.st.ports.get(portID)
+	p, ok := s.st.ports.Get(portID)
 	if !ok {
 		r := neutronNotFound("Port", portID)
 		return &r
@@ -121,7 +121,7 @@ func (s *Server) associate(f *FloatingIP, portID, fixedIP string) *response {
 		}
 		return &r
 	}
-	for _, other := range s.st.floatingIPs.all() {
+	for _, other := range s.st.floatingIPs.All() {
 		if other.ID != f.ID && other.PortID == portID && other.FixedIPAddress == ip.IPAddress {
 			r := neutronError(http.StatusConflict, "FloatingIPPortAlreadyAssociated",
 				"Cannot associate floating IP %s (%s) with port %s using fixed IP %s, as that fixed IP already has a floating IP on external network %s.",
@@ -148,11 +148,11 @@ func (s *Server) isIPv4(ip string) bool {
 // routerBetween is a router with its gateway on externalNetworkID and an
 // interface on subnetID, "" if none.
 func (s *Server) routerBetween(subnetID, externalNetworkID string) string {
-	for _, rt := range s.st.routers.all() {
+	for _, rt := range s.st.routers.All() {
 		if rt.ExternalGatewayInfo == nil || rt.ExternalGatewayInfo.NetworkID != externalNetworkID {
 			continue
 		}
-		for _, p := range s.st.ports.all() {
+		for _, p := range s.st.ports.All() {
 			if p.DeviceID == rt.ID && p.DeviceOwner == OwnerRouterInterface &&
 				slices.ContainsFunc(p.FixedIPs, func(ip FixedIP) bool { return ip.SubnetID == subnetID }) {
 				return rt.ID
@@ -163,7 +163,7 @@ func (s *Server) routerBetween(subnetID, externalNetworkID string) string {
 }
 
 func (s *Server) updateFloatingIP(r *http.Request) response {
-	f, ok := s.st.floatingIPs.get(r.PathValue("id"))
+	f, ok := s.st.floatingIPs.Get(r.PathValue("id"))
 	if !ok {
 		return neutronNotFound("Floating IP", r.PathValue("id"))
 	}
@@ -205,7 +205,7 @@ func (s *Server) updateFloatingIP(r *http.Request) response {
 }
 
 func (s *Server) deleteFloatingIP(r *http.Request) response {
-	f, ok := s.st.floatingIPs.get(r.PathValue("id"))
+	f, ok := s.st.floatingIPs.Get(r.PathValue("id"))
 	if !ok {
 		return neutronNotFound("Floating IP", r.PathValue("id"))
 	}
@@ -216,10 +216,10 @@ func (s *Server) deleteFloatingIP(r *http.Request) response {
 // removeFloatingIP deletes f and its address's port. The caller holds
 // s.mu.
 func (s *Server) removeFloatingIP(f *FloatingIP) {
-	for _, p := range s.st.ports.all() {
+	for _, p := range s.st.ports.All() {
 		if p.DeviceID == f.ID && p.DeviceOwner == OwnerFloatingIP {
 			s.removePort(p)
 		}
 	}
-	s.st.floatingIPs.del(f.ID)
+	s.st.floatingIPs.Del(f.ID)
 }

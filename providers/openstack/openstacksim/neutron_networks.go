@@ -71,7 +71,7 @@ func (s *Server) AddNetwork(n Network) Network {
 	n.ProjectID = cmpOr(n.ProjectID, s.st.projectID)
 	n.TenantID, n.RevisionNumber, n.CreatedAt, n.UpdatedAt = n.ProjectID, 1, createdTS, createdTS
 	n.Tags = nonNil(n.Tags)
-	s.st.networks.put(n.ID, &n)
+	s.st.networks.Put(n.ID, &n)
 	return n.clone()
 }
 
@@ -87,7 +87,7 @@ func (s *Server) AddSubnet(sub Subnet) Subnet {
 		panic(fmt.Sprintf("openstacksim.AddSubnet: %v", err))
 	}
 	prefix = prefix.Masked()
-	net, ok := s.st.networks.get(sub.NetworkID)
+	net, ok := s.st.networks.Get(sub.NetworkID)
 	if !ok {
 		panic(fmt.Sprintf("openstacksim.AddSubnet: no network %q", sub.NetworkID))
 	}
@@ -118,7 +118,7 @@ func (s *Server) AddSubnet(sub Subnet) Subnet {
 	if gw, err := netip.ParseAddr(sub.GatewayIP); err == nil {
 		rec.used[gw] = true
 	}
-	s.st.subnets.put(sub.ID, rec)
+	s.st.subnets.Put(sub.ID, rec)
 	net.Subnets = append(net.Subnets, sub.ID)
 	return sub.clone()
 }
@@ -130,7 +130,7 @@ func (s *Server) AddFloatingNetwork(name, cidr string) (Network, Subnet) {
 	sub := s.AddSubnet(Subnet{Name: name + "-subnet", NetworkID: n.ID, CIDR: cidr})
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if rec, ok := s.st.networks.get(n.ID); ok {
+	if rec, ok := s.st.networks.Get(n.ID); ok {
 		n = rec.clone()
 	}
 	return n, sub
@@ -202,12 +202,12 @@ func (errNoMoreIPs) Error() string { return "No more IP addresses available on n
 // firstSubnet is the network's first subnet of IP version v (4 or 6), nil
 // if it has none.
 func (st *state) firstSubnet(networkID string, v int) *subnetRec {
-	n, ok := st.networks.get(networkID)
+	n, ok := st.networks.Get(networkID)
 	if !ok {
 		return nil
 	}
 	for _, id := range n.Subnets {
-		if sr, ok := st.subnets.get(id); ok && sr.IPVersion == v {
+		if sr, ok := st.subnets.Get(id); ok && sr.IPVersion == v {
 			return sr
 		}
 	}
@@ -221,7 +221,7 @@ func (st *state) subnetContaining(networkID, ip string) *subnetRec {
 	if err != nil {
 		return nil
 	}
-	for _, sr := range st.subnets.all() {
+	for _, sr := range st.subnets.All() {
 		if (networkID == "" || sr.NetworkID == networkID) && sr.prefix.Contains(a) {
 			return sr
 		}
@@ -230,15 +230,15 @@ func (st *state) subnetContaining(networkID, ip string) *subnetRec {
 }
 
 func (s *Server) listNetworks(r *http.Request) response {
-	items := make([]map[string]any, 0, s.st.networks.len())
-	for _, n := range s.st.networks.all() {
+	items := make([]map[string]any, 0, s.st.networks.Len())
+	for _, n := range s.st.networks.All() {
 		items = append(items, toMap(n))
 	}
 	return s.neutronList(r, "networks", "Network", items)
 }
 
 func (s *Server) getNetwork(r *http.Request) response {
-	n, ok := s.st.networks.get(r.PathValue("id"))
+	n, ok := s.st.networks.Get(r.PathValue("id"))
 	if !ok {
 		return neutronNotFound("Network", r.PathValue("id"))
 	}
@@ -246,15 +246,15 @@ func (s *Server) getNetwork(r *http.Request) response {
 }
 
 func (s *Server) listSubnets(r *http.Request) response {
-	items := make([]map[string]any, 0, s.st.subnets.len())
-	for _, sr := range s.st.subnets.all() {
+	items := make([]map[string]any, 0, s.st.subnets.Len())
+	for _, sr := range s.st.subnets.All() {
 		items = append(items, subnetView(sr))
 	}
 	return s.neutronList(r, "subnets", "Subnet", items)
 }
 
 func (s *Server) getSubnet(r *http.Request) response {
-	sr, ok := s.st.subnets.get(r.PathValue("id"))
+	sr, ok := s.st.subnets.Get(r.PathValue("id"))
 	if !ok {
 		return neutronNotFound("Subnet", r.PathValue("id"))
 	}

@@ -14,7 +14,7 @@ import (
 // one address on the network's first IPv4 subnet, or IPv6 if it has no
 // IPv4 one). The caller holds s.mu.
 func (s *Server) newPort(p Port, want []FixedIP) (*Port, *response) {
-	net, ok := s.st.networks.get(p.NetworkID)
+	net, ok := s.st.networks.Get(p.NetworkID)
 	if !ok {
 		r := neutronNotFound("Network", p.NetworkID)
 		return nil, &r
@@ -31,7 +31,7 @@ func (s *Server) newPort(p Port, want []FixedIP) (*Port, *response) {
 	var got []FixedIP
 	undo := func() {
 		for _, ip := range got {
-			if sr, ok := s.st.subnets.get(ip.SubnetID); ok {
+			if sr, ok := s.st.subnets.Get(ip.SubnetID); ok {
 				sr.release(ip.IPAddress)
 			}
 		}
@@ -75,14 +75,14 @@ func (s *Server) newPort(p Port, want []FixedIP) (*Port, *response) {
 	p.BindingVNICType = "normal"
 	p.ProjectID = cmpOr(p.ProjectID, s.st.projectID)
 	p.TenantID, p.RevisionNumber, p.CreatedAt, p.UpdatedAt = p.ProjectID, 1, createdTS, createdTS
-	s.st.ports.put(p.ID, &p)
+	s.st.ports.Put(p.ID, &p)
 	return &p, nil
 }
 
 // fixedIPSubnet is the subnet a requested fixed IP goes on.
 func (s *Server) fixedIPSubnet(networkID string, w FixedIP) (*subnetRec, *response) {
 	if w.SubnetID != "" {
-		sr, ok := s.st.subnets.get(w.SubnetID)
+		sr, ok := s.st.subnets.Get(w.SubnetID)
 		if !ok || sr.NetworkID != networkID {
 			r := neutronBadRequest("Invalid input for operation: Failed to create port on network %s, because fixed_ips included invalid subnet %s.", networkID, w.SubnetID)
 			return nil, &r
@@ -111,16 +111,16 @@ func allocationError(err error, networkID string) response {
 // its floating IPs. The caller holds s.mu.
 func (s *Server) removePort(p *Port) {
 	for _, ip := range p.FixedIPs {
-		if sr, ok := s.st.subnets.get(ip.SubnetID); ok {
+		if sr, ok := s.st.subnets.Get(ip.SubnetID); ok {
 			sr.release(ip.IPAddress)
 		}
 	}
-	for _, f := range s.st.floatingIPs.all() {
+	for _, f := range s.st.floatingIPs.All() {
 		if f.PortID == p.ID {
 			f.PortID, f.FixedIPAddress, f.RouterID, f.Status = "", "", "", "DOWN"
 		}
 	}
-	s.st.ports.del(p.ID)
+	s.st.ports.Del(p.ID)
 }
 
 func (s *Server) listPorts(r *http.Request) response {
@@ -129,7 +129,7 @@ func (s *Server) listPorts(r *http.Request) response {
 		return neutronBadRequest("%v", err)
 	}
 	items := []map[string]any{}
-	for _, p := range s.st.ports.all() {
+	for _, p := range s.st.ports.All() {
 		if matches(p) {
 			items = append(items, portJSON(p))
 		}
@@ -169,7 +169,7 @@ func fixedIPFilter(values []string) (func(*Port) bool, error) {
 }
 
 func (s *Server) getPort(r *http.Request) response {
-	p, ok := s.st.ports.get(r.PathValue("id"))
+	p, ok := s.st.ports.Get(r.PathValue("id"))
 	if !ok {
 		return neutronNotFound("Port", r.PathValue("id"))
 	}
@@ -241,7 +241,7 @@ func (s *Server) createPort(r *http.Request) response {
 }
 
 func (s *Server) updatePort(r *http.Request) response {
-	p, ok := s.st.ports.get(r.PathValue("id"))
+	p, ok := s.st.ports.Get(r.PathValue("id"))
 	if !ok {
 		return neutronNotFound("Port", r.PathValue("id"))
 	}
@@ -278,7 +278,7 @@ func (s *Server) updatePort(r *http.Request) response {
 // Neutron does, filling in each pair's MAC address.
 func (s *Server) checkPortAttrs(p *Port) *response {
 	for _, id := range p.SecurityGroups {
-		if _, ok := s.st.securityGroups.get(id); !ok {
+		if _, ok := s.st.securityGroups.Get(id); !ok {
 			r := neutronNotFound("Security group", id)
 			return &r
 		}
@@ -309,7 +309,7 @@ func (s *Server) checkPortAttrs(p *Port) *response {
 }
 
 func (s *Server) deletePort(r *http.Request) response {
-	p, ok := s.st.ports.get(r.PathValue("id"))
+	p, ok := s.st.ports.Get(r.PathValue("id"))
 	if !ok {
 		return neutronNotFound("Port", r.PathValue("id"))
 	}

@@ -41,10 +41,10 @@ func (s *Server) projectQuotas(details bool) simkit.HandlerFunc {
 			return neutronError(http.StatusNotFound, "HTTPNotFound", "The resource could not be found.")
 		}
 		used := map[string]int{
-			"floatingip": s.st.floatingIPs.len(), "network": s.st.networks.len(), "port": s.st.ports.len(),
-			"router": s.st.routers.len(), "security_group": s.st.securityGroups.len(), "subnet": s.st.subnets.len(),
+			"floatingip": s.st.floatingIPs.Len(), "network": s.st.networks.Len(), "port": s.st.ports.Len(),
+			"router": s.st.routers.Len(), "security_group": s.st.securityGroups.Len(), "subnet": s.st.subnets.Len(),
 		}
-		for _, g := range s.st.securityGroups.all() {
+		for _, g := range s.st.securityGroups.All() {
 			used["security_group_rule"] += len(g.Rules)
 		}
 		out := map[string]any{"project_id": project, "tenant_id": project}

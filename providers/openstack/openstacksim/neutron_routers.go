@@ -30,7 +30,7 @@ func (s *Server) AddRouter(rt Router, gatewayNetworkID string, subnetIDs ...stri
 		rt.ExternalGatewayInfo = &GatewayInfo{NetworkID: gatewayNetworkID, EnableSNAT: true, ExternalFixedIPs: slices.Clone(p.FixedIPs)}
 	}
 	for _, id := range subnetIDs {
-		sr, ok := s.st.subnets.get(id)
+		sr, ok := s.st.subnets.Get(id)
 		if !ok {
 			panic(fmt.Sprintf("openstacksim.AddRouter: no subnet %q", id))
 		}
@@ -39,7 +39,7 @@ func (s *Server) AddRouter(rt Router, gatewayNetworkID string, subnetIDs ...stri
 			panic(fmt.Sprintf("openstacksim.AddRouter: interface on %s: %v", id, errResp.Body))
 		}
 	}
-	s.st.routers.put(rt.ID, &rt)
+	s.st.routers.Put(rt.ID, &rt)
 	return rt.clone()
 }
 
@@ -48,7 +48,7 @@ func (s *Server) AddRouter(rt Router, gatewayNetworkID string, subnetIDs ...stri
 func (s *Server) Routes(routerID string) map[string]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rt, ok := s.st.routers.get(routerID)
+	rt, ok := s.st.routers.Get(routerID)
 	if !ok {
 		return nil
 	}
@@ -61,14 +61,14 @@ func (s *Server) Routes(routerID string) map[string]string {
 
 func (s *Server) listRouters(r *http.Request) response {
 	items := []map[string]any{}
-	for _, rt := range s.st.routers.all() {
+	for _, rt := range s.st.routers.All() {
 		items = append(items, toMap(rt))
 	}
 	return s.neutronList(r, "routers", "Router", items)
 }
 
 func (s *Server) getRouter(r *http.Request) response {
-	rt, ok := s.st.routers.get(r.PathValue("id"))
+	rt, ok := s.st.routers.Get(r.PathValue("id"))
 	if !ok {
 		return neutronNotFound("Router", r.PathValue("id"))
 	}
@@ -78,7 +78,7 @@ func (s *Server) getRouter(r *http.Request) response {
 // updateRouter is PUT /routers/{id}: name, description, admin state, tags
 // and the whole extra route list.
 func (s *Server) updateRouter(r *http.Request) response {
-	rt, ok := s.st.routers.get(r.PathValue("id"))
+	rt, ok := s.st.routers.Get(r.PathValue("id"))
 	if !ok {
 		return neutronNotFound("Router", r.PathValue("id"))
 	}
@@ -128,7 +128,7 @@ func (s *Server) changeExtraRoutes(r *http.Request, apply func(cur, req []Route)
 	if !s.extensionEnabled("extraroute-atomic") {
 		return neutronError(http.StatusNotFound, "HTTPNotFound", "The resource could not be found.")
 	}
-	rt, ok := s.st.routers.get(r.PathValue("id"))
+	rt, ok := s.st.routers.Get(r.PathValue("id"))
 	if !ok {
 		return neutronNotFound("Router", r.PathValue("id"))
 	}
@@ -183,12 +183,12 @@ func (s *Server) checkRoutes(rt *Router, routes []Route) *response {
 	}
 	var prefixes []netip.Prefix
 	own := map[netip.Addr]bool{}
-	for _, p := range s.st.ports.all() {
+	for _, p := range s.st.ports.All() {
 		if p.DeviceID != rt.ID {
 			continue
 		}
 		for _, ip := range p.FixedIPs {
-			if sr, ok := s.st.subnets.get(ip.SubnetID); ok {
+			if sr, ok := s.st.subnets.Get(ip.SubnetID); ok {
 				prefixes = append(prefixes, sr.prefix)
 			}
 			if a, err := netip.ParseAddr(ip.IPAddress); err == nil {

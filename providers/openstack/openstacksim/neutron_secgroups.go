@@ -10,7 +10,7 @@ import (
 // defaultSecurityGroup is the project's "default" group, created on first
 // use as Neutron does. The caller holds s.mu.
 func (st *state) defaultSecurityGroup(projectID string) *SecurityGroup {
-	for _, g := range st.securityGroups.all() {
+	for _, g := range st.securityGroups.All() {
 		if g.Name == "default" && g.ProjectID == projectID {
 			return g
 		}
@@ -33,7 +33,7 @@ func (st *state) newSecurityGroup(name, description, projectID string) *Security
 	for _, eth := range []string{"IPv4", "IPv6"} {
 		g.Rules = append(g.Rules, st.newRule(g, SecurityGroupRule{Direction: "egress", EtherType: eth}))
 	}
-	st.securityGroups.put(g.ID, g)
+	st.securityGroups.Put(g.ID, g)
 	return g
 }
 
@@ -45,14 +45,14 @@ func (st *state) newRule(g *SecurityGroup, r SecurityGroupRule) SecurityGroupRul
 
 func (s *Server) listSecurityGroups(r *http.Request) response {
 	items := []map[string]any{}
-	for _, g := range s.st.securityGroups.all() {
+	for _, g := range s.st.securityGroups.All() {
 		items = append(items, toMap(g))
 	}
 	return s.neutronList(r, "security_groups", "Security group", items)
 }
 
 func (s *Server) getSecurityGroup(r *http.Request) response {
-	g, ok := s.st.securityGroups.get(r.PathValue("id"))
+	g, ok := s.st.securityGroups.Get(r.PathValue("id"))
 	if !ok {
 		return neutronNotFound("Security group", r.PathValue("id"))
 	}
@@ -81,7 +81,7 @@ func (s *Server) createSecurityGroup(r *http.Request) response {
 }
 
 func (s *Server) updateSecurityGroup(r *http.Request) response {
-	g, ok := s.st.securityGroups.get(r.PathValue("id"))
+	g, ok := s.st.securityGroups.Get(r.PathValue("id"))
 	if !ok {
 		return neutronNotFound("Security group", r.PathValue("id"))
 	}
@@ -104,23 +104,23 @@ func (s *Server) updateSecurityGroup(r *http.Request) response {
 }
 
 func (s *Server) deleteSecurityGroup(r *http.Request) response {
-	g, ok := s.st.securityGroups.get(r.PathValue("id"))
+	g, ok := s.st.securityGroups.Get(r.PathValue("id"))
 	if !ok {
 		return neutronNotFound("Security group", r.PathValue("id"))
 	}
-	for _, p := range s.st.ports.all() {
+	for _, p := range s.st.ports.All() {
 		if slices.Contains(p.SecurityGroups, g.ID) {
 			return neutronError(http.StatusConflict, "SecurityGroupInUse", "Security Group %s in use.", g.ID)
 		}
 	}
-	s.st.securityGroups.del(g.ID)
+	s.st.securityGroups.Del(g.ID)
 	return noContent()
 }
 
 // allRules are every rule with its group.
 func (s *Server) allRules() []*SecurityGroupRule {
 	var out []*SecurityGroupRule
-	for _, g := range s.st.securityGroups.all() {
+	for _, g := range s.st.securityGroups.All() {
 		for i := range g.Rules {
 			out = append(out, &g.Rules[i])
 		}
@@ -129,7 +129,7 @@ func (s *Server) allRules() []*SecurityGroupRule {
 }
 
 func (s *Server) findRule(id string) (*SecurityGroup, int) {
-	for _, g := range s.st.securityGroups.all() {
+	for _, g := range s.st.securityGroups.All() {
 		if i := slices.IndexFunc(g.Rules, func(r SecurityGroupRule) bool { return r.ID == id }); i >= 0 {
 			return g, i
 		}
@@ -162,7 +162,7 @@ func (s *Server) createSecurityGroupRule(r *http.Request) response {
 	if err := decodeAttrs(obj, &req); err != nil {
 		return neutronBadRequest("%v", err)
 	}
-	g, ok := s.st.securityGroups.get(req.SecurityGroupID)
+	g, ok := s.st.securityGroups.Get(req.SecurityGroupID)
 	if !ok {
 		return neutronNotFound("Security group", req.SecurityGroupID)
 	}

@@ -33,32 +33,32 @@ func (s *Server) tagged(r *http.Request) (taggedRef, *response) {
 	switch r.PathValue("collection") {
 	case "networks":
 		var v *Network
-		if v, ok = s.st.networks.get(id); ok {
+		if v, ok = s.st.networks.Get(id); ok {
 			ref = taggedRef{"Network", &v.Tags, &v.RevisionNumber, &v.UpdatedAt}
 		}
 	case "subnets":
 		var v *subnetRec
-		if v, ok = s.st.subnets.get(id); ok {
+		if v, ok = s.st.subnets.Get(id); ok {
 			ref = taggedRef{"Subnet", &v.Tags, &v.RevisionNumber, &v.UpdatedAt}
 		}
 	case "ports":
 		var v *Port
-		if v, ok = s.st.ports.get(id); ok {
+		if v, ok = s.st.ports.Get(id); ok {
 			ref = taggedRef{"Port", &v.Tags, &v.RevisionNumber, &v.UpdatedAt}
 		}
 	case "routers":
 		var v *Router
-		if v, ok = s.st.routers.get(id); ok {
+		if v, ok = s.st.routers.Get(id); ok {
 			ref = taggedRef{"Router", &v.Tags, &v.RevisionNumber, &v.UpdatedAt}
 		}
 	case "floatingips":
 		var v *FloatingIP
-		if v, ok = s.st.floatingIPs.get(id); ok {
+		if v, ok = s.st.floatingIPs.Get(id); ok {
 			ref = taggedRef{"Floating IP", &v.Tags, &v.RevisionNumber, &v.UpdatedAt}
 		}
 	case "security-groups":
 		var v *SecurityGroup
-		if v, ok = s.st.securityGroups.get(id); ok {
+		if v, ok = s.st.securityGroups.Get(id); ok {
 			ref = taggedRef{"Security group", &v.Tags, &v.RevisionNumber, &v.UpdatedAt}
 		}
 	default:

@@ -135,7 +135,7 @@ func (s *Server) listServers(detail bool) novaHandlerFunc {
 		}
 		project := s.tokenProject(r)
 		items := []map[string]any{}
-		all := s.st.servers.all()
+		all := s.st.servers.All()
 		for i := len(all) - 1; i >= 0; i-- {
 			v := s.serverView(all[i])
 			if all[i].project != project || !match(v) || q.Get("flavor") != "" && all[i].flavorID != q.Get("flavor") {

@@ -71,7 +71,7 @@ func (st *state) addFlavor(f Flavor) error {
 		return fmt.Errorf("flavor %s exists", f.ID)
 	}
 	f = f.clone()
-	st.flavors.put(f.ID, &f)
+	st.flavors.Put(f.ID, &f)
 	return nil
 }
 
@@ -87,10 +87,10 @@ func (s *Server) AddFlavor(f Flavor) {
 
 // flavorByRef resolves a flavor ID or name.
 func (st *state) flavorByRef(ref string) (*Flavor, bool) {
-	if f, ok := st.flavors.get(ref); ok {
+	if f, ok := st.flavors.Get(ref); ok {
 		return f, true
 	}
-	for _, f := range st.flavors.all() {
+	for _, f := range st.flavors.All() {
 		if f.Name == ref {
 			return f, true
 		}
@@ -171,7 +171,7 @@ func (s *Server) listFlavors(detail bool) novaHandlerFunc {
 			return novaError(http.StatusBadRequest, "Invalid sort key or direction: %s %s", q.Get("sort_key"), dir)
 		}
 		var flavors []*Flavor
-		for _, f := range s.st.flavors.all() {
+		for _, f := range s.st.flavors.All() {
 			if f.RAM >= mins["minRam"] && f.Disk >= mins["minDisk"] {
 				flavors = append(flavors, f)
 			}
@@ -196,7 +196,7 @@ func (s *Server) listFlavors(detail bool) novaHandlerFunc {
 }
 
 func (s *Server) flavor(r *http.Request) (*Flavor, *response) {
-	if f, ok := s.st.flavors.get(r.PathValue("id")); ok {
+	if f, ok := s.st.flavors.Get(r.PathValue("id")); ok {
 		return f, nil
 	}
 	resp := novaError(http.StatusNotFound, "Flavor %s could not be found.", r.PathValue("id"))

@@ -45,12 +45,12 @@ func (s *Server) quotaSet(detail bool) novaHandlerFunc {
 		var used map[string]int
 		if detail {
 			used = map[string]int{}
-			for _, v := range s.st.servers.all() {
+			for _, v := range s.st.servers.All() {
 				if v.project != project {
 					continue
 				}
 				used["instances"]++
-				if fl, ok := s.st.flavors.get(v.flavorID); ok {
+				if fl, ok := s.st.flavors.Get(v.flavorID); ok {
 					used["cores"] += fl.VCPUs
 					used["ram"] += fl.RAM
 				}
@@ -104,12 +104,12 @@ func (s *Server) limits(r *http.Request, minor int) response {
 			abs[l.name] = l.limit
 		}
 	}
-	for _, v := range s.st.servers.all() {
+	for _, v := range s.st.servers.All() {
 		if v.project != project {
 			continue
 		}
 		abs["totalInstancesUsed"]++
-		if fl, ok := s.st.flavors.get(v.flavorID); ok {
+		if fl, ok := s.st.flavors.Get(v.flavorID); ok {
 			abs["totalCoresUsed"] += fl.VCPUs
 			abs["totalRAMUsed"] += fl.RAM
 		}

@@ -50,7 +50,7 @@ func serverLinks(r *http.Request, id string) []link {
 // listAZs lists "nova" and every zone a server is in.
 func (s *Server) listAZs(*http.Request, int) response {
 	zones := []string{"nova"}
-	for _, v := range s.st.servers.all() {
+	for _, v := range s.st.servers.All() {
 		if !slices.Contains(zones, v.AZ) {
 			zones = append(zones, v.AZ)
 		}

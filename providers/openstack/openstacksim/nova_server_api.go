@@ -11,7 +11,7 @@ import (
 // it: Nova looks instances up within the caller's project, so another
 // project's server is 404 as a missing one is.
 func (s *Server) server(r *http.Request) (*serverRec, *response) {
-	v, ok := s.st.servers.get(r.PathValue("id"))
+	v, ok := s.st.servers.Get(r.PathValue("id"))
 	if !ok || v.project != s.tokenProject(r) {
 		resp := novaError(http.StatusNotFound, "Instance %s could not be found.", r.PathValue("id"))
 		return nil, &resp
@@ -86,7 +86,7 @@ func (s *Server) serverInterfaces(r *http.Request, minor int) response {
 		return *errResp
 	}
 	out := []map[string]any{}
-	for _, p := range s.st.ports.all() {
+	for _, p := range s.st.ports.All() {
 		if p.DeviceID == v.ID {
 			att := map[string]any{"port_id": p.ID, "net_id": p.NetworkID, "mac_addr": p.MACAddress, "port_state": p.Status, "fixed_ips": p.FixedIPs}
 			if minor >= 70 {

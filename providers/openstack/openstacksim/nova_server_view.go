@@ -71,7 +71,7 @@ func (s *Server) embeddedFlavor(r *http.Request, rec *serverRec, minor int) map[
 	if minor < 47 {
 		return map[string]any{"id": rec.flavorID, "links": []link{{Rel: "bookmark", Href: simkit.BaseURL(r) + computePrefix + "/flavors/" + rec.flavorID}}}
 	}
-	fl, ok := s.st.flavors.get(rec.flavorID)
+	fl, ok := s.st.flavors.Get(rec.flavorID)
 	if !ok {
 		return map[string]any{}
 	}
@@ -86,7 +86,7 @@ func (s *Server) serverAddresses(v NovaServer) map[string][]map[string]any {
 	addresses := map[string][]map[string]any{}
 	for _, p := range v.Ports {
 		netName := p.Network
-		if n, ok := s.st.networks.get(p.Network); ok {
+		if n, ok := s.st.networks.Get(p.Network); ok {
 			netName = n.Name
 		}
 		add := func(ip, typ string) {
@@ -114,13 +114,13 @@ func (s *Server) serverSecurityGroups(v NovaServer) []map[string]string {
 	var out []map[string]string
 	seen := map[string]bool{}
 	for _, sp := range v.Ports {
-		p, ok := s.st.ports.get(sp.ID)
+		p, ok := s.st.ports.Get(sp.ID)
 		if !ok {
 			continue
 		}
 		for _, id := range p.SecurityGroups {
 			name := id
-			if sg, ok := s.st.securityGroups.get(id); ok {
+			if sg, ok := s.st.securityGroups.Get(id); ok {
 				name = sg.Name
 			}
 			if !seen[name] {

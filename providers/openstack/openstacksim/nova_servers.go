@@ -89,7 +89,7 @@ func (s *Server) addServer(v NovaServer) (NovaServer, error) {
 		return NovaServer{}, fmt.Errorf("unknown flavor %q", v.Flavor)
 	}
 	imgRef := v.Image
-	if all := s.st.images.all(); imgRef == "" && len(all) > 0 {
+	if all := s.st.images.All(); imgRef == "" && len(all) > 0 {
 		imgRef = all[0].ID
 	}
 	img, ok := s.imageByRef(imgRef)
@@ -100,7 +100,7 @@ func (s *Server) addServer(v NovaServer) (NovaServer, error) {
 	if v.ID == "" {
 		v.ID = s.st.newID(kServer)
 	}
-	if _, dup := s.st.servers.get(v.ID); dup {
+	if _, dup := s.st.servers.Get(v.ID); dup {
 		return NovaServer{}, fmt.Errorf("server %s exists", v.ID)
 	}
 	v.Flavor, v.Image, v.Status, v.AZ = fl.Name, img.ID, cmpOr(v.Status, StatusActive), cmpOr(v.AZ, "nova")
@@ -112,7 +112,7 @@ func (s *Server) addServer(v NovaServer) (NovaServer, error) {
 			return NovaServer{}, err
 		}
 	}
-	s.st.servers.put(v.ID, &serverRec{NovaServer: v.clone(), flavorID: fl.ID, imageID: img.ID, project: s.st.projectID, pinnedAZ: pinnedAZ})
+	s.st.servers.Put(v.ID, &serverRec{NovaServer: v.clone(), flavorID: fl.ID, imageID: img.ID, project: s.st.projectID, pinnedAZ: pinnedAZ})
 	return v, nil
 }
 
@@ -168,16 +168,16 @@ func (s *Server) addServerPort(v *NovaServer, sp *ServerPort) error {
 	}
 	f.FloatingIPAddress = fp.FixedIPs[0].IPAddress
 	sp.FloatingIP = f.FloatingIPAddress
-	s.st.floatingIPs.put(f.ID, f)
+	s.st.floatingIPs.Put(f.ID, f)
 	return nil
 }
 
 // networkByRef resolves a network ID or name.
 func (s *Server) networkByRef(ref string) string {
-	if n, ok := s.st.networks.get(ref); ok {
+	if n, ok := s.st.networks.Get(ref); ok {
 		return n.ID
 	}
-	for _, n := range s.st.networks.all() {
+	for _, n := range s.st.networks.All() {
 		if n.Name == ref {
 			return n.ID
 		}
@@ -194,7 +194,7 @@ func (s *Server) DeleteServer(id string) {
 }
 
 func (s *Server) deleteServer(id string) {
-	for _, p := range s.st.ports.all() {
+	for _, p := range s.st.ports.All() {
 		if p.DeviceID == id {
 			for _, ip := range p.FixedIPs {
 				s.st.goneServers[ip.IPAddress] = id
@@ -202,7 +202,7 @@ func (s *Server) deleteServer(id string) {
 			s.removePort(p)
 		}
 	}
-	s.st.servers.del(id)
+	s.st.servers.Del(id)
 }
 
 // SetServerStatus sets a server's status (SHUTOFF to power it off); false
@@ -210,7 +210,7 @@ func (s *Server) deleteServer(id string) {
 func (s *Server) SetServerStatus(id, status string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v, ok := s.st.servers.get(id)
+	v, ok := s.st.servers.Get(id)
 	if ok {
 		v.Status = status
 	}
@@ -222,7 +222,7 @@ func (s *Server) Servers() []NovaServer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []NovaServer
-	for _, v := range s.st.servers.all() {
+	for _, v := range s.st.servers.All() {
 		out = append(out, s.serverView(v))
 	}
 	return out
@@ -232,7 +232,7 @@ func (s *Server) Servers() []NovaServer {
 func (s *Server) serverView(v *serverRec) NovaServer {
 	out := v.clone()
 	out.Ports = nil
-	for _, p := range s.st.ports.all() {
+	for _, p := range s.st.ports.All() {
 		if p.DeviceID != v.ID {
 			continue
 		}
@@ -240,7 +240,7 @@ func (s *Server) serverView(v *serverRec) NovaServer {
 		for _, ip := range p.FixedIPs {
 			sp.FixedIPs = append(sp.FixedIPs, ip.IPAddress)
 		}
-		for _, f := range s.st.floatingIPs.all() {
+		for _, f := range s.st.floatingIPs.All() {
 			if f.PortID == p.ID {
 				sp.FloatingIP = f.FloatingIPAddress
 			}

@@ -127,10 +127,10 @@ func (s *Server) octaviaList(r *http.Request, plural string, items []map[string]
 func (s *Server) lbView(lb *lbRec) LoadBalancer {
 	v := lb.clone()
 	v.Listeners, v.Pools = []IDRef{}, []IDRef{}
-	for _, l := range s.st.listeners.in(lb.ID) {
+	for _, l := range s.st.listeners.In(lb.ID) {
 		v.Listeners = append(v.Listeners, IDRef{l.ID})
 	}
-	for _, p := range s.st.pools.in(lb.ID) {
+	for _, p := range s.st.pools.In(lb.ID) {
 		v.Pools = append(v.Pools, IDRef{p.ID})
 	}
 	return v
@@ -159,12 +159,12 @@ func (s *Server) poolJSON(p *Pool) map[string]any {
 	delete(m, "loadbalancer_id")
 	m["loadbalancers"] = []IDRef{{p.LoadBalancerID}}
 	listeners, members := []IDRef{}, []IDRef{}
-	for _, l := range s.st.listeners.in(p.LoadBalancerID) {
+	for _, l := range s.st.listeners.In(p.LoadBalancerID) {
 		if l.DefaultPoolID == p.ID {
 			listeners = append(listeners, IDRef{l.ID})
 		}
 	}
-	for _, mem := range s.st.members.in(p.ID) {
+	for _, mem := range s.st.members.In(p.ID) {
 		members = append(members, IDRef{mem.ID})
 	}
 	m["listeners"], m["members"], m["healthmonitor_id"] = listeners, members, nil
@@ -180,7 +180,7 @@ func (s *Server) poolJSON(p *Pool) map[string]any {
 func (s *Server) poolFullJSON(p *Pool) map[string]any {
 	m := s.poolJSON(p)
 	members := []map[string]any{}
-	for _, mem := range s.st.members.in(p.ID) {
+	for _, mem := range s.st.members.In(p.ID) {
 		members = append(members, memberJSON(mem))
 	}
 	m["members"], m["healthmonitor"] = members, nil
@@ -206,7 +206,7 @@ func monitorJSON(hm *HealthMonitor) map[string]any {
 
 // poolMonitor is the pool's health monitor, nil if it has none.
 func (s *Server) poolMonitor(poolID string) *HealthMonitor {
-	for _, hm := range s.st.monitors.in(poolID) {
+	for _, hm := range s.st.monitors.In(poolID) {
 		return hm
 	}
 	return nil
@@ -214,7 +214,7 @@ func (s *Server) poolMonitor(poolID string) *HealthMonitor {
 
 // lbOf is the load balancer a child belongs to.
 func (s *Server) lbOf(id string) *lbRec {
-	lb, _ := s.st.lbs.get(id)
+	lb, _ := s.st.lbs.Get(id)
 	return lb
 }
 

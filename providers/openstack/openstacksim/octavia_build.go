@@ -35,7 +35,7 @@ func (s *Server) newListener(lb *lbRec, req *listenerCreate) *Listener {
 	if len(req.AllowedCIDRs) > 0 {
 		l.AllowedCIDRs = append([]string(nil), req.AllowedCIDRs...)
 	}
-	s.st.listeners.put(l.ID, l)
+	s.st.listeners.Put(l.ID, l)
 	if req.DefaultPool != nil {
 		p := s.newPool(lb, req.DefaultPool)
 		l.DefaultPoolID = p.ID
@@ -50,7 +50,7 @@ func (s *Server) newPool(lb *lbRec, req *poolCreate) *Pool {
 		AdminStateUp: boolOr(req.AdminStateUp, true), Tags: nonNil(req.Tags),
 		ProvisioningStatus: ProvisioningPendingCreate, OperatingStatus: OperatingOffline, CreatedAt: octaviaCreatedTS,
 	}
-	s.st.pools.put(p.ID, p)
+	s.st.pools.Put(p.ID, p)
 	for i := range req.Members {
 		s.newMember(p, &req.Members[i])
 	}
@@ -67,7 +67,7 @@ func (s *Server) newMember(p *Pool, req *memberCreate) *Member {
 		AdminStateUp: boolOr(req.AdminStateUp, true), MonitorAddress: req.MonitorAddress, MonitorPort: intOr(req.MonitorPort, 0),
 		Tags: nonNil(req.Tags), ProvisioningStatus: ProvisioningPendingCreate, OperatingStatus: OperatingOffline, CreatedAt: octaviaCreatedTS,
 	}
-	s.st.members.put(m.ID, m)
+	s.st.members.Put(m.ID, m)
 	return m
 }
 
@@ -81,7 +81,7 @@ func (s *Server) newMonitor(p *Pool, req *monitorCreate) *HealthMonitor {
 	if req.Type == "HTTP" || req.Type == "HTTPS" {
 		hm.HTTPMethod, hm.URLPath, hm.ExpectedCodes = cmpOr(req.HTTPMethod, "GET"), cmpOr(req.URLPath, "/"), cmpOr(req.ExpectedCodes, "200")
 	}
-	s.st.monitors.put(hm.ID, hm)
+	s.st.monitors.Put(hm.ID, hm)
 	return hm
 }
 
@@ -96,7 +96,7 @@ func (s *Server) touchPoolParents(p *Pool) {
 	if !isPending(p.ProvisioningStatus) {
 		touch(&p.ProvisioningStatus, &p.UpdatedAt)
 	}
-	for _, l := range s.st.listeners.in(p.LoadBalancerID) {
+	for _, l := range s.st.listeners.In(p.LoadBalancerID) {
 		if l.DefaultPoolID == p.ID && !isPending(l.ProvisioningStatus) {
 			touch(&l.ProvisioningStatus, &l.UpdatedAt)
 		}

@@ -11,7 +11,7 @@ import (
 func (s *Server) listLoadBalancers(r *http.Request) response {
 	q := r.URL.Query()
 	items := []map[string]any{}
-	for _, lb := range s.st.lbs.all() {
+	for _, lb := range s.st.lbs.All() {
 		items = append(items, s.lbJSON(lb))
 	}
 	items, _ = filter(q, items, false)
@@ -21,7 +21,7 @@ func (s *Server) listLoadBalancers(r *http.Request) response {
 	}
 	shown := []map[string]any{}
 	for _, m := range p.items {
-		lb, ok := s.st.lbs.get(m["id"].(string))
+		lb, ok := s.st.lbs.Get(m["id"].(string))
 		if ok && s.read(lb) {
 			shown = append(shown, s.lbJSON(lb))
 		}
@@ -31,7 +31,7 @@ func (s *Server) listLoadBalancers(r *http.Request) response {
 }
 
 func (s *Server) getLoadBalancer(r *http.Request) response {
-	lb, ok := s.st.lbs.get(r.PathValue("id"))
+	lb, ok := s.st.lbs.Get(r.PathValue("id"))
 	if !ok || !s.read(lb) {
 		return octaviaNotFound("Load Balancer", r.PathValue("id"))
 	}
@@ -83,13 +83,13 @@ func (s *Server) createLB(req *lbCreate) (map[string]any, *lbRec, *response) {
 	if lb.VipAddress == "" {
 		lb.VipAddress = port.FixedIPs[0].IPAddress
 	}
-	s.st.lbs.put(lb.ID, lb)
+	s.st.lbs.Put(lb.ID, lb)
 	var made []*Listener
 	var madePools []*Pool
 	for i := range req.Listeners {
 		l := s.newListener(lb, &req.Listeners[i])
 		made = append(made, l)
-		if p, ok := s.st.pools.get(l.DefaultPoolID); ok {
+		if p, ok := s.st.pools.Get(l.DefaultPoolID); ok {
 			madePools = append(madePools, p)
 		}
 	}
@@ -154,7 +154,7 @@ func (s *Server) resolveVIP(req *lbCreate) (vipSpec, *response) {
 	v := vipSpec{subnetID: req.VipSubnetID, networkID: req.VipNetworkID, portID: req.VipPortID, addr: req.VipAddress}
 	switch {
 	case v.portID != "":
-		p, ok := s.st.ports.get(v.portID)
+		p, ok := s.st.ports.Get(v.portID)
 		if !ok {
 			return notFound("Port", v.portID)
 		}
@@ -163,13 +163,13 @@ func (s *Server) resolveVIP(req *lbCreate) (vipSpec, *response) {
 		}
 		v.networkID, v.subnetID, v.addr = p.NetworkID, p.FixedIPs[0].SubnetID, p.FixedIPs[0].IPAddress
 	case v.subnetID != "":
-		sr, ok := s.st.subnets.get(v.subnetID)
+		sr, ok := s.st.subnets.Get(v.subnetID)
 		if !ok {
 			return notFound("Subnet", v.subnetID)
 		}
 		v.networkID = sr.NetworkID
 	case v.networkID != "":
-		if _, ok := s.st.networks.get(v.networkID); !ok {
+		if _, ok := s.st.networks.Get(v.networkID); !ok {
 			return notFound("Network", v.networkID)
 		}
 		sr := s.st.firstSubnet(v.networkID, 4)
@@ -184,7 +184,7 @@ func (s *Server) resolveVIP(req *lbCreate) (vipSpec, *response) {
 		return vipSpec{}, invalid("VIP must contain one of: vip_port_id, vip_network_id, vip_subnet_id.")
 	}
 	if v.addr != "" && v.portID == "" {
-		sr, _ := s.st.subnets.get(v.subnetID)
+		sr, _ := s.st.subnets.Get(v.subnetID)
 		if a, err := netip.ParseAddr(v.addr); err != nil || !sr.prefix.Contains(a) {
 			return vipSpec{}, invalid("VIP address %s is not in subnet %s.", v.addr, v.subnetID)
 		}
@@ -195,7 +195,7 @@ func (s *Server) resolveVIP(req *lbCreate) (vipSpec, *response) {
 // vipPort is the user's VIP port, or a new Neutron port Octavia owns.
 func (s *Server) vipPort(lb *lbRec, v vipSpec) (*Port, *response) {
 	if v.portID != "" {
-		p, _ := s.st.ports.get(v.portID)
+		p, _ := s.st.ports.Get(v.portID)
 		return p, nil
 	}
 	p, errResp := s.newPort(Port{
@@ -214,7 +214,7 @@ func (s *Server) vipPort(lb *lbRec, v vipSpec) (*Port, *response) {
 }
 
 func (s *Server) updateLoadBalancer(r *http.Request) response {
-	lb, ok := s.st.lbs.get(r.PathValue("id"))
+	lb, ok := s.st.lbs.Get(r.PathValue("id"))
 	if !ok {
 		return octaviaNotFound("Load Balancer", r.PathValue("id"))
 	}
@@ -238,7 +238,7 @@ func (s *Server) updateLoadBalancer(r *http.Request) response {
 // deleteLoadBalancer needs ?cascade=true when the load balancer still
 // has listeners or pools (400 otherwise).
 func (s *Server) deleteLoadBalancer(r *http.Request) response {
-	lb, ok := s.st.lbs.get(r.PathValue("id"))
+	lb, ok := s.st.lbs.Get(r.PathValue("id"))
 	if !ok {
 		return octaviaNotFound("Load Balancer", r.PathValue("id"))
 	}
@@ -250,12 +250,12 @@ func (s *Server) deleteLoadBalancer(r *http.Request) response {
 	if !cascade && (len(v.Listeners) > 0 || len(v.Pools) > 0) {
 		return octaviaInvalid("Cannot delete Load Balancer %s - it has children", lb.ID)
 	}
-	for _, l := range s.st.listeners.in(lb.ID) {
+	for _, l := range s.st.listeners.In(lb.ID) {
 		l.ProvisioningStatus = ProvisioningPendingDelete
 	}
-	for _, p := range s.st.pools.in(lb.ID) {
+	for _, p := range s.st.pools.In(lb.ID) {
 		p.ProvisioningStatus = ProvisioningPendingDelete
-		for _, m := range s.st.members.in(p.ID) {
+		for _, m := range s.st.members.In(p.ID) {
 			m.ProvisioningStatus = ProvisioningPendingDelete
 		}
 		if hm := s.poolMonitor(p.ID); hm != nil {

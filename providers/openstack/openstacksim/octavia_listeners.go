@@ -8,7 +8,7 @@ import (
 
 func (s *Server) listListeners(r *http.Request) response {
 	items := []map[string]any{}
-	for _, l := range s.st.listeners.all() {
+	for _, l := range s.st.listeners.All() {
 		m := s.listenerJSON(l)
 		m["loadbalancer_id"] = l.LoadBalancerID // filterable, as Octavia allows
 		items = append(items, m)
@@ -17,7 +17,7 @@ func (s *Server) listListeners(r *http.Request) response {
 }
 
 func (s *Server) getListener(r *http.Request) response {
-	l, ok := s.st.listeners.get(r.PathValue("id"))
+	l, ok := s.st.listeners.Get(r.PathValue("id"))
 	if !ok {
 		return octaviaNotFound("Listener", r.PathValue("id"))
 	}
@@ -35,7 +35,7 @@ func (s *Server) createListener(r *http.Request) response {
 	if req.DefaultPool != nil {
 		return octaviaInvalid("default_pool is only allowed in a fully populated load balancer create.")
 	}
-	lb, ok := s.st.lbs.get(req.LoadBalancerID)
+	lb, ok := s.st.lbs.Get(req.LoadBalancerID)
 	if !ok {
 		return octaviaError(http.StatusBadRequest, "Load Balancer %s not found.", req.LoadBalancerID)
 	}
@@ -56,7 +56,7 @@ func (s *Server) createListener(r *http.Request) response {
 // lbListeners are the listeners of a load balancer but except.
 func (s *Server) lbListeners(lbID, except string) []*Listener {
 	var out []*Listener
-	for _, l := range s.st.listeners.in(lbID) {
+	for _, l := range s.st.listeners.In(lbID) {
 		if l.ID != except {
 			out = append(out, l)
 		}
@@ -71,7 +71,7 @@ func (s *Server) checkDefaultPool(lb *lbRec, poolID, protocol, listenerID string
 	if poolID == "" {
 		return nil
 	}
-	p, ok := s.st.pools.get(poolID)
+	p, ok := s.st.pools.Get(poolID)
 	if !ok || p.LoadBalancerID != lb.ID {
 		r := octaviaError(http.StatusBadRequest, "Pool %s not found.", poolID)
 		return &r
@@ -79,7 +79,7 @@ func (s *Server) checkDefaultPool(lb *lbRec, poolID, protocol, listenerID string
 	if !contains(listenerPools[protocol], p.Protocol) {
 		return invalid("The pool protocol '%s' is invalid while the listener protocol is '%s'.", p.Protocol, protocol)
 	}
-	for _, l := range s.st.listeners.in(lb.ID) {
+	for _, l := range s.st.listeners.In(lb.ID) {
 		if l.DefaultPoolID == poolID && l.ID != listenerID {
 			r := octaviaError(http.StatusConflict, "Pool %s is already used by listener %s.", poolID, l.ID)
 			return &r
@@ -99,7 +99,7 @@ var listenerWritable = []string{
 }
 
 func (s *Server) updateListener(r *http.Request) response {
-	l, ok := s.st.listeners.get(r.PathValue("id"))
+	l, ok := s.st.listeners.Get(r.PathValue("id"))
 	if !ok {
 		return octaviaNotFound("Listener", r.PathValue("id"))
 	}
@@ -141,7 +141,7 @@ func (s *Server) updateListener(r *http.Request) response {
 }
 
 func (s *Server) deleteListener(r *http.Request) response {
-	l, ok := s.st.listeners.get(r.PathValue("id"))
+	l, ok := s.st.listeners.Get(r.PathValue("id"))
 	if !ok {
 		return octaviaNotFound("Listener", r.PathValue("id"))
 	}

@@ -13,12 +13,12 @@ func (s *Server) poolNotFound(id string) func() response {
 }
 
 func (s *Server) listMembers(r *http.Request) response {
-	p, ok := s.st.pools.get(r.PathValue("id"))
+	p, ok := s.st.pools.Get(r.PathValue("id"))
 	if !ok {
 		return octaviaNotFound("Pool", r.PathValue("id"))
 	}
 	items := []map[string]any{}
-	for _, m := range s.st.members.in(p.ID) {
+	for _, m := range s.st.members.In(p.ID) {
 		items = append(items, memberJSON(m))
 	}
 	return s.octaviaList(r, "members", items)
@@ -26,7 +26,7 @@ func (s *Server) listMembers(r *http.Request) response {
 
 // member is a member of the request's pool.
 func (s *Server) member(r *http.Request) (*Member, bool) {
-	m, ok := s.st.members.get(r.PathValue("mid"))
+	m, ok := s.st.members.Get(r.PathValue("mid"))
 	return m, ok && m.PoolID == r.PathValue("id")
 }
 
@@ -53,7 +53,7 @@ func (s *Server) createMember(r *http.Request) response {
 	if errResp := s.checkMember(req); errResp != nil {
 		return *errResp
 	}
-	for _, m := range s.st.members.in(p.ID) {
+	for _, m := range s.st.members.In(p.ID) {
 		if m.Address == req.Address && m.ProtocolPort == req.ProtocolPort {
 			return octaviaError(http.StatusConflict, "Another member on this pool is already using ip address %s on protocol_port %d", req.Address, req.ProtocolPort)
 		}
@@ -154,7 +154,7 @@ func (s *Server) batchUpdateMembers(r *http.Request) response {
 	}
 	additive := r.URL.Query().Get("additive_only") == "true" || r.URL.Query().Get("additive_only") == "True"
 	current := map[string]*Member{}
-	for _, m := range s.st.members.in(p.ID) {
+	for _, m := range s.st.members.In(p.ID) {
 		current[key(m.Address, m.ProtocolPort)] = m
 		if !seen[key(m.Address, m.ProtocolPort)] && !additive {
 			m.ProvisioningStatus = ProvisioningPendingDelete

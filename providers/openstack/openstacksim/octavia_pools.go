@@ -8,10 +8,10 @@ import (
 
 func (s *Server) listPools(r *http.Request) response {
 	items := []map[string]any{}
-	for _, p := range s.st.pools.all() {
+	for _, p := range s.st.pools.All() {
 		m := s.poolJSON(p)
 		m["loadbalancer_id"] = p.LoadBalancerID
-		for _, l := range s.st.listeners.in(p.LoadBalancerID) {
+		for _, l := range s.st.listeners.In(p.LoadBalancerID) {
 			if l.DefaultPoolID == p.ID {
 				m["listener_id"] = l.ID
 			}
@@ -22,7 +22,7 @@ func (s *Server) listPools(r *http.Request) response {
 }
 
 func (s *Server) getPool(r *http.Request) response {
-	p, ok := s.st.pools.get(r.PathValue("id"))
+	p, ok := s.st.pools.Get(r.PathValue("id"))
 	if !ok {
 		return octaviaNotFound("Pool", r.PathValue("id"))
 	}
@@ -42,7 +42,7 @@ func (s *Server) createPool(r *http.Request) response {
 	var listener *Listener
 	lbID := req.LoadBalancerID
 	if req.ListenerID != "" {
-		l, ok := s.st.listeners.get(req.ListenerID)
+		l, ok := s.st.listeners.Get(req.ListenerID)
 		if !ok {
 			return octaviaError(http.StatusBadRequest, "Listener %s not found.", req.ListenerID)
 		}
@@ -51,7 +51,7 @@ func (s *Server) createPool(r *http.Request) response {
 	if lbID == "" {
 		return octaviaInvalid("Either listener_id or loadbalancer_id must be specified.")
 	}
-	lb, ok := s.st.lbs.get(lbID)
+	lb, ok := s.st.lbs.Get(lbID)
 	if !ok || req.LoadBalancerID != "" && req.LoadBalancerID != lbID {
 		return octaviaError(http.StatusBadRequest, "Load Balancer %s not found.", req.LoadBalancerID)
 	}
@@ -78,7 +78,7 @@ func (s *Server) createPool(r *http.Request) response {
 }
 
 func (s *Server) updatePool(r *http.Request) response {
-	p, ok := s.st.pools.get(r.PathValue("id"))
+	p, ok := s.st.pools.Get(r.PathValue("id"))
 	if !ok {
 		return octaviaNotFound("Pool", r.PathValue("id"))
 	}
@@ -109,7 +109,7 @@ func (s *Server) updatePool(r *http.Request) response {
 // deletePool deletes a pool with its members and monitor; listeners
 // using it lose their default pool.
 func (s *Server) deletePool(r *http.Request) response {
-	p, ok := s.st.pools.get(r.PathValue("id"))
+	p, ok := s.st.pools.Get(r.PathValue("id"))
 	if !ok {
 		return octaviaNotFound("Pool", r.PathValue("id"))
 	}
@@ -119,7 +119,7 @@ func (s *Server) deletePool(r *http.Request) response {
 	}
 	s.touchPoolParents(p)
 	p.ProvisioningStatus = ProvisioningPendingDelete
-	for _, m := range s.st.members.in(p.ID) {
+	for _, m := range s.st.members.In(p.ID) {
 		m.ProvisioningStatus = ProvisioningPendingDelete
 	}
 	if hm := s.poolMonitor(p.ID); hm != nil {
@@ -132,7 +132,7 @@ func (s *Server) deletePool(r *http.Request) response {
 // poolForChange is the pool of a member or monitor change and its load
 // balancer, or the answer: 404 without the pool, 409 unless mutable.
 func (s *Server) poolForChange(poolID string, notFound func() response) (*Pool, *lbRec, *response) {
-	p, ok := s.st.pools.get(poolID)
+	p, ok := s.st.pools.Get(poolID)
 	if !ok {
 		r := notFound()
 		return nil, nil, &r
@@ -172,7 +172,7 @@ func (s *Server) createMonitor(r *http.Request) response {
 
 func (s *Server) listMonitors(r *http.Request) response {
 	items := []map[string]any{}
-	for _, hm := range s.st.monitors.all() {
+	for _, hm := range s.st.monitors.All() {
 		m := monitorJSON(hm)
 		m["pool_id"] = hm.PoolID
 		items = append(items, m)
@@ -181,7 +181,7 @@ func (s *Server) listMonitors(r *http.Request) response {
 }
 
 func (s *Server) getMonitor(r *http.Request) response {
-	hm, ok := s.st.monitors.get(r.PathValue("id"))
+	hm, ok := s.st.monitors.Get(r.PathValue("id"))
 	if !ok {
 		return octaviaNotFound("Health Monitor", r.PathValue("id"))
 	}
@@ -189,7 +189,7 @@ func (s *Server) getMonitor(r *http.Request) response {
 }
 
 func (s *Server) updateMonitor(r *http.Request) response {
-	hm, ok := s.st.monitors.get(r.PathValue("id"))
+	hm, ok := s.st.monitors.Get(r.PathValue("id"))
 	if !ok {
 		return octaviaNotFound("Health Monitor", r.PathValue("id"))
 	}
@@ -225,7 +225,7 @@ func (s *Server) updateMonitor(r *http.Request) response {
 }
 
 func (s *Server) deleteMonitor(r *http.Request) response {
-	hm, ok := s.st.monitors.get(r.PathValue("id"))
+	hm, ok := s.st.monitors.Get(r.PathValue("id"))
 	if !ok {
 		return octaviaNotFound("Health Monitor", r.PathValue("id"))
 	}

@@ -36,7 +36,7 @@ func (s *Server) pend(lb *lbRec, status string) {
 // settles it. It reports whether lb still exists.
 func (s *Server) read(lb *lbRec) bool {
 	s.st.pending.Read(lb.ID)
-	_, exists := s.st.lbs.get(lb.ID)
+	_, exists := s.st.lbs.Get(lb.ID)
 	return exists
 }
 
@@ -55,15 +55,15 @@ func (s *Server) settle(lb *lbRec) {
 	if fail {
 		final = ProvisioningError
 	}
-	for _, l := range s.st.listeners.in(lb.ID) {
-		settleChild(&l.ProvisioningStatus, final, func() { s.st.listeners.del(l.ID) })
+	for _, l := range s.st.listeners.In(lb.ID) {
+		settleChild(&l.ProvisioningStatus, final, func() { s.st.listeners.Del(l.ID) })
 	}
-	for _, p := range s.st.pools.in(lb.ID) {
-		for _, m := range s.st.members.in(p.ID) {
-			settleChild(&m.ProvisioningStatus, final, func() { s.st.members.del(m.ID) })
+	for _, p := range s.st.pools.In(lb.ID) {
+		for _, m := range s.st.members.In(p.ID) {
+			settleChild(&m.ProvisioningStatus, final, func() { s.st.members.Del(m.ID) })
 		}
 		if hm := s.poolMonitor(p.ID); hm != nil {
-			settleChild(&hm.ProvisioningStatus, final, func() { s.st.monitors.del(hm.ID) })
+			settleChild(&hm.ProvisioningStatus, final, func() { s.st.monitors.Del(hm.ID) })
 		}
 		settleChild(&p.ProvisioningStatus, final, func() { s.removePool(p) })
 	}
@@ -95,16 +95,16 @@ func (s *Server) refreshOperating(lb *lbRec) {
 		return OperatingOnline
 	}
 	lb.OperatingStatus = op(lb.ProvisioningStatus, lb.AdminStateUp)
-	for _, l := range s.st.listeners.in(lb.ID) {
+	for _, l := range s.st.listeners.In(lb.ID) {
 		l.OperatingStatus = op(l.ProvisioningStatus, l.AdminStateUp)
 	}
-	for _, p := range s.st.pools.in(lb.ID) {
+	for _, p := range s.st.pools.In(lb.ID) {
 		p.OperatingStatus = op(p.ProvisioningStatus, p.AdminStateUp)
 		hm := s.poolMonitor(p.ID)
 		if hm != nil {
 			hm.OperatingStatus = op(hm.ProvisioningStatus, hm.AdminStateUp)
 		}
-		for _, m := range s.st.members.in(p.ID) {
+		for _, m := range s.st.members.In(p.ID) {
 			m.OperatingStatus = op(m.ProvisioningStatus, m.AdminStateUp)
 			if hm == nil && m.OperatingStatus == OperatingOnline {
 				m.OperatingStatus = OperatingNoMonitor
@@ -115,33 +115,33 @@ func (s *Server) refreshOperating(lb *lbRec) {
 
 // removeLB deletes lb, its children and the VIP port Octavia made for it.
 func (s *Server) removeLB(lb *lbRec) {
-	for _, l := range s.st.listeners.in(lb.ID) {
-		s.st.listeners.del(l.ID)
+	for _, l := range s.st.listeners.In(lb.ID) {
+		s.st.listeners.Del(l.ID)
 	}
-	for _, p := range s.st.pools.in(lb.ID) {
+	for _, p := range s.st.pools.In(lb.ID) {
 		s.removePool(p)
 	}
-	if p, ok := s.st.ports.get(lb.VipPortID); ok && lb.ownsVIP {
+	if p, ok := s.st.ports.Get(lb.VipPortID); ok && lb.ownsVIP {
 		s.removePort(p)
 	}
-	s.st.lbs.del(lb.ID)
+	s.st.lbs.Del(lb.ID)
 }
 
 // removePool deletes a pool with its members and health monitor, and
 // unsets it as any listener's default pool.
 func (s *Server) removePool(p *Pool) {
-	for _, m := range s.st.members.in(p.ID) {
-		s.st.members.del(m.ID)
+	for _, m := range s.st.members.In(p.ID) {
+		s.st.members.Del(m.ID)
 	}
 	if hm := s.poolMonitor(p.ID); hm != nil {
-		s.st.monitors.del(hm.ID)
+		s.st.monitors.Del(hm.ID)
 	}
-	for _, l := range s.st.listeners.in(p.LoadBalancerID) {
+	for _, l := range s.st.listeners.In(p.LoadBalancerID) {
 		if l.DefaultPoolID == p.ID {
 			l.DefaultPoolID = ""
 		}
 	}
-	s.st.pools.del(p.ID)
+	s.st.pools.Del(p.ID)
 }
 
 // failing reports whether a FailProvisioning fault matches lb.
@@ -179,7 +179,7 @@ func (s *Server) Advance() {
 func (s *Server) SetLoadBalancerStatus(id, provisioningStatus string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	lb, ok := s.st.lbs.get(id)
+	lb, ok := s.st.lbs.Get(id)
 	if !ok {
 		return false
 	}
@@ -196,7 +196,7 @@ func (s *Server) SetLoadBalancerStatus(id, provisioningStatus string) bool {
 // loadBalancerStatus is GET …/loadbalancers/{id}/status, the status tree;
 // it counts as a read.
 func (s *Server) loadBalancerStatus(r *http.Request) response {
-	lb, ok := s.st.lbs.get(r.PathValue("id"))
+	lb, ok := s.st.lbs.Get(r.PathValue("id"))
 	if !ok || !s.read(lb) {
 		return octaviaNotFound("Load Balancer", r.PathValue("id"))
 	}
@@ -204,13 +204,13 @@ func (s *Server) loadBalancerStatus(r *http.Request) response {
 		return map[string]any{"id": id, "name": name, "provisioning_status": prov, "operating_status": op}
 	}
 	var listeners []map[string]any
-	for _, l := range s.st.listeners.in(lb.ID) {
+	for _, l := range s.st.listeners.In(lb.ID) {
 		ls := status(l.ID, l.Name, l.ProvisioningStatus, l.OperatingStatus)
 		var pools []map[string]any
-		if p, ok := s.st.pools.get(l.DefaultPoolID); ok {
+		if p, ok := s.st.pools.Get(l.DefaultPoolID); ok {
 			ps := status(p.ID, p.Name, p.ProvisioningStatus, p.OperatingStatus)
 			var members []map[string]any
-			for _, m := range s.st.members.in(p.ID) {
+			for _, m := range s.st.members.In(p.ID) {
 				ms := status(m.ID, m.Name, m.ProvisioningStatus, m.OperatingStatus)
 				ms["address"], ms["protocol_port"] = m.Address, m.ProtocolPort
 				members = append(members, ms)

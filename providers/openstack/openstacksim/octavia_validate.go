@@ -292,7 +292,7 @@ func (s *Server) checkMember(m *memberCreate) *response {
 	if m.MonitorPort != nil && (*m.MonitorPort < 1 || *m.MonitorPort > 65535) {
 		return invalid("monitor_port %d is not between 1 and 65535", *m.MonitorPort)
 	}
-	if _, ok := s.st.subnets.get(m.SubnetID); m.SubnetID != "" && !ok {
+	if _, ok := s.st.subnets.Get(m.SubnetID); m.SubnetID != "" && !ok {
 		r := octaviaError(http.StatusBadRequest, "Subnet %s not found.", m.SubnetID)
 		return &r
 	}

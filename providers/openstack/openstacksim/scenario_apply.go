@@ -141,7 +141,7 @@ func (s *Server) applyRouter(r ScenarioRouter) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec, _ := s.st.routers.get(rt.ID)
+	rec, _ := s.st.routers.Get(rt.ID)
 	routes := dedupRoutes(r.Routes)
 	if errResp := s.checkRoutes(rec, routes); errResp != nil {
 		return fmt.Errorf("router %s: routes: %v", r.Name, errResp.Body)
@@ -152,10 +152,10 @@ func (s *Server) applyRouter(r ScenarioRouter) error {
 
 // subnetByRef resolves a subnet ID or name.
 func (s *Server) subnetByRef(ref string) *subnetRec {
-	if sr, ok := s.st.subnets.get(ref); ok {
+	if sr, ok := s.st.subnets.Get(ref); ok {
 		return sr
 	}
-	for _, sr := range s.st.subnets.all() {
+	for _, sr := range s.st.subnets.All() {
 		if sr.Name == ref {
 			return sr
 		}
@@ -213,7 +213,7 @@ func (s *Server) scenarioPool(listenerProtocol string, p *ScenarioPool) (*poolCr
 		addr := ref
 		if _, err := netip.ParseAddr(ref); err != nil {
 			addr = ""
-			for _, v := range s.st.servers.all() {
+			for _, v := range s.st.servers.All() {
 				if v.Name == ref {
 					addr = s.serverView(v).Ports[0].FixedIPs[0]
 				}

@@ -3,7 +3,6 @@ package openstacksim
 import (
 	"fmt"
 	"hash/fnv"
-	"slices"
 	"time"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
@@ -41,81 +40,6 @@ const (
 	kImage
 )
 
-// table is a map that remembers insertion order. A grouped table also
-// indexes its values by a parent ID that never changes (a member's pool, a
-// listener's load balancer), so that children are found without scanning
-// every value: at bench scale the members table holds 200,000 rows.
-type table[T any] struct {
-	m     map[string]*T
-	order []string
-	// group, when set, is a value's parent ID; groups holds each parent's
-	// child IDs in insertion order.
-	group  func(*T) string
-	groups map[string][]string
-}
-
-func newTable[T any]() *table[T] { return &table[T]{m: map[string]*T{}} }
-
-// newGroupedTable is a table indexed by group.
-func newGroupedTable[T any](group func(*T) string) *table[T] {
-	return &table[T]{m: map[string]*T{}, group: group, groups: map[string][]string{}}
-}
-
-func (t *table[T]) get(id string) (*T, bool) {
-	v, ok := t.m[id]
-	return v, ok
-}
-
-func (t *table[T]) put(id string, v *T) {
-	if _, ok := t.m[id]; !ok {
-		t.order = append(t.order, id)
-		if t.group != nil {
-			g := t.group(v)
-			t.groups[g] = append(t.groups[g], id)
-		}
-	}
-	t.m[id] = v
-}
-
-func (t *table[T]) del(id string) {
-	v, ok := t.m[id]
-	if !ok {
-		return
-	}
-	delete(t.m, id)
-	t.order = deleteID(t.order, id)
-	if t.group != nil {
-		g := t.group(v)
-		if t.groups[g] = deleteID(t.groups[g], id); len(t.groups[g]) == 0 {
-			delete(t.groups, g)
-		}
-	}
-}
-
-func deleteID(ids []string, id string) []string {
-	if i := slices.Index(ids, id); i >= 0 {
-		return slices.Delete(ids, i, i+1)
-	}
-	return ids
-}
-
-// all returns the values in insertion order.
-func (t *table[T]) all() []*T { return t.values(t.order) }
-
-// in returns the values of a grouped table whose parent is group, in
-// insertion order.
-func (t *table[T]) in(group string) []*T { return t.values(t.groups[group]) }
-
-func (t *table[T]) values(ids []string) []*T {
-	out := make([]*T, 0, len(ids))
-	for _, id := range ids {
-		out = append(out, t.m[id])
-	}
-	return out
-}
-
-func (t *table[T]) len() int { return len(t.m) }
-
 // state is everything the cloud holds. The Server's mutex guards it.
 type state struct {
 	projectID string
@@ -123,21 +47,21 @@ type state struct {
 	// octaviaTicks counts load-balancer status changes (updated_at).
 	octaviaTicks int
 
-	servers        *table[serverRec]
-	flavors        *table[Flavor]
-	images         *table[imageRec]
-	networks       *table[Network]
-	subnets        *table[subnetRec]
-	ports          *table[Port]
-	routers        *table[Router]
-	floatingIPs    *table[FloatingIP]
-	securityGroups *table[SecurityGroup]
+	servers        *simkit.Table[serverRec]
+	flavors        *simkit.Table[Flavor]
+	images         *simkit.Table[imageRec]
+	networks       *simkit.Table[Network]
+	subnets        *simkit.Table[subnetRec]
+	ports          *simkit.Table[Port]
+	routers        *simkit.Table[Router]
+	floatingIPs    *simkit.Table[FloatingIP]
+	securityGroups *simkit.Table[SecurityGroup]
 
-	lbs       *table[lbRec]
-	listeners *table[Listener]
-	pools     *table[Pool]
-	members   *table[Member]
-	monitors  *table[HealthMonitor]
+	lbs       *simkit.Table[lbRec]
+	listeners *simkit.Table[Listener]
+	pools     *simkit.Table[Pool]
+	members   *simkit.Table[Member]
+	monitors  *simkit.Table[HealthMonitor]
 	// pending settles load balancers in PENDING_* (see pend).
 	pending *simkit.Lifecycle
 	// failLBs are FailProvisioning references (IDs, names or "*").
@@ -155,20 +79,20 @@ func newState(projectID string, provisioningReads int) *state {
 		pending:        simkit.NewLifecycle(provisioningReads),
 		seq:            map[kind]int{},
 		goneServers:    map[string]string{},
-		servers:        newTable[serverRec](),
-		flavors:        newTable[Flavor](),
-		images:         newTable[imageRec](),
-		networks:       newTable[Network](),
-		subnets:        newTable[subnetRec](),
-		ports:          newTable[Port](),
-		routers:        newTable[Router](),
-		floatingIPs:    newTable[FloatingIP](),
-		securityGroups: newTable[SecurityGroup](),
-		lbs:            newTable[lbRec](),
-		listeners:      newGroupedTable(func(l *Listener) string { return l.LoadBalancerID }),
-		pools:          newGroupedTable(func(p *Pool) string { return p.LoadBalancerID }),
-		members:        newGroupedTable(func(m *Member) string { return m.PoolID }),
-		monitors:       newGroupedTable(func(hm *HealthMonitor) string { return hm.PoolID }),
+		servers:        simkit.NewTable[serverRec](),
+		flavors:        simkit.NewTable[Flavor](),
+		images:         simkit.NewTable[imageRec](),
+		networks:       simkit.NewTable[Network](),
+		subnets:        simkit.NewTable[subnetRec](),
+		ports:          simkit.NewTable[Port](),
+		routers:        simkit.NewTable[Router](),
+		floatingIPs:    simkit.NewTable[FloatingIP](),
+		securityGroups: simkit.NewTable[SecurityGroup](),
+		lbs:            simkit.NewTable[lbRec](),
+		listeners:      simkit.NewGroupedTable(func(l *Listener) string { return l.LoadBalancerID }),
+		pools:          simkit.NewGroupedTable(func(p *Pool) string { return p.LoadBalancerID }),
+		members:        simkit.NewGroupedTable(func(m *Member) string { return m.PoolID }),
+		monitors:       simkit.NewGroupedTable(func(hm *HealthMonitor) string { return hm.PoolID }),
 	}
 	st.addCatalog()
 	return st
@@ -229,24 +153,24 @@ func (s *Server) State() Snapshot {
 	defer s.mu.Unlock()
 	st := s.st
 	snap := Snapshot{Defaults: st.defaults}
-	for _, v := range st.servers.all() {
+	for _, v := range st.servers.All() {
 		snap.Servers = append(snap.Servers, s.serverView(v))
 	}
-	snap.Networks = clones(st.networks.all(), Network.clone)
-	for _, v := range st.subnets.all() {
+	snap.Networks = clones(st.networks.All(), Network.clone)
+	for _, v := range st.subnets.All() {
 		snap.Subnets = append(snap.Subnets, v.clone())
 	}
-	snap.Ports = clones(st.ports.all(), Port.clone)
-	snap.Routers = clones(st.routers.all(), Router.clone)
-	snap.FloatingIPs = clones(st.floatingIPs.all(), FloatingIP.clone)
-	snap.SecurityGroups = clones(st.securityGroups.all(), SecurityGroup.clone)
-	for _, v := range st.lbs.all() {
+	snap.Ports = clones(st.ports.All(), Port.clone)
+	snap.Routers = clones(st.routers.All(), Router.clone)
+	snap.FloatingIPs = clones(st.floatingIPs.All(), FloatingIP.clone)
+	snap.SecurityGroups = clones(st.securityGroups.All(), SecurityGroup.clone)
+	for _, v := range st.lbs.All() {
 		snap.LoadBalancers = append(snap.LoadBalancers, s.lbView(v))
 	}
-	snap.Listeners = clones(st.listeners.all(), Listener.clone)
-	snap.Pools = clones(st.pools.all(), Pool.clone)
-	snap.Members = clones(st.members.all(), Member.clone)
-	snap.HealthMonitors = clones(st.monitors.all(), HealthMonitor.clone)
+	snap.Listeners = clones(st.listeners.All(), Listener.clone)
+	snap.Pools = clones(st.pools.All(), Pool.clone)
+	snap.Members = clones(st.members.All(), Member.clone)
+	snap.HealthMonitors = clones(st.monitors.All(), HealthMonitor.clone)
 	return snap
 }
 
