@@ -25,7 +25,7 @@ func (d *lbDriver) ensureCloudIP(ctx context.Context, lb *loadBalancer, req *lbR
 	if cip := mappedCloudIP(lb, req); cip != nil && len(lb.CloudIPs) == 1 {
 		return cip, false, nil
 	}
-	cip, wrote, err := d.findOrAllocateCloudIP(ctx, req, lb.ID)
+	cip, wrote, err := d.chosenCloudIP(ctx, lb, req)
 	if err != nil {
 		return nil, false, err
 	}
@@ -79,6 +79,35 @@ func hasCloudIP(lb *loadBalancer, id string) bool {
 		}
 	}
 	return false
+}
+
+// cloudIPChoice is the cloud IP chosen for a load balancer that does not
+// show it yet; mapping: Update asked the API to map it.
+type cloudIPChoice struct {
+	id      string
+	mapping bool
+}
+
+// chosenCloudIP returns the cloud IP Create or an earlier sync chose for
+// lb, read by ID (one small call, where finding it again lists every
+// cloud IP); else, or when that one is gone or no longer the one
+// cloudip-allocations names, findOrAllocateCloudIP's.
+func (d *lbDriver) chosenCloudIP(ctx context.Context, lb *loadBalancer, req *lbRequest) (*brightbox.CloudIP, bool, error) {
+	if v, ok := d.cloudIPs.Load(lb.ID); ok {
+		id := v.(cloudIPChoice).id
+		want := req.Config.CloudIPAllocations
+		cip, err := one(ctx, "cloud_ips.get", func(ctx context.Context) (*brightbox.CloudIP, error) {
+			return d.client.CloudIP(ctx, id)
+		})
+		switch {
+		case err != nil && !isNotFound(err):
+			return nil, false, fmt.Errorf("getting cloud IP %s: %w", id, err)
+		case err == nil && cip != nil && cip.ID == id && (want == "" || want == id):
+			return cip, false, nil
+		}
+		d.cloudIPs.Delete(lb.ID)
+	}
+	return d.findOrAllocateCloudIP(ctx, req, lb.ID)
 }
 
 // findOrAllocateCloudIP returns the Service's cloud IP: the one

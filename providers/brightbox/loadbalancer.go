@@ -46,9 +46,10 @@ func newLoadBalancer(env *framework.Env, c *brightbox.Client, p *Provider) cloud
 type lbDriver struct {
 	client *brightbox.Client
 	codec  providerid.Codec
-	// mapping holds, by load balancer ID, the cloud IP Update asked the
-	// API to map onto it that it does not show yet.
-	mapping sync.Map
+	// cloudIPs holds, by load balancer ID, the cloud IP chosen for it that
+	// it does not show yet (a cloudIPChoice): allocated by Create, or asked
+	// to be mapped by Update.
+	cloudIPs sync.Map
 	// groups and policies know the IDs of the server groups and firewall
 	// policies by name.
 	groups, policies nameIndex
@@ -151,12 +152,14 @@ func (d *lbDriver) Create(ctx context.Context, req *lbRequest) (*loadBalancer, e
 	if lb == nil || lb.ID == "" {
 		return nil, errors.New("malformed response: no load balancer")
 	}
+	// The first Update maps it, without listing the cloud IPs again.
+	d.cloudIPs.Store(lb.ID, cloudIPChoice{id: cip.ID})
 	return lb, nil
 }
 
 // Update brings the cloud IP, the server group, the firewall and the load
 // balancer itself up to date, writing only what differs: a sync with
-// nothing changed reads the server groups and firewall policies and writes
+// nothing changed reads its server group and firewall policy and writes
 // nothing. A cloud IP still being mapped and certificate domains not yet
 // valid are for Inspect to report (Pending): the cloud is doing its job.
 func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest) (bool, error) {
@@ -195,9 +198,9 @@ func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest)
 		*lb = *fresh
 	}
 	if hasCloudIP(lb, cip.ID) {
-		d.mapping.Delete(lb.ID)
+		d.cloudIPs.Delete(lb.ID)
 	} else {
-		d.mapping.Store(lb.ID, cip.ID)
+		d.cloudIPs.Store(lb.ID, cloudIPChoice{id: cip.ID, mapping: true})
 	}
 	return changed, nil
 }
@@ -209,7 +212,7 @@ func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest)
 // background: Delete answers "provisioning" until it is gone, and a
 // load balancer already being deleted costs one read per call.
 func (d *lbDriver) Delete(ctx context.Context, lb *loadBalancer, req *lbRequest) error {
-	d.mapping.Delete(lb.ID)
+	d.cloudIPs.Delete(lb.ID)
 	if lb.Status == loadbalancerstatus.Deleting {
 		if _, err := d.Get(ctx, lb.ID); err != nil {
 			return err // gone: ErrNotFound
@@ -261,8 +264,8 @@ func (d *lbDriver) Inspect(lb *loadBalancer) framework.LoadBalancerState {
 			}
 		}
 	}
-	if cip, ok := d.mapping.Load(lb.ID); ok && !hasCloudIP(lb, cip.(string)) {
-		s.Pending = fmt.Sprintf("is waiting for cloud IP %s to be mapped", cip)
+	if c, ok := d.cloudIPs.Load(lb.ID); ok && c.(cloudIPChoice).mapping && !hasCloudIP(lb, c.(cloudIPChoice).id) {
+		s.Pending = fmt.Sprintf("is waiting for cloud IP %s to be mapped", c.(cloudIPChoice).id)
 	}
 	pending, invalid := acmeStatus(lb)
 	switch {

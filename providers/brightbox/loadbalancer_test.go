@@ -201,6 +201,11 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	svc := f.service(t, "web", nil)
 	status := f.ensureReady(t, svc)
 	const name = "web.default." + clusterName
+	// Create chose the cloud IP; the syncs that map it and wait for the
+	// mapping read it by ID, and never list the cloud IPs again.
+	if n := f.sim.Stats()["GET /1.0/cloud_ips"]; n != 1 {
+		t.Errorf("creating the load balancer listed the cloud IPs %d times, want 1", n)
+	}
 
 	lb := onlyLB(t, f.sim)
 	if lb.Name != name {
