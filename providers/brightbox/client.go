@@ -15,6 +15,7 @@ import (
 	"github.com/brightbox/gobrightbox/v2/endpoint"
 	"github.com/brightbox/gobrightbox/v2/passwordcredentials"
 	"golang.org/x/oauth2"
+	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
 )
@@ -110,11 +111,14 @@ type auth struct {
 
 	sem chan struct{} // held while tok is read or fetched
 	tok *oauth2.Token
+	// reauth paces the fetches made because the API refused a token, so
+	// an API that refuses every token does not cost one fetch per call.
+	reauth *cloudapi.ReauthBackoff
 }
 
 func newAuth(cfg *Config, base string, hc *http.Client) *auth {
 	u, _ := url.Parse(base) // apiBase parsed it already
-	return &auth{cfg: cfg, base: base, host: u.Host, hc: hc, sem: make(chan struct{}, 1)}
+	return &auth{cfg: cfg, base: base, host: u.Host, hc: hc, sem: make(chan struct{}, 1), reauth: cloudapi.NewReauthBackoff(nil)}
 }
 
 // token returns the current token, fetching a new one when there is none
@@ -130,6 +134,13 @@ func (a *auth) token(ctx context.Context, refused *oauth2.Token) (*oauth2.Token,
 	}
 	defer func() { <-a.sem }()
 	if refused != nil && a.tok != nil && a.tok.AccessToken == refused.AccessToken {
+		again, err := a.reauth.Attempt("Brightbox API token")
+		if err != nil {
+			return nil, err
+		}
+		if again {
+			klog.FromContext(ctx).Info("The Brightbox API refused a fresh token; requesting another one")
+		}
 		a.tok = nil
 	}
 	if a.tok.Valid() {
@@ -278,6 +289,9 @@ func (b *bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	resp, err := next.RoundTrip(withToken(req, req.Body, tok))
+	if err == nil && resp.StatusCode != http.StatusUnauthorized {
+		b.auth.reauth.Accepted()
+	}
 	if err != nil || resp.StatusCode != http.StatusUnauthorized || (req.Body != nil && req.GetBody == nil) {
 		return resp, err
 	}

@@ -172,6 +172,33 @@ func TestTokenExpiryMidRun(t *testing.T) {
 	}
 }
 
+// TestRefusedTokensBackOff: an API that refuses every token (a revoked
+// API client, a broken auth layer) does not cost a token request per call:
+// after one fresh token was refused too, the next waits (cloudapi's
+// re-authentication backoff), and an accepted call resets it.
+func TestRefusedTokensBackOff(t *testing.T) {
+	sim := gbsim.NewServer(t, gbsim.Options{})
+	id := sim.AddServer(gbsim.CloudServer{}).ID
+	_, inst, ctx := mustCloud(t, sim.Env(sim.URL()))
+	if _, err := inst.InstanceByID(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	before := sim.TokenRequests()
+	remove := sim.Inject(gbsim.Fault{Op: "GET /1.0/servers/{id}", Status: http.StatusUnauthorized})
+	for range 20 {
+		if _, err := inst.InstanceByID(ctx, id); err == nil {
+			t.Fatal("a lookup succeeded while the API refused every token")
+		}
+	}
+	remove()
+	if got := sim.TokenRequests() - before; got != 1 {
+		t.Errorf("20 refused lookups made %d token requests, want 1 (then backing off)", got)
+	}
+	if _, err := inst.InstanceByID(ctx, id); err != nil {
+		t.Fatalf("a lookup once the API accepts tokens again: %v", err)
+	}
+}
+
 // TestSecretsNeverLogged runs the provider at -v=10, where the cloudapi
 // transport logs every request with its headers and bodies, through
 // rejected credentials, token requests, a token expiry and lookups, and

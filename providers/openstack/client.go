@@ -29,7 +29,7 @@ import (
 //   - the token is re-requested once when an API answers 401 (AllowReauth),
 //     so an expired or revoked token heals without a restart; while the
 //     APIs keep refusing fresh tokens, re-authentication backs off
-//     (reauthGuard), so a 401 storm costs Keystone a few token requests,
+//     (reauthGuard, on cloudapi.ReauthBackoff), so a 401 storm costs Keystone a few token requests,
 //     not one per API call;
 //   - only an API's own 404 (a JSON body) for a request that named one
 //     resource is an authoritative not-found (isAPINotFound); a 401, a 5xx,

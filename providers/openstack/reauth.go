@@ -2,42 +2,23 @@ package openstack
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"time"
 
-	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/ccmkit/ccmkit/framework/cloudapi"
 )
 
-// Re-authentication backoff: after a fresh token was refused too, the next
-// re-authentication waits reauthMinBackoff, doubling up to reauthMaxBackoff,
-// until an API accepts a token again.
-const (
-	reauthMinBackoff = time.Second
-	reauthMaxBackoff = time.Minute
-	reauthKey        = "keystone"
-)
-
-// reauthGuard stands between gophercloud and its re-authentication.
+// reauthGuard stands between gophercloud and its re-authentication:
 // gophercloud requests a new token whenever an API answers 401 with the
-// current one; when the APIs refuse every token (a revoked role, a broken
-// Keystone middleware) that is one token request per API call. The guard
-// lets the first re-authentication through at once and backs off the
-// following ones, until a request with a token is accepted (any answer but
-// 401), which resets it: a token that expires now and then is renewed
-// without delay every time.
+// current one, and the guard paces those requests (cloudapi.ReauthBackoff).
 type reauthGuard struct {
-	backoff *flowcontrol.Backoff
-	clock   clock.Clock
+	backoff *cloudapi.ReauthBackoff
 }
 
 func newReauthGuard(clk clock.Clock) *reauthGuard {
-	if clk == nil {
-		clk = clock.RealClock{}
-	}
-	return &reauthGuard{backoff: flowcontrol.NewFakeBackOff(reauthMinBackoff, reauthMaxBackoff, clk), clock: clk}
+	return &reauthGuard{backoff: cloudapi.NewReauthBackoff(clk)}
 }
 
 // wrap returns reauth (gophercloud's ReauthFunc) behind the backoff.
@@ -46,14 +27,13 @@ func (g *reauthGuard) wrap(reauth func(context.Context) error) func(context.Cont
 		return nil
 	}
 	return func(ctx context.Context) error {
-		now := g.clock.Now()
-		if g.backoff.IsInBackOffSinceUpdate(reauthKey, now) {
-			return fmt.Errorf("not requesting another Keystone token yet: the APIs refused the last one too; backing off up to %s", g.backoff.Get(reauthKey))
+		again, err := g.backoff.Attempt("Keystone token")
+		if err != nil {
+			return err
 		}
-		if d := g.backoff.Get(reauthKey); d > 0 {
-			klog.FromContext(ctx).Info("The OpenStack APIs refused a fresh token; requesting another one", "nextAttemptIn", min(2*d, reauthMaxBackoff))
+		if again {
+			klog.FromContext(ctx).Info("The OpenStack APIs refused a fresh token; requesting another one")
 		}
-		g.backoff.Next(reauthKey, now)
 		return reauth(ctx)
 	}
 }
@@ -74,9 +54,8 @@ type tokenAccepted struct {
 
 func (t tokenAccepted) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(r)
-	if err == nil && resp.StatusCode != http.StatusUnauthorized && r.Header.Get("X-Auth-Token") != "" &&
-		t.guard.backoff.Get(reauthKey) > 0 {
-		t.guard.backoff.Reset(reauthKey)
+	if err == nil && resp.StatusCode != http.StatusUnauthorized && r.Header.Get("X-Auth-Token") != "" {
+		t.guard.backoff.Accepted()
 	}
 	return resp, err
 }
