@@ -179,3 +179,55 @@ func (e *Env) NewHTTPClient(o cloudapi.Options) *http.Client {
 	merged.Sensitive = append(append([]string(nil), e.CloudAPI.Sensitive...), o.Sensitive...)
 	return cloudapi.NewClient(merged)
 }
+
+// SecretMaker is the capability behind the "make-secret" subcommand
+// (docs/make-secret.md): a provider that implements it gets
+// "<name>-cloud-controller-manager make-secret", which loads the provider's
+// config as the CCM does (environment, *_FILE variables, --cloud-config),
+// checks it against the cloud unless --offline, and prints the Kubernetes
+// Secret its shipped manifests read.
+//
+// The Secret's data are, declaratively, the config fields tagged
+// `secret:"<key>"` (see config.SecretData) that are set, plus, when
+// CredentialSecret().ConfigFileKey is not empty, the whole --cloud-config
+// file under that key. Two optional capabilities refine it:
+// SecretCompleter changes or completes the data, CredentialChecker replaces
+// Init as the online check.
+type SecretMaker interface {
+	CredentialSecret() CredentialSecret
+}
+
+// CredentialSecret names the Secret a provider's shipped manifests
+// (examples/manifests/<cloud>/secret.example.yaml) read its credentials from.
+type CredentialSecret struct {
+	// Namespace of the Secret; "" means kube-system.
+	Namespace string
+	// Name of the Secret, such as "digitalocean".
+	Name string
+	// ConfigFileKey, for a cloud configured by its --cloud-config file
+	// (OpenStack's cloud.conf), is the key that holds the whole file, byte
+	// for byte as the provider read it. "" puts no file in the Secret.
+	ConfigFileKey string
+}
+
+// SecretCompleter is implemented by SecretMaker providers whose Secret
+// holds more, or another form, than their tagged config fields: make-secret
+// calls CompleteSecret after loading the config (the provider's Config()
+// value is filled) with the data gathered from the tags, and prints what it
+// leaves in data. Triton, for example, adds the key's fingerprint and stores
+// the key in the form its CCM reads. An error ends make-secret; it must not
+// quote a secret.
+type SecretCompleter interface {
+	CompleteSecret(ctx context.Context, data map[string][]byte) error
+}
+
+// CredentialChecker is implemented by SecretMaker providers whose Init needs
+// more than the credentials (such as a metadata service only reachable from
+// the cloud's own machines). make-secret calls CheckCredentials, unless
+// --offline, with an Env that has the loaded config's HTTP client and no
+// Kubernetes client, instead of Init. It returns an error saying what the
+// cloud refused, without quoting a secret. Without it, make-secret calls
+// Init with that Env.
+type CredentialChecker interface {
+	CheckCredentials(ctx context.Context, env *Env) error
+}
