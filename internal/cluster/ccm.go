@@ -119,15 +119,22 @@ func (c *CCM) Log() string {
 // StartCCMWithEnv is Cluster.StartCCM with env added to what the simulator
 // gives the CCM (winning over it), e.g. a provider's optional settings.
 func (c *Cluster) StartCCMWithEnv(name string, env map[string]string, extraArgs ...string) (*CCM, error) {
+	all := map[string]string{}
+	maps.Copy(all, c.Sim.Env())
+	maps.Copy(all, env)
+	return c.StartCCMWithOnlyEnv(name, all, extraArgs...)
+}
+
+// StartCCMWithOnlyEnv is Cluster.StartCCM with env instead of what the
+// simulator gives the CCM: for a test that configures the CCM as a shipped
+// manifest does, from a Secret.
+func (c *Cluster) StartCCMWithOnlyEnv(name string, env map[string]string, extraArgs ...string) (*CCM, error) {
 	port, err := FreePort()
 	if err != nil {
 		return nil, err
 	}
-	all := map[string]string{}
-	maps.Copy(all, c.Sim.Env())
-	maps.Copy(all, env)
 	args := append(c.CCMArgs(port), extraArgs...)
-	ccm, err := StartCCM(c.ccmBinary, filepath.Join(c.WorkDir, name+".log"), all, args...)
+	ccm, err := StartCCM(c.ccmBinary, filepath.Join(c.WorkDir, name+".log"), env, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -136,3 +143,6 @@ func (c *Cluster) StartCCMWithEnv(name string, env map[string]string, extraArgs 
 	c.mu.Unlock()
 	return ccm, nil
 }
+
+// CCMBinary is the path of the provider's CCM binary, built by Start.
+func (c *Cluster) CCMBinary() string { return c.ccmBinary }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -54,12 +55,21 @@ var tokenReviewBody = regexp.MustCompile(`\\?"kind\\?":\\?"TokenReview\\?"`)
 func cloudCredentials(sim cluster.Sim) map[string]string {
 	secret := func(name string) bool {
 		name = strings.ToLower(name)
-		return strings.Contains(name, "token") || strings.Contains(name, "password") || strings.Contains(name, "secret")
+		return strings.Contains(name, "token") || strings.Contains(name, "password") || strings.Contains(name, "secret") ||
+			strings.Contains(name, "key_material") // Triton's private key
 	}
 	out := map[string]string{}
 	for k, v := range sim.Env() {
-		if secret(k) && v != "" {
-			out["$"+k] = v
+		if !secret(k) || v == "" {
+			continue
+		}
+		out["$"+k] = v
+		// A PEM key would be logged with its newlines escaped: look for
+		// each line of its body.
+		for i, line := range strings.Split(v, "\n") {
+			if len(line) >= 40 && !strings.HasPrefix(line, "-----") {
+				out[fmt.Sprintf("$%s line %d", k, i+1)] = line
+			}
 		}
 	}
 	sc := bufio.NewScanner(strings.NewReader(sim.CloudConfig()))
