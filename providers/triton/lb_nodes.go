@@ -1,0 +1,118 @@
+package triton
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/joyent/triton-go/compute"
+	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccmkit/framework"
+)
+
+// This file edits the nodes' triton.cns.services tags, shared by both
+// modes: Moirai's node service and the CNS mode's per-Service entries. The
+// tag is the machine's, and its user's too: every edit reads it afresh
+// and keeps the entries of other services, under a lock per machine, so
+// two Services editing one node never lose each other's entries. Every
+// node edited is tagged k8s-cluster=<cluster>, so that one filtered list
+// finds them all again.
+
+// keyedMutex is one mutex per key, made on first use.
+type keyedMutex struct{ m sync.Map }
+
+// lock locks key's mutex and returns its unlock.
+func (k *keyedMutex) lock(key string) func() {
+	mu, _ := k.m.LoadOrStore(key, new(sync.Mutex))
+	mu.(*sync.Mutex).Lock()
+	return mu.(*sync.Mutex).Unlock
+}
+
+// syncNodeEntries makes label's entries on the cluster's machines exactly
+// want (machine UUID -> entries): the machines in want get theirs, every
+// other node of the cluster loses label's. One list of the cluster's
+// machines tells which differ; only those are read again and written, so
+// a sync with nothing to change writes nothing. It reports whether it
+// wrote.
+func (d *lbDriver) syncNodeEntries(ctx context.Context, label string, want map[string][]cnsEntry) (bool, error) {
+	cluster, err := d.listMachines(ctx, clusterTag, d.cluster)
+	if err != nil {
+		return false, err
+	}
+	wrote := false
+	seen := make(map[string]bool, len(cluster))
+	for _, m := range cluster {
+		if _, appliance := m.Tags[serviceUIDTag]; appliance || m.State == machineDeleted {
+			continue
+		}
+		seen[m.ID] = true
+		if sameEntries(cnsEntriesOf(parseCNSServices(m.CNS.Services), label), want[m.ID]) {
+			continue
+		}
+		w, err := d.setNodeEntries(ctx, m.ID, label, want[m.ID])
+		wrote = wrote || w
+		if err != nil {
+			return wrote, err
+		}
+	}
+	// Nodes not tagged yet: read, tagged and written once.
+	for id, entries := range want {
+		if seen[id] {
+			continue
+		}
+		w, err := d.setNodeEntries(ctx, id, label, entries)
+		wrote = wrote || w
+		if err != nil {
+			return wrote, err
+		}
+	}
+	return wrote, nil
+}
+
+// setNodeEntries makes label's entries on machine id exactly want, keeping
+// the others, with one read and at most one write under the machine's
+// lock. A machine gone (404, 410) needs nothing.
+func (d *lbDriver) setNodeEntries(ctx context.Context, id, label string, want []cnsEntry) (bool, error) {
+	defer d.nodeLocks.lock(id)()
+	m, err := d.machine(ctx, id)
+	switch {
+	case framework.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, err
+	case m.State == machineDeleted:
+		return false, nil
+	}
+	have := parseCNSServices(m.CNS.Services)
+	_, tagged := m.Tags[clusterTag]
+	if sameEntries(cnsEntriesOf(have, label), want) && (tagged || len(want) == 0) {
+		return false, nil
+	}
+	next := withCNSEntries(have, label, want)
+	logger := klog.FromContext(ctx).V(2).WithValues("machine", id, "service", label)
+	if len(next) == 0 {
+		logger.Info("Removing the machine's last CNS service")
+		_, err = one(ctx, "machines.tags.delete", func(ctx context.Context) (struct{}, error) {
+			return struct{}{}, d.api.compute().Instances().DeleteTag(ctx, &compute.DeleteTagInput{ID: id, Key: cnsServicesTag})
+		})
+		if err != nil && !notFound(err) {
+			return false, fmt.Errorf("deleting tag %s of machine %s: %w", cnsServicesTag, id, err)
+		}
+		return true, nil
+	}
+	tags := map[string]string{cnsServicesTag: formatCNSServices(next)}
+	if !tagged {
+		tags[clusterTag] = d.cluster
+	}
+	logger.Info("Updating the machine's CNS services", "services", tags[cnsServicesTag])
+	if _, err := one(ctx, "machines.tags.add", func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, d.api.compute().Instances().AddTags(ctx, &compute.AddTagsInput{ID: id, Tags: tags})
+	}); err != nil {
+		if notFound(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("tagging machine %s: %w", id, err)
+	}
+	return true, nil
+}

@@ -1,0 +1,196 @@
+package triton
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/joyent/triton-go/compute"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+)
+
+// This file finds what the load balancers are made of and on: the
+// appliance's image, package and networks, and the machines of the nodes.
+
+// errNoImage: the account sees no active image of the appliance's name.
+var errNoImage = errors.New("no Moirai appliance image")
+
+// uuidPattern is a Triton UUID.
+var uuidPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// machinePage is CloudAPI's largest page of machines.
+const machinePage = 1000
+
+// resolvedCache holds the appliance image and default package once found.
+type resolvedCache struct {
+	mu         sync.Mutex
+	image, pkg string
+}
+
+// image returns the appliance image's UUID: TRITON_LB_IMAGE when it is
+// one, else the newest active image of that name the account can see
+// (errNoImage when there is none). It is looked up once.
+func (d *lbDriver) image(ctx context.Context) (string, error) {
+	c := &d.resolved
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.image != "" {
+		return c.image, nil
+	}
+	name := d.settings.Image
+	if name == "" {
+		name = defaultLBImage
+	}
+	if uuidPattern.MatchString(name) {
+		c.image = name
+		return name, nil
+	}
+	imgs, err := d.api.compute().Images().List(withOp(ctx, "images.list"), &compute.ListImagesInput{Name: name, State: "active"})
+	if err != nil {
+		return "", fmt.Errorf("TRITON_LB_IMAGE: listing images named %s: %w", name, err)
+	}
+	var newest *compute.Image
+	for _, img := range imgs {
+		if img == nil || img.ID == "" || img.Name != name || img.State != "" && img.State != "active" {
+			continue
+		}
+		if newest == nil || img.PublishedAt.After(newest.PublishedAt) {
+			newest = img
+		}
+	}
+	if newest == nil {
+		return "", fmt.Errorf("TRITON_LB_IMAGE: %w: the account sees no active image named %s (an operator imports it from updates.tritondatacenter.com)", errNoImage, name)
+	}
+	c.image = newest.ID
+	return newest.ID, nil
+}
+
+// pkg returns the appliance's package: the Service's annotation,
+// TRITON_LB_PACKAGE, or the account's smallest package by memory among
+// those for zones (the appliance is a SmartOS zone), looked up once.
+func (d *lbDriver) pkg(ctx context.Context, annotated string) (string, error) {
+	switch {
+	case annotated != "":
+		return annotated, nil
+	case d.settings.Package != "":
+		return d.settings.Package, nil
+	}
+	c := &d.resolved
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pkg != "" {
+		return c.pkg, nil
+	}
+	pkgs, err := d.api.compute().Packages().List(withOp(ctx, "packages.list"), &compute.ListPackagesInput{})
+	if err != nil {
+		return "", fmt.Errorf("TRITON_LB_PACKAGE unset: listing packages to pick the smallest: %w", err)
+	}
+	var best *compute.Package
+	for _, p := range pkgs {
+		if p == nil || p.Name == "" || p.Brand != "" && p.Brand != "joyent" {
+			continue
+		}
+		if best == nil || p.Memory < best.Memory || p.Memory == best.Memory && p.Name < best.Name {
+			best = p
+		}
+	}
+	if best == nil {
+		return "", errors.New("TRITON_LB_PACKAGE unset and the account has no package for zones: set it")
+	}
+	c.pkg = best.Name
+	return best.Name, nil
+}
+
+// applianceNetworks are the appliance's networks: TRITON_LB_NETWORKS (names
+// or IDs), or the first public network by name plus the non-public
+// networks the target machines are on.
+func (d *lbDriver) applianceNetworks(ctx context.Context, targets []string) ([]string, error) {
+	nets, err := d.api.networks(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	if len(d.settings.Networks) > 0 {
+		out := make([]string, 0, len(d.settings.Networks))
+		for _, want := range d.settings.Networks {
+			id := ""
+			for _, n := range nets {
+				if n.Id == want || n.Name == want {
+					id = n.Id
+					break
+				}
+			}
+			if id == "" {
+				return nil, fmt.Errorf("TRITON_LB_NETWORKS: the account has no network %q", want)
+			}
+			out = append(out, id)
+		}
+		return slices.Compact(out), nil
+	}
+	var public []string
+	for _, n := range nets {
+		if n.Public {
+			public = append(public, n.Name+"\x00"+n.Id)
+		}
+	}
+	if len(public) == 0 {
+		return nil, errors.New("TRITON_LB_NETWORKS unset and the account has no public network: set it")
+	}
+	slices.Sort(public)
+	_, first, _ := strings.Cut(public[0], "\x00")
+	out := []string{first}
+	if len(targets) > 0 {
+		m, err := d.machine(ctx, targets[0])
+		if err != nil {
+			return nil, fmt.Errorf("reading a node's networks for the load balancer: %w", err)
+		}
+		for _, id := range m.Networks {
+			if n, ok := nets[id]; ok && !n.Public && !slices.Contains(out, id) {
+				out = append(out, id)
+			}
+		}
+	}
+	return out, nil
+}
+
+// targetMachines are the machine UUIDs of nodes, sorted. A Node without a
+// (Triton) providerID is left out until it has one.
+func (d *lbDriver) targetMachines(ctx context.Context, nodes []*corev1.Node) []string {
+	ids := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		id, err := d.codec.Parse(n.Spec.ProviderID)
+		if n.Spec.ProviderID == "" || err != nil || !uuidPattern.MatchString(id.Value) {
+			klog.FromContext(ctx).V(2).Info("Leaving node out of the load balancer until it has a Triton providerID", "node", klog.KObj(n), "providerID", n.Spec.ProviderID)
+			continue
+		}
+		ids = append(ids, id.Value)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// listMachines lists the machines tagged key=value, every page.
+func (d *lbDriver) listMachines(ctx context.Context, key, value string) ([]*compute.Instance, error) {
+	var out []*compute.Instance
+	for offset := 0; ; offset += machinePage {
+		page, err := d.api.compute().Instances().List(withOp(ctx, "machines.list"), &compute.ListInstancesInput{
+			Tags: map[string]any{key: value}, Limit: machinePage, Offset: uint16(offset),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("listing machines tagged %s=%s: %w", key, value, err)
+		}
+		for _, m := range page {
+			if m == nil || m.ID == "" {
+				return nil, fmt.Errorf("listing machines tagged %s=%s: malformed response: a machine without id", key, value)
+			}
+		}
+		out = append(out, page...)
+		if len(page) < machinePage || offset+machinePage > 65535 {
+			return out, nil
+		}
+	}
+}
