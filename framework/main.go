@@ -96,6 +96,10 @@ func newCommand(cmdName, defaultProvider string, reg Registry, opts []Option) *c
 		return run(cmd, args)
 	}
 	addHelpSections(cmd, s.flags)
+	if ms := newMakeSecretCommand(reg, defaultProvider, s.version); ms != nil {
+		cmd.CompletionOptions.DisableDefaultCmd = true
+		cmd.AddCommand(ms)
+	}
 	return cmd
 }
 

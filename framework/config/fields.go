@@ -20,6 +20,9 @@ type Field struct {
 	Default  string
 	Required bool
 	Doc      string
+	// SecretKey is the key of the Kubernetes Secret make-secret stores the
+	// field's value under, from a `secret:"<key>"` tag; "" if none.
+	SecretKey string
 }
 
 // field is a Field with what Load needs to reach it.
@@ -126,6 +129,8 @@ func (w *walker) leaf(sf reflect.StructField, name, fileKey string, index []int)
 			Type:    typeName(sf.Type),
 			Default: sf.Tag.Get("default"),
 			Doc:     sf.Tag.Get("doc"),
+
+			SecretKey: sf.Tag.Get("secret"),
 		},
 		name:  name,
 		index: index,
@@ -141,7 +146,13 @@ func (w *walker) leaf(sf reflect.StructField, name, fileKey string, index []int)
 		}
 		f.Required = b
 	}
+	if f.SecretKey != "" && !validSecretKey(f.SecretKey) {
+		w.errorf(name, "secret tag %q is not a Secret key (letters, digits, '-', '_' and '.')", f.SecretKey)
+	}
 	if f.Env == "" && f.FileKey == "" && f.Default == "" && !f.Required {
+		if f.SecretKey != "" {
+			w.errorf(name, "secret tag on a field that is not configured")
+		}
 		return field{}, false
 	}
 	if (f.Env != "" || f.Default != "") && !parsable(sf.Type) {
@@ -157,6 +168,16 @@ func (w *walker) leaf(sf reflect.StructField, name, fileKey string, index []int)
 }
 
 func (w *walker) checkEnvUnique() {
+	keys := map[string]string{}
+	for _, f := range w.fields {
+		if f.SecretKey == "" {
+			continue
+		}
+		if prev, ok := keys[f.SecretKey]; ok {
+			w.errorf(f.name, "secret key %s is also the key of %s", f.SecretKey, prev)
+		}
+		keys[f.SecretKey] = f.name
+	}
 	owner := map[string]string{}
 	claim := func(env, name string) {
 		if prev, ok := owner[env]; ok {
@@ -193,7 +214,7 @@ func isJSONUnmarshaler(t reflect.Type) bool {
 }
 
 func hasSettingTags(sf reflect.StructField) bool {
-	for _, tag := range []string{"env", "default", "required"} {
+	for _, tag := range []string{"env", "default", "required", "secret"} {
 		if _, ok := sf.Tag.Lookup(tag); ok {
 			return true
 		}
@@ -251,7 +272,27 @@ func Markdown(title string, v any) ([]byte, error) {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n",
 			env, code(f.FileKey), cell(f.Type), code(f.Default), required, cell(f.Doc))
 	}
+	writeSecretKeys(&b, fields)
 	return b.Bytes(), nil
+}
+
+// writeSecretKeys lists the keys make-secret stores, when there are any.
+func writeSecretKeys(b *bytes.Buffer, fields []Field) {
+	var keys []string
+	for _, f := range fields {
+		if f.SecretKey != "" {
+			from := f.Env
+			if from == "" {
+				from = f.FileKey
+			}
+			keys = append(keys, fmt.Sprintf("%s (%s)", code(f.SecretKey), code(from)))
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	b.WriteString("\n`make-secret` (see [make-secret.md](../make-secret.md)) stores the settings that are set in the Secret under these keys: " +
+		strings.Join(keys, ", ") + ".\n")
 }
 
 func code(s string) string {

@@ -1,11 +1,14 @@
 package digitalocean
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 
+	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
 	"github.com/ccmkit/ccmkit/framework/config"
 )
@@ -28,7 +31,7 @@ type Config struct {
 	// Token is a config.Secret: it never prints, and DO_ACCESS_TOKEN_FILE
 	// (set instead of DO_ACCESS_TOKEN) names a file that is re-read when it
 	// changes, so a rotated Kubernetes Secret applies without a restart.
-	Token        config.Secret `json:"accessToken" env:"DO_ACCESS_TOKEN" required:"true" doc:"DigitalOcean API token (read and write). DO_ACCESS_TOKEN_FILE names a file holding it instead."`
+	Token        config.Secret `json:"accessToken" env:"DO_ACCESS_TOKEN" required:"true" secret:"access-token" doc:"DigitalOcean API token (read and write). DO_ACCESS_TOKEN_FILE names a file holding it instead."`
 	OverrideURL  string        `json:"overrideURL" env:"DO_OVERRIDE_URL" doc:"Base URL of the DigitalOcean API, instead of https://api.digitalocean.com/."`
 	ClusterID    string        `json:"clusterID" env:"DO_CLUSTER_ID" doc:"Cluster ID; load balancers the CCM creates are tagged k8s:<ID>."`
 	ClusterVPCID string        `json:"clusterVPCID" env:"DO_CLUSTER_VPC_ID" doc:"VPC UUID new load balancers are placed in."`
@@ -38,6 +41,41 @@ type Config struct {
 	DefaultLBType            string   `json:"defaultLBType" env:"DEFAULT_LB_TYPE" default:"REGIONAL_NETWORK" doc:"Load balancer type when a Service does not set one: REGIONAL or REGIONAL_NETWORK."`
 	PublicAccessFirewallName string   `json:"publicAccessFirewallName" env:"PUBLIC_ACCESS_FIREWALL_NAME" doc:"Name of the firewall the public-access-firewall controller keeps: it opens the NodePorts of NodePort Services (and the ports of external REGIONAL_NETWORK load balancers) to the workers. Set together with PUBLIC_ACCESS_FIREWALL_TAGS; unset turns the controller off."`
 	PublicAccessFirewallTags []string `json:"publicAccessFirewallTags" env:"PUBLIC_ACCESS_FIREWALL_TAGS" doc:"Droplet tags the public-access firewall applies to (comma-separated)."`
+}
+
+var (
+	_ framework.SecretMaker       = (*Provider)(nil)
+	_ framework.CredentialChecker = (*Provider)(nil)
+)
+
+// CredentialSecret implements framework.SecretMaker: make-secret prints
+// kube-system/digitalocean with the token under access-token (the Token
+// field's secret tag), the Secret the existing CCM and the shipped
+// manifests read.
+func (p *Provider) CredentialSecret() framework.CredentialSecret {
+	return framework.CredentialSecret{Name: "digitalocean"}
+}
+
+// CheckCredentials implements framework.CredentialChecker: make-secret
+// checks the token, and REGION when it is set, as Init does; unlike Init it
+// does not ask the droplet metadata service, which answers only on a
+// droplet.
+func (p *Provider) CheckCredentials(ctx context.Context, env *framework.Env) error {
+	c, err := newGodoClient(&p.cfg, p.httpClient(env))
+	if err != nil {
+		return err
+	}
+	if err := checkAccess(ctx, c); err != nil {
+		switch statusOf(err) {
+		case http.StatusUnauthorized, http.StatusForbidden:
+			return fmt.Errorf("the DigitalOcean API rejected the token (check DO_ACCESS_TOKEN or DO_ACCESS_TOKEN_FILE): %w", err)
+		}
+		return fmt.Errorf("cannot use the DigitalOcean API at %s (DO_OVERRIDE_URL): %w", cloudapi.RedactURL(c.BaseURL), err)
+	}
+	if p.cfg.Region != "" {
+		return checkRegion(ctx, c, p.cfg.Region)
+	}
+	return nil
 }
 
 // Validate checks what tags cannot express. config.Load calls it after
