@@ -5,6 +5,9 @@ import "github.com/ccmkit/ccmkit/framework"
 var _ framework.ControllersProvider = (*Provider)(nil)
 
 // Controllers implements framework.ControllersProvider: the provider's
-// extra control loops. (Stub: the load-balancer helper adds the CNS drain
-// controller; issue 13 the firewall and metrics controllers.)
-func (p *Provider) Controllers() []framework.Controller { return nil }
+// extra control loops, each with its own --controllers name. The CNS drain
+// controller (drain.go) takes NotReady and cordoned nodes out of the CNS
+// services the load balancers use.
+func (p *Provider) Controllers() []framework.Controller {
+	return []framework.Controller{p.drainControllerFor()}
+}

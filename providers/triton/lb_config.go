@@ -165,9 +165,6 @@ func (c *LoadBalancerConfig) Validate() error {
 	return errors.Join(errs...)
 }
 
-// proxyProtocol reports whether the appliance sends PROXY protocol headers.
-func (c *LoadBalancerConfig) proxyProtocol() bool { return c.ListenerType == listenerTCPProxyV2 }
-
 // annotationKey returns the full annotation for a key relative to the
 // prefix.
 func annotationKey(key string) string { return AnnotationPrefix + key }
