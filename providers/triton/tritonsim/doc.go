@@ -1,0 +1,116 @@
+// Package tritonsim is a simulated Triton CloudAPI (version 9, as
+// triton-go v1.8.5 speaks it) with a view of Triton CNS: the subset a
+// cloud-controller-manager uses, close enough that the real triton-go
+// clients talk to it unchanged over real HTTP, signing every request.
+// State lives in memory; tests never need credentials or the internet.
+//
+//	s := tritonsim.NewServer(t, tritonsim.Options{})
+//	signer, _ := authentication.NewPrivateKeySigner(authentication.PrivateKeySignerInput{
+//		KeyID: s.KeyFingerprint(), PrivateKeyMaterial: s.AccountKeyPEM(), AccountName: s.Account()})
+//	cc, _ := compute.NewClient(&triton.ClientConfig{TritonURL: s.URL(), AccountName: s.Account(),
+//		Signers: []authentication.Signer{signer}})
+//
+// # Authentication
+//
+// Every endpoint but /--ping and /_sim/* needs an HTTP Signature
+// (simkit.HTTPSignature): keyId /<account>/keys/<fingerprint> or
+// /<account>/users/<user>/keys/<fingerprint>, MD5 or SHA256 fingerprint,
+// rsa-sha1/256/512, ecdsa-sha256/384/512 or ed25519 as the key fits, and a
+// signed Date within five minutes of the server's clock. The account key
+// is RSA (AccountKey, AccountKeyPEM in PKCS #1, KeyFingerprint in MD5, as
+// triton-go's PrivateKeySigner wants them); AddKey adds others, for the
+// account or a sub-user. An unknown key or a malformed header gets 401
+// InvalidCredentials, a signature that does not verify or a skewed Date
+// 401 InvalidSignature, a path under another account 403 NotAuthorized.
+//
+// # Endpoints
+//
+// Bodies are JSON, shaped as triton-go's types decode them; errors are
+// {"code", "message"}:
+//
+//	GET    /--ping                              unauthenticated; Triton-Datacenter-Name header
+//	GET    /{account}                           id (UUID), login, triton_cns_enabled...
+//	GET    /{account}/machines                  offset/limit (≤1000, default 1000); name, state, brand, image,
+//	                                            memory, type and tag.<key>=<value> filters (all must match);
+//	                                            X-Resource-Count; deleted machines only with tombstone=true
+//	HEAD   /{account}/machines                  X-Resource-Count, no body
+//	POST   /{account}/machines                  201, provisioning; name, package, image, networks, tag.*,
+//	                                            metadata.*, firewall_enabled (locality, affinity ignored)
+//	GET    /{account}/machines/{id}             200; 410 Gone with the machine (state deleted), then 404
+//	POST   /{account}/machines/{id}?action=     start, stop, reboot, rename, resize, enable_firewall,
+//	                                            disable_firewall, (en|dis)able_deletion_protection: 202
+//	DELETE /{account}/machines/{id}             204; 409 CannotDestroyMachine under deletion protection
+//	GET    /{account}/machines/{id}/nics[/{mac}]
+//	GET|POST|PUT|DELETE /{account}/machines/{id}/tags     POST merges, PUT replaces; answers the tags
+//	GET|DELETE          /{account}/machines/{id}/tags/{key}
+//	GET|POST|DELETE     /{account}/machines/{id}/metadata POST merges (string values)
+//	GET|DELETE          /{account}/machines/{id}/metadata/{key}
+//	GET    /{account}/machines/{id}/fwrules     the rules that target the machine
+//	GET    /{account}/networks[/{id}]           the public network and the default fabric
+//	GET    /{account}/fabrics/default/vlans[/{vlan}[/networks]]
+//	GET    /{account}/packages[/{id or name}]   g4-highcpu-1G, -2G, -4G, g4-general-8G
+//	GET    /{account}/images[/{id}]             base-64-lts and cloud-load-balancer (active only by default)
+//	GET    /{account}/datacenters               {name: url}; .../{name} is a 302 to it
+//	GET    /{account}/services                  cloudapi and cmon
+//	GET|POST /{account}/fwrules, GET|POST(update)|DELETE /{account}/fwrules/{id}
+//	POST   /{account}/fwrules/{id}/enable|disable
+//	GET    /{account}/fwrules/{id}/machines
+//	GET    /_sim/cns?name=<fqdn>                what a CNS name resolves to (A records, SRV, machines)
+//	GET    /_sim/state, /_sim/stats             what the cloud holds, what it served
+//
+// # Validation
+//
+// Tags take strings, numbers and booleans; of the triton.* tags VMAPI
+// knows, triton.cns.services must follow CNS's grammar
+// (label[:port][:key=value]...), triton.cns.disable be a boolean, and
+// triton.cns.reverse_ptr, triton.cmon.groups and triton.network.public
+// strings; any other triton.* key is refused ("Unrecognized special
+// triton tag"), all with 409 ValidationFailed. A create naming an unknown
+// image gets 404, an unknown package or network, a name in use or a
+// malformed one 409 InvalidArgument, a missing image or package 409
+// MissingParameter. Firewall rules are parsed (FROM ... TO ... ALLOW|BLOCK
+// proto ports) and garbage refused with 409 InvalidArgument.
+//
+// # Machines and CNS
+//
+// A machine's NICs get addresses from their networks; primaryIp is the
+// first public NIC's address, else the first NIC's. Its dns_names are its
+// CNS names in each zone holding one of its NICs (the public zone
+// <dc>.triton.zone for public NICs, the private <dc>.cns.joyent.com for
+// the others, both configurable): <uuid>.inst.<account-uuid>.<zone>,
+// <name>.inst..., and <service>.svc.<account-uuid>.<zone> for each
+// triton.cns.services entry. Resolve and /_sim/cns answer as CNS does:
+// nothing with the account's CNS off (but instance names of machines with
+// triton.cns.reverse_ptr), nothing for a deleted or failed machine or one
+// with triton.cns.disable; service names list only running machines whose
+// triton.cns.status metadata is absent or "up", with SRV records for
+// entries with a port.
+//
+// # Asynchronous state
+//
+// Nothing moves on a timer (simkit.Lifecycle). A created machine is
+// provisioning until its Options.ProvisioningReads-th read (a GET, or a
+// list page holding it), then running; stop makes it stopping, then
+// stopped; start (or reboot) of a stopped machine makes it running on as
+// many reads. A deleted machine answers 410 for Options.GoneReads GETs,
+// then 404; Purge forgets it at once. Advance settles everything pending.
+//
+// # For tests
+//
+// AddMachine, AddNetwork, AddPackage, AddImage and AddFirewallRule seed
+// the cloud; DeleteMachine, SetMachineState, SetTags, SetMetadata and
+// SetCNSEnabled change it; Machine, Machines, FirewallRules, State,
+// Resolve and ResolveCNS read it. Env is the provider's environment
+// (TRITON_URL, TRITON_ACCOUNT, TRITON_KEY_ID, TRITON_KEY_MATERIAL). Base
+// brings Stats, Writes, Inject, Fail, RateLimit (429 RequestThrottled),
+// ResetConnections and SetLatency. Cloud adapts the Server to
+// simkit.Cloud (Moirai machines as its load balancers), and Scenario seeds
+// it from YAML for cmd/cloudsim.
+//
+// # Not simulated
+//
+// Creating networks, VLANs, images or packages; NIC add and remove;
+// volumes, snapshots, users and roles (sub-user keys are added with
+// AddKey); account updates; locality and affinity placement; CNS's
+// use_login names and the TXT records of empty services.
+package tritonsim

@@ -1,0 +1,263 @@
+package tritonsim
+
+import (
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
+)
+
+// Defaults for Options.
+const (
+	// DefaultAccount is the account's login: the path prefix of every
+	// endpoint and the account of the default key's keyId.
+	DefaultAccount = "ccmkit"
+	// DefaultDatacenter is the datacenter the CloudAPI serves.
+	DefaultDatacenter = "us-east-1"
+	// DefaultPackage is the package of machines added without one.
+	DefaultPackage = "g4-highcpu-1G"
+	// LoadBalancerImage is the name of Triton's Moirai load balancer
+	// image.
+	LoadBalancerImage = "cloud-load-balancer"
+	// DefaultProvisioningReads: see Options.ProvisioningReads.
+	DefaultProvisioningReads = simkit.DefaultProvisioningReads
+	// DefaultGoneReads: see Options.GoneReads.
+	DefaultGoneReads = 3
+	// DefaultComputeNodes: see Options.ComputeNodes.
+	DefaultComputeNodes = 3
+)
+
+// Options configures a Server. The zero value is usable.
+type Options struct {
+	// Common are the faults injected from the start, the latency of every
+	// API request, the seed of faults with a Rate and of the IDs, and the
+	// request logger.
+	simkit.Common
+	// Account is the account's login; "" means DefaultAccount.
+	Account string
+	// Datacenter is the datacenter's name; "" means DefaultDatacenter.
+	Datacenter string
+	// CNSDisabled turns the account's triton_cns_enabled off.
+	CNSDisabled bool
+	// CNSPublicZone and CNSPrivateZone are the CNS zones of public and
+	// private (fabric) NICs; "" means "<dc>.triton.zone" and
+	// "<dc>.cns.joyent.com", as in the Joyent public cloud.
+	CNSPublicZone, CNSPrivateZone string
+	// NoLoadBalancerImage leaves the cloud-load-balancer image out of
+	// the seeded images (a datacenter whose operator did not import it).
+	NoLoadBalancerImage bool
+	// PrivateKeyPEM is the account key (PKCS #1 PEM); nil means the
+	// simulator's fixed key, so every run signs alike.
+	PrivateKeyPEM []byte
+	// ProvisioningReads is how many reads (a GET of it, or a list page
+	// holding it) a machine being provisioned, stopped or started takes
+	// to settle; 0 means DefaultProvisioningReads, negative settles at
+	// once.
+	ProvisioningReads int
+	// GoneReads is how many GETs of a deleted machine answer 410 Gone
+	// before its history is purged and it answers 404; 0 means
+	// DefaultGoneReads, negative purges at once.
+	GoneReads int
+	// ComputeNodes is how many compute nodes machines are spread over;
+	// 0 means DefaultComputeNodes.
+	ComputeNodes int
+	// MaxClockSkew is how far a request's Date may be from Now; 0 means
+	// five minutes.
+	MaxClockSkew time.Duration
+	// Now is the server's clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Server is a simulated Triton CloudAPI. It is safe for concurrent use.
+type Server struct {
+	// Base brings Start, Close, URL, Handler, Stats, Writes,
+	// InjectedLatency, Requests, ResetConnections, SetLatency, Inject,
+	// Fail, RateLimit, ClearFaults and Operations, and serves /_sim/stats
+	// and /_sim/state.
+	simkit.Base
+
+	opts Options
+	mux  *http.ServeMux
+	kit  *simkit.Kit
+	sig  *simkit.HTTPSignature
+	key  accountKey
+
+	mu sync.Mutex
+	st *state
+}
+
+// Request is one entry of the request log.
+type Request = simkit.Request
+
+// New returns a Server that is not listening yet: call Start, or mount
+// Handler at the root of a listener. It panics if Options.PrivateKeyPEM
+// is not an RSA key in PKCS #1 PEM.
+func New(opts Options) *Server {
+	opts = withDefaults(opts)
+	s := &Server{opts: opts, mux: http.NewServeMux()}
+	s.sig = simkit.NewHTTPSignature(simkit.SignatureOptions{MaxSkew: opts.MaxClockSkew, Now: opts.Now})
+	key, err := loadAccountKey(opts.PrivateKeyPEM)
+	if err != nil {
+		panic("tritonsim: " + err.Error())
+	}
+	if _, _, err := s.sig.AddKey(opts.Account, "", &key.private.PublicKey); err != nil {
+		panic("tritonsim: " + err.Error())
+	}
+	s.key = key
+	s.st = newState(opts)
+	s.kit = simkit.New(simkit.Options{
+		Common:    opts.Common,
+		ErrorBody: errorBody,
+		Auth:      s.authenticate,
+		Respond:   s.respond,
+		Lock:      &s.mu,
+	})
+	s.Base = simkit.NewBase(s.kit, s.mux, func() any { return s.State() })
+	s.routes()
+	return s
+}
+
+func withDefaults(o Options) Options {
+	if o.Account == "" {
+		o.Account = DefaultAccount
+	}
+	if o.Datacenter == "" {
+		o.Datacenter = DefaultDatacenter
+	}
+	if o.CNSPublicZone == "" {
+		o.CNSPublicZone = o.Datacenter + ".triton.zone"
+	}
+	if o.CNSPrivateZone == "" {
+		o.CNSPrivateZone = o.Datacenter + ".cns.joyent.com"
+	}
+	if o.GoneReads == 0 {
+		o.GoneReads = DefaultGoneReads
+	}
+	if o.ComputeNodes <= 0 {
+		o.ComputeNodes = DefaultComputeNodes
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// TB is the part of testing.TB that NewServer needs.
+type TB = simkit.TB
+
+// NewServer starts a Server on a loopback port and closes it when the test
+// ends.
+func NewServer(t TB, opts Options) *Server {
+	t.Helper()
+	return simkit.StartForTest(t, New(opts))
+}
+
+// Env returns the environment variables that point the Triton provider
+// (and triton-go's own tools) at this cloud served at baseURL, signing
+// with the account key.
+func (s *Server) Env(baseURL string) map[string]string {
+	return map[string]string{
+		"TRITON_URL":          baseURL,
+		"TRITON_ACCOUNT":      s.opts.Account,
+		"TRITON_KEY_ID":       s.key.md5,
+		"TRITON_KEY_MATERIAL": string(s.key.pem),
+	}
+}
+
+// Account is the account's login.
+func (s *Server) Account() string { return s.opts.Account }
+
+// Datacenter is the datacenter's name.
+func (s *Server) Datacenter() string { return s.opts.Datacenter }
+
+// authenticate lets through requests signed (HTTP Signature) by a key of
+// the account the path names, or of one of its sub-users: a missing or
+// bad signature gets 401, another account's path 403 NotAuthorized.
+func (s *Server) authenticate(r *http.Request) *simkit.Response {
+	signer, err := s.sig.Verify(r)
+	if err != nil {
+		code := codeInvalidCreds
+		if errors.Is(err, simkit.ErrBadSignature) || errors.Is(err, simkit.ErrClockSkew) {
+			code = codeInvalidSignature
+		}
+		resp := failCode(http.StatusUnauthorized, code, "%s", err.Error())
+		return &resp
+	}
+	if acct := r.PathValue("account"); acct != signer.Account || acct != s.opts.Account {
+		resp := failCode(http.StatusForbidden, codeNotAuthorized, "%s is not allowed to access %s", signer.Account, r.URL.Path)
+		return &resp
+	}
+	return nil
+}
+
+// respond adds the headers every CloudAPI answer carries.
+func (s *Server) respond(_ *http.Request, _ string, resp simkit.Response) simkit.Response {
+	if resp.Header == nil {
+		resp.Header = http.Header{}
+	}
+	resp.Header.Set("Server", "cloudapi/9.20.0")
+	resp.Header.Set("Api-Version", "9.20.0")
+	return resp
+}
+
+// handle registers an API endpoint behind the Kit.
+func (s *Server) handle(op string, h simkit.HandlerFunc) { s.kit.Handle(s.mux, op, h) }
+
+func (s *Server) routes() {
+	s.kit.Handle(s.mux, "GET /--ping", s.ping, simkit.NoAuth)
+	s.mux.HandleFunc("GET /_sim/cns", s.serveCNS)
+	s.handle("GET /{account}", s.getAccount)
+	s.machineRoutes()
+	s.handle("GET /{account}/networks", s.listNetworks)
+	s.handle("GET /{account}/networks/{id}", s.getNetwork)
+	s.handle("GET /{account}/fabrics/default/vlans", s.listVLANs)
+	s.handle("GET /{account}/fabrics/default/vlans/{vlan}", s.getVLAN)
+	s.handle("GET /{account}/fabrics/default/vlans/{vlan}/networks", s.listVLANNetworks)
+	s.handle("GET /{account}/packages", s.listPackages)
+	s.handle("GET /{account}/packages/{id}", s.getPackage)
+	s.handle("GET /{account}/images", s.listImages)
+	s.handle("GET /{account}/images/{id}", s.getImage)
+	s.handle("GET /{account}/datacenters", s.listDatacenters)
+	s.handle("GET /{account}/datacenters/{name}", s.getDatacenter)
+	s.handle("GET /{account}/services", s.listServices)
+	s.fwRoutes()
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		simkit.Write(w, r, failCode(http.StatusNotFound, codeNotFound, "%s %s does not exist", r.Method, r.URL.Path))
+	})
+}
+
+func (s *Server) machineRoutes() {
+	s.handle("GET /{account}/machines", s.listMachines)
+	s.handle("HEAD /{account}/machines", s.countMachines)
+	s.handle("POST /{account}/machines", s.createMachine)
+	s.handle("GET /{account}/machines/{id}", s.getMachine)
+	s.handle("POST /{account}/machines/{id}", s.machineAction)
+	s.handle("DELETE /{account}/machines/{id}", s.deleteMachine)
+	s.handle("GET /{account}/machines/{id}/nics", s.listNICs)
+	s.handle("GET /{account}/machines/{id}/nics/{mac}", s.getNIC)
+	s.handle("GET /{account}/machines/{id}/tags", s.listTags)
+	s.handle("POST /{account}/machines/{id}/tags", s.addTags)
+	s.handle("PUT /{account}/machines/{id}/tags", s.replaceTags)
+	s.handle("DELETE /{account}/machines/{id}/tags", s.deleteTags)
+	s.handle("GET /{account}/machines/{id}/tags/{key}", s.getTag)
+	s.handle("DELETE /{account}/machines/{id}/tags/{key}", s.deleteTag)
+	s.handle("GET /{account}/machines/{id}/metadata", s.listMetadata)
+	s.handle("POST /{account}/machines/{id}/metadata", s.updateMetadata)
+	s.handle("DELETE /{account}/machines/{id}/metadata", s.deleteAllMetadata)
+	s.handle("GET /{account}/machines/{id}/metadata/{key}", s.getMetadata)
+	s.handle("DELETE /{account}/machines/{id}/metadata/{key}", s.deleteMetadata)
+	s.handle("GET /{account}/machines/{id}/fwrules", s.listMachineRules)
+}
+
+func (s *Server) fwRoutes() {
+	s.handle("GET /{account}/fwrules", s.listRules)
+	s.handle("POST /{account}/fwrules", s.createRule)
+	s.handle("GET /{account}/fwrules/{id}", s.getRule)
+	s.handle("POST /{account}/fwrules/{id}", s.updateRule)
+	s.handle("DELETE /{account}/fwrules/{id}", s.deleteRule)
+	s.handle("POST /{account}/fwrules/{id}/enable", s.enableRule(true))
+	s.handle("POST /{account}/fwrules/{id}/disable", s.enableRule(false))
+	s.handle("GET /{account}/fwrules/{id}/machines", s.listRuleMachines)
+}
