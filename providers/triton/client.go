@@ -159,11 +159,28 @@ func (a *api) datacenterName(ctx context.Context, u *url.URL) (string, error) {
 // statusOf is the HTTP status of a CloudAPI error answer, 0 for an error
 // without one (a connection refused, a timeout).
 func statusOf(err error) int {
-	var e *tritonerrors.APIError
-	if errors.As(err, &e) {
+	if e := apiError(err); e != nil {
 		return e.StatusCode
 	}
 	return 0
+}
+
+// apiError is the CloudAPI error answer in err's chain, or nil. triton-go
+// wraps it with github.com/pkg/errors v0.8, whose wrappers have Cause but
+// not Unwrap, so both are followed.
+func apiError(err error) *tritonerrors.APIError {
+	for err != nil {
+		var e *tritonerrors.APIError
+		if errors.As(err, &e) {
+			return e
+		}
+		var c interface{ Cause() error }
+		if !errors.As(err, &c) || c.Cause() == err {
+			return nil
+		}
+		err = c.Cause()
+	}
+	return nil
 }
 
 // notFoundRule is how CloudAPI says the resource a request named does not

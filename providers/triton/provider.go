@@ -2,10 +2,15 @@ package triton
 
 import (
 	"context"
+	"crypto/tls"
+	"net/http"
 
 	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/framework/providerid"
 )
 
 // ProviderName is the --cloud-provider value and the providerID scheme
@@ -15,32 +20,69 @@ const ProviderName = "triton"
 // Provider is the Triton provider. The framework discovers what it can do
 // from the interfaces it implements, checked here at compile time.
 type Provider struct {
-	cfg Config
-	api *api
-	lb  cloudprovider.LoadBalancer
+	cfg       Config
+	api       *api
+	instances *instances
+	lb        cloudprovider.LoadBalancer
 }
 
 var (
-	_ framework.Provider     = (*Provider)(nil)
-	_ framework.Configurable = (*Provider)(nil)
+	_ framework.Provider          = (*Provider)(nil)
+	_ framework.Configurable      = (*Provider)(nil)
+	_ framework.InstancesProvider = (*Provider)(nil)
+	_ framework.ProviderIDCodec   = (*Provider)(nil)
 )
 
-// New returns an unconfigured provider.
+// New returns an unconfigured provider; framework.Main or
+// framework.NewCloud loads its Config and calls Init.
 func New() *Provider { return &Provider{} }
 
 // Name implements framework.Provider.
 func (p *Provider) Name() string { return ProviderName }
 
-// Config implements framework.Configurable.
+// Config implements framework.Configurable: the framework fills the struct
+// before Init.
 func (p *Provider) Config() any { return &p.cfg }
 
-// Init implements framework.Provider. (Stub: the provider helper writes it.)
+// ProviderIDCodec implements framework.ProviderIDCodec: triton://<uuid>,
+// and triton:///<uuid> read as the same machine.
+func (p *Provider) ProviderIDCodec() providerid.Codec {
+	return providerid.Codec{Scheme: ProviderName}
+}
+
+// Init builds the CloudAPI clients and fails fast, before the CCM starts
+// its controllers, when the key cannot be read or does not match
+// TRITON_KEY_ID, CloudAPI is unreachable or refuses the key, or the load
+// balancers' mode cannot work on the account; every error names the
+// variable to check and none contains the key.
 func (p *Provider) Init(ctx context.Context, env *framework.Env) error {
-	p.api = &api{}
+	a, err := connect(ctx, &p.cfg, p.httpClient(env))
+	if err != nil {
+		return err
+	}
+	p.api = a
+	p.instances = newInstances(a, &p.cfg, env.InstanceCacheTTL)
 	lb, err := newLoadBalancer(ctx, env, p)
 	if err != nil {
 		return err
 	}
 	p.lb = lb
+	klog.FromContext(ctx).Info("Triton provider initialized",
+		"url", cloudapi.RedactURL(&a.base.TritonURL), "account", a.login, "user", p.cfg.User,
+		"datacenter", a.datacenter, "region", p.cfg.regionOf(a.datacenter), "cnsEnabled", a.cnsEnabled)
 	return nil
 }
+
+// httpClient is the framework's cloudapi client; the --cloud-api-* flags
+// set its rate limit and retries. TRITON_SKIP_TLS_VERIFY turns off
+// certificate checks (a test install's self-signed certificate).
+func (p *Provider) httpClient(env *framework.Env) *http.Client {
+	o := cloudapi.Options{}
+	if p.cfg.SkipTLSVerify {
+		o.TLS = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the operator asked, with TRITON_SKIP_TLS_VERIFY
+	}
+	return env.NewHTTPClient(o)
+}
+
+// Instances implements framework.InstancesProvider.
+func (p *Provider) Instances() framework.Instances { return p.instances }

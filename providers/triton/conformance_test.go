@@ -1,0 +1,33 @@
+package triton_test
+
+import (
+	"testing"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
+	"github.com/ccmkit/ccmkit/providers/triton"
+	"github.com/ccmkit/ccmkit/providers/triton/tritonsim"
+)
+
+// TestConformance runs the framework's behavioural contract (providerID
+// round trip, not-found semantics, shutdown, listing, and the load
+// balancers once the provider has them) against the provider and the
+// simulator, with the real triton-go client signing every request. Triton
+// has no routes; the suite skips them.
+func TestConformance(t *testing.T) {
+	frameworktest.RunConformance(t, harness{})
+}
+
+// harness connects the conformance suite to a fresh simulated cloud.
+type harness struct{}
+
+func (harness) Setup(t *testing.T) *frameworktest.Target {
+	sim := tritonsim.NewServer(t, tritonsim.Options{})
+	return &frameworktest.Target{
+		Provider: triton.New(),
+		Env:      sim.Env(sim.URL()),
+		Cloud:    frameworktest.SimCloud(sim.Cloud()),
+		InvalidAnnotations: map[string]string{
+			"triton.tritondatacenter.com/load-balancer-max-backends": "abc",
+		},
+	}
+}
