@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
@@ -54,10 +55,10 @@ func newLoadBalancer(ctx context.Context, env *framework.Env, p *Provider) (clou
 		switch {
 		case err == nil:
 			d.settings.Mode = modeMoirai
-			env.Logger.Info("Load balancers: Moirai appliances", "image", img)
+			klog.FromContext(ctx).Info("Load balancers: Moirai appliances", "image", img)
 		case errors.Is(err, errNoImage):
 			d.settings.Mode = modeCNS
-			env.Logger.Info("Load balancers: CNS names on the nodes (no Moirai appliance image)", "image", s.Image)
+			klog.FromContext(ctx).Info("Load balancers: CNS names on the nodes (no Moirai appliance image)", "image", s.Image)
 		default:
 			return nil, fmt.Errorf("TRITON_LB_MODE auto: %w", err)
 		}
