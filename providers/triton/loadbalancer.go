@@ -8,6 +8,7 @@ import (
 
 	"github.com/joyent/triton-go/compute"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
@@ -47,7 +48,7 @@ func newLoadBalancer(ctx context.Context, env *framework.Env, p *Provider) (clou
 	if !p.api.cnsEnabled {
 		return nil, fmt.Errorf("TRITON_LB_MODE: load balancers need Triton CNS, and triton_cns_enabled is off on account %s: turn it on (triton account update triton_cns_enabled=true)", p.api.login)
 	}
-	d := &lbDriver{api: p.api, settings: s, cluster: env.ClusterName, codec: framework.Codec(p), recorder: env.Recorder}
+	d := &lbDriver{api: p.api, settings: s, cluster: env.ClusterName, codec: framework.Codec(p), recorder: env.Recorder, kube: env.Client}
 	d.settings.Mode = s.Mode
 	switch s.Mode {
 	case "", modeAuto:
@@ -84,6 +85,8 @@ type lbDriver struct {
 	cluster  string
 	codec    providerid.Codec
 	recorder record.EventRecorder
+	// kube records the ID of a load balancer made by a change of mode.
+	kube kubernetes.Interface
 	// nodeLocks serializes the read-modify-writes of one machine's tags.
 	nodeLocks keyedMutex
 	// resolved caches the appliance's image and package.
@@ -191,6 +194,11 @@ func (d *lbDriver) convert(ctx context.Context, lb *tritonLB, req *lbRequest) (b
 		return true, err
 	}
 	*lb = *next
+	// The pipeline recorded the old one's ID: the next sync must find this.
+	id := d.Inspect(lb).ID
+	if err := framework.PatchServiceAnnotation(ctx, d.kube, req.Service, AnnotationLoadBalancerID, id); err != nil {
+		return true, fmt.Errorf("recording load balancer %s on the Service: %w", id, err)
+	}
 	return true, nil
 }
 

@@ -46,26 +46,46 @@ type lbFixture struct {
 func newLBFixture(t *testing.T, opts tritonsim.Options, extra map[string]string) *lbFixture {
 	t.Helper()
 	sim := tritonsim.NewServer(t, opts)
-	f := &lbFixture{sim: sim, kube: fake.NewClientset(), events: record.NewFakeRecorder(100), provider: triton.New()}
+	f := &lbFixture{sim: sim, kube: fake.NewClientset(), events: record.NewFakeRecorder(100)}
 	for _, name := range []string{"node-b", "node-a"} {
 		id := sim.Cloud().AddInstance(name)
 		f.nodes = append(f.nodes, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.NodeSpec{ProviderID: "triton://" + id}})
 	}
-	env := sim.Env(sim.URL())
-	maps.Copy(env, extra)
-	_, ctx := ktesting.NewTestContext(t)
-	f.env = &framework.Env{
-		Client: f.kube, Recorder: f.events, ClusterName: clusterName,
-		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
-		CloudAPI:  cloudapi.Options{MaxRetries: -1, Timeout: 5 * time.Second},
-	}
-	cloud, err := framework.NewCloud(ctx, f.provider, f.env)
+	cloud, err := startProvider(t, sim, extra, func(e *framework.Env) { e.Client, e.Recorder = f.kube, f.events })
 	if err != nil {
 		t.Fatalf("NewCloud: %v", err)
 	}
-	f.ctx = ctx
+	f.provider, f.env, f.ctx = cloud.provider, cloud.env, cloud.ctx
 	f.lb, _ = cloud.LoadBalancer()
 	return f
+}
+
+// started is the provider started on a simulator.
+type started struct {
+	*framework.Cloud
+	provider *triton.Provider
+	env      *framework.Env
+	ctx      context.Context
+}
+
+// startProvider starts the provider on sim, with extra environment
+// variables.
+func startProvider(t *testing.T, sim *tritonsim.Server, extra map[string]string, mutate ...func(*framework.Env)) (*started, error) {
+	t.Helper()
+	env := sim.Env(sim.URL())
+	maps.Copy(env, extra)
+	_, ctx := ktesting.NewTestContext(t)
+	s := &started{provider: triton.New(), ctx: ctx, env: &framework.Env{
+		ClusterName: clusterName,
+		LookupEnv:   func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+		CloudAPI:    cloudapi.Options{MaxRetries: -1, Timeout: 5 * time.Second},
+	}}
+	for _, m := range mutate {
+		m(s.env)
+	}
+	cloud, err := framework.NewCloud(ctx, s.provider, s.env)
+	s.Cloud = cloud
+	return s, err
 }
 
 // service stores a LoadBalancer Service with two ports.

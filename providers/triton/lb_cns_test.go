@@ -1,0 +1,155 @@
+package triton_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ccmkit/ccmkit/providers/triton"
+	"github.com/ccmkit/ccmkit/providers/triton/tritonsim"
+)
+
+func TestCNSLoadBalancer(t *testing.T) {
+	f := newLBFixture(t, tritonsim.Options{}, map[string]string{"TRITON_LB_MODE": "cns"})
+	// The user's own service on a node survives every edit.
+	a, b := f.nodes[1], f.nodes[0]
+	userTags(t, f, a, "web:8080")
+	svc := f.service(t, "api", nil)
+
+	status := f.ensureReady(t, svc, f.nodes)
+	if len(status.Ingress) != 1 || status.Ingress[0].IP != "" || !strings.HasPrefix(status.Ingress[0].Hostname, "k8s-test-default-api.svc.") {
+		t.Fatalf("status %+v, want the CNS hostname alone", status.Ingress)
+	}
+	host := status.Ingress[0].Hostname
+	if got := f.fresh(t, svc).Annotations[triton.AnnotationLoadBalancerID]; got != "cns:k8s-test-default-api" {
+		t.Errorf("ID annotation %q", got)
+	}
+	if got := f.services(t, a); got != "web:8080,k8s-test-default-api:30080,k8s-test-default-api:30443" {
+		t.Errorf("node a services %q", got)
+	}
+	if got := f.services(t, b); got != "k8s-test-default-api:30080,k8s-test-default-api:30443" {
+		t.Errorf("node b services %q", got)
+	}
+	if got := f.sim.ResolveCNS(host).Machines; !sameSet(got, []string{machineID(a), machineID(b)}) {
+		t.Errorf("%s resolves to machines %v, want both nodes", host, got)
+	}
+	var srvPorts []int
+	for _, srv := range f.sim.ResolveCNS(host).SRV {
+		srvPorts = append(srvPorts, srv.Port)
+	}
+	if !slices.Contains(srvPorts, 30080) || !slices.Contains(srvPorts, 30443) {
+		t.Errorf("%s SRV ports %v, want the node ports", host, srvPorts)
+	}
+	ports := false
+	for _, e := range f.drainEvents() {
+		ports = ports || strings.HasPrefix(e, "Normal "+triton.EventCNSPorts) && strings.Contains(e, "30080, 30443")
+	}
+	if !ports {
+		t.Error("no Normal Event naming the node ports")
+	}
+
+	// Nothing changed: no write.
+	before := f.sim.Writes()
+	if _, err := f.lb.EnsureLoadBalancer(f.ctx, clusterName, f.fresh(t, svc), f.nodes); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.sim.Writes(); got != before {
+		t.Errorf("a sync with nothing changed made %d writes", got-before)
+	}
+
+	// A stopped node leaves the name, as CNS does for machines not running.
+	f.sim.SetMachineState(machineID(b), tritonsim.StateStopped)
+	if got := f.sim.ResolveCNS(host).Machines; !sameSet(got, []string{machineID(a)}) {
+		t.Errorf("with node b stopped %s resolves to %v", host, got)
+	}
+	f.sim.SetMachineState(machineID(b), tritonsim.StateRunning)
+
+	// Node a leaves the Service: its entries go, the user's stays.
+	if err := f.lb.UpdateLoadBalancer(f.ctx, clusterName, f.fresh(t, svc), []*corev1.Node{b}); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.services(t, a); got != "web:8080" {
+		t.Errorf("node a services %q after it left, want the user's alone", got)
+	}
+	if got := f.sim.ResolveCNS(host).Machines; !sameSet(got, []string{machineID(b)}) {
+		t.Errorf("%s resolves to %v after node a left", host, got)
+	}
+
+	// Delete: no entry left anywhere, the user's kept.
+	if err := f.lb.EnsureLoadBalancerDeleted(f.ctx, clusterName, f.fresh(t, svc)); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.services(t, a); got != "web:8080" {
+		t.Errorf("node a services %q after delete", got)
+	}
+	if got := f.services(t, b); got != "" {
+		t.Errorf("node b services %q after delete", got)
+	}
+	if got := f.sim.Resolve(host); len(got) != 0 {
+		t.Errorf("%s still resolves to %v", host, got)
+	}
+}
+
+// TestCNSModeAnnotationBesideMoirai: a Service asks for CNS in a Moirai
+// cluster, and two Services share a node without losing each other's
+// entries.
+func TestCNSModeAnnotationBesideMoirai(t *testing.T) {
+	f := newLBFixture(t, tritonsim.Options{}, nil)
+	cns := f.service(t, "dns", map[string]string{triton.AnnotationPrefix + "mode": "cns"})
+	web := f.service(t, "web", nil)
+	f.ensureReady(t, cns, f.nodes)
+	f.ensureReady(t, web, f.nodes)
+	for _, n := range f.nodes {
+		if got := f.services(t, n); got != "k8s-test-default-dns:30080,k8s-test-default-dns:30443,k8s-test-nodes" {
+			t.Errorf("node %s services %q", n.Name, got)
+		}
+	}
+	if n := len(f.appliances()); n != 1 {
+		t.Errorf("%d appliances, want the Moirai Service's alone", n)
+	}
+
+	// The CNS Service switches to Moirai: its entries go, an appliance comes.
+	cns = f.update(t, cns, func(s *corev1.Service) { s.Annotations[triton.AnnotationPrefix+"mode"] = "moirai" })
+	f.ensureReady(t, cns, f.nodes)
+	f.ensureReady(t, cns, f.nodes)
+	for _, n := range f.nodes {
+		if got := f.services(t, n); got != "k8s-test-nodes" {
+			t.Errorf("node %s services %q after the switch", n.Name, got)
+		}
+	}
+	if n := len(f.appliances()); n != 2 {
+		t.Errorf("%d appliances after the switch, want 2", n)
+	}
+	if got := f.fresh(t, cns).Annotations[triton.AnnotationLoadBalancerID]; strings.HasPrefix(got, "cns:") {
+		t.Errorf("ID annotation %q after the switch", got)
+	}
+}
+
+func TestCNSDisabledFailsStartup(t *testing.T) {
+	sim := tritonsim.NewServer(t, tritonsim.Options{CNSDisabled: true})
+	_, err := startProvider(t, sim, nil)
+	if err == nil || !strings.Contains(err.Error(), "triton_cns_enabled") {
+		t.Errorf("start-up without CNS: %v, want an error naming triton_cns_enabled", err)
+	}
+}
+
+func TestAutoModeWithoutImage(t *testing.T) {
+	f := newLBFixture(t, tritonsim.Options{NoLoadBalancerImage: true}, nil)
+	svc := f.service(t, "web", nil)
+	status := f.ensureReady(t, svc, f.nodes)
+	if len(status.Ingress) != 1 || status.Ingress[0].Hostname == "" || len(f.appliances()) != 0 {
+		t.Errorf("status %+v, appliances %d: want CNS mode", status.Ingress, len(f.appliances()))
+	}
+	sim := tritonsim.NewServer(t, tritonsim.Options{NoLoadBalancerImage: true})
+	if _, err := startProvider(t, sim, map[string]string{"TRITON_LB_MODE": "moirai"}); err == nil || !strings.Contains(err.Error(), "cloud-load-balancer") {
+		t.Errorf("moirai without the image: %v, want an error naming the image", err)
+	}
+}
+
+// userTags sets a node's triton.cns.services as its user would.
+func userTags(t *testing.T, f *lbFixture, n *corev1.Node, services string) {
+	t.Helper()
+	f.sim.SetTags(machineID(n), map[string]any{"triton.cns.services": services})
+}
