@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
 	"github.com/ccmkit/ccmkit/framework/config"
 )
@@ -40,6 +41,17 @@ type Config struct {
 	// notes are non-fatal remarks about the file (ignored obsolete keys),
 	// logged by Init.
 	notes []string
+}
+
+var _ framework.SecretMaker = (*Provider)(nil)
+
+// CredentialSecret implements framework.SecretMaker: make-secret prints
+// kube-system/cloud-config with the --cloud-config file, byte for byte,
+// under cloud.conf, as OCCM and the shipped manifests read it. Its check
+// against the cloud is Init: Keystone, the catalog, Nova (and Octavia when
+// [LoadBalancer] enabled).
+func (p *Provider) CredentialSecret() framework.CredentialSecret {
+	return framework.CredentialSecret{Name: "cloud-config", ConfigFileKey: "cloud.conf"}
 }
 
 // GlobalSection is [Global]: Keystone credentials and the API endpoints.

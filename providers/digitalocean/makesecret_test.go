@@ -1,0 +1,142 @@
+package digitalocean_test
+
+import (
+	"bytes"
+	"flag"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/yaml"
+
+	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/providers/digitalocean"
+	"github.com/ccmkit/ccmkit/providers/digitalocean/dosim"
+)
+
+// makeSecret runs the CCM's "make-secret args..." with vars as its whole
+// configuration environment; it returns stdout and what it logged.
+func makeSecret(t *testing.T, vars map[string]string, args ...string) (stdout, log string, err error) {
+	t.Helper()
+	for _, k := range []string{"DO_ACCESS_TOKEN", "DO_ACCESS_TOKEN_FILE", "DO_OVERRIDE_URL", "REGION"} {
+		t.Setenv(k, vars[k])
+	}
+	var logBuf, out bytes.Buffer
+	klog.LogToStderr(false)
+	klog.SetOutput(&logBuf)
+	t.Cleanup(func() {
+		klog.LogToStderr(true)
+		fs := flag.NewFlagSet("", flag.ContinueOnError)
+		klog.InitFlags(fs)
+		_ = fs.Set("v", "0")
+	})
+	cmd := framework.NewCommand(digitalocean.New())
+	cmd.SetArgs(append([]string{"make-secret"}, args...))
+	cmd.SetOut(&out)
+	cmd.SetErr(&logBuf)
+	err = cmd.Execute()
+	klog.Flush()
+	return out.String(), logBuf.String(), err
+}
+
+// readSecret parses a Secret manifest.
+func readSecret(t *testing.T, data []byte) *corev1.Secret {
+	t.Helper()
+	var s corev1.Secret
+	if err := yaml.UnmarshalStrict(data, &s); err != nil {
+		t.Fatalf("not a Secret: %v\n%s", err, data)
+	}
+	if s.APIVersion != "v1" || s.Kind != "Secret" {
+		t.Fatalf("a %s %s, not a v1 Secret", s.APIVersion, s.Kind)
+	}
+	return &s
+}
+
+func TestMakeSecret(t *testing.T) {
+	sim := dosim.NewServer(t, dosim.Options{Token: "tok-make-secret-0c1d"})
+	vars := sim.Env(sim.URL())
+	out, log, err := makeSecret(t, vars, "-v=10")
+	if err != nil {
+		t.Fatalf("make-secret: %v\n%s", err, log)
+	}
+	got := readSecret(t, []byte(out))
+
+	shipped, err := os.ReadFile("../../examples/manifests/digitalocean/secret.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := readSecret(t, shipped)
+	if got.Namespace != want.Namespace || got.Name != want.Name {
+		t.Errorf("Secret %s/%s, the shipped manifests read %s/%s", got.Namespace, got.Name, want.Namespace, want.Name)
+	}
+	if g, w := slices.Sorted(maps.Keys(got.Data)), slices.Sorted(maps.Keys(want.StringData)); !slices.Equal(g, w) {
+		t.Errorf("keys %v, the shipped Secret has %v", g, w)
+	}
+	if !strings.Contains(log, "/v2/account") {
+		t.Errorf("no API request logged at -v=10, so the check below proves nothing:\n%s", log)
+	}
+	if strings.Contains(log, vars["DO_ACCESS_TOKEN"]) {
+		t.Errorf("the log holds the token:\n%s", log)
+	}
+
+	// Mounted as deployment.yaml mounts it: the key as a file under
+	// /etc/digitalocean, read through DO_ACCESS_TOKEN_FILE.
+	dir := t.TempDir()
+	for k, v := range got.Data {
+		if err := os.WriteFile(filepath.Join(dir, k), v, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mounted := map[string]string{
+		"DO_ACCESS_TOKEN_FILE": filepath.Join(dir, "access-token"),
+		"DO_OVERRIDE_URL":      vars["DO_OVERRIDE_URL"],
+		"REGION":               vars["REGION"],
+	}
+	if _, _, err := newCloud(t, digitalocean.New(), mounted); err != nil {
+		t.Errorf("the CCM does not start with the printed Secret mounted: %v", err)
+	}
+}
+
+func TestMakeSecretOffline(t *testing.T) {
+	sim := dosim.NewServer(t, dosim.Options{})
+	vars := sim.Env(sim.URL())
+	vars["DO_ACCESS_TOKEN"] = "not-checked"
+	out, log, err := makeSecret(t, vars, "--offline")
+	if err != nil {
+		t.Fatalf("make-secret --offline: %v\n%s", err, log)
+	}
+	if s := readSecret(t, []byte(out)); string(s.Data["access-token"]) != "not-checked" {
+		t.Errorf("access-token %q, want the token given", s.Data["access-token"])
+	}
+	if stats := sim.Stats(); len(stats) != 0 {
+		t.Errorf("--offline made API calls: %v", stats)
+	}
+}
+
+func TestMakeSecretFailures(t *testing.T) {
+	sim := dosim.NewServer(t, dosim.Options{Token: "the-right-token"})
+	wrong := sim.Env(sim.URL())
+	wrong["DO_ACCESS_TOKEN"] = "wrong-token-9e8d"
+	out, log, err := makeSecret(t, wrong)
+	if err == nil || !strings.Contains(err.Error(), "rejected the token") {
+		t.Errorf("wrong token: error %v, want one saying the API rejected the token", err)
+	}
+	if out != "" {
+		t.Errorf("wrong token: printed a Secret:\n%s", out)
+	}
+	if err != nil && strings.Contains(err.Error()+log, "wrong-token-9e8d") {
+		t.Errorf("wrong token: the error or log holds the token: %v\n%s", err, log)
+	}
+
+	missing := sim.Env(sim.URL())
+	delete(missing, "DO_ACCESS_TOKEN")
+	out, _, err = makeSecret(t, missing, "--offline")
+	if err == nil || !strings.Contains(err.Error(), "DO_ACCESS_TOKEN: required") || out != "" {
+		t.Errorf("missing token: error %v, stdout %q; want an error naming DO_ACCESS_TOKEN and no output", err, out)
+	}
+}
