@@ -9,6 +9,7 @@ import (
 	"github.com/ccmkit/ccmkit/providers/brightbox/gbsim"
 	"github.com/ccmkit/ccmkit/providers/digitalocean/dosim"
 	"github.com/ccmkit/ccmkit/providers/openstack/openstacksim"
+	"github.com/ccmkit/ccmkit/providers/triton/tritonsim"
 )
 
 // A simulator is one cloud's simulated API, seeded from a scenario.
@@ -29,6 +30,7 @@ var simulators = map[string]func(scenario []byte) (simulator, error){
 	"brightbox":    fromScenario(gbsim.NewFromScenario),
 	"digitalocean": fromScenario(dosim.NewFromScenario),
 	"openstack":    fromScenario(openstacksim.NewFromScenario),
+	"triton":       fromScenario(tritonsim.NewFromScenario),
 }
 
 // defaultProvider serves scenarios that name no provider.

@@ -1,8 +1,11 @@
 package tritonsim
 
 import (
+	"cmp"
 	"errors"
+	"fmt"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -37,6 +40,9 @@ type Options struct {
 	simkit.Common
 	// Account is the account's login; "" means DefaultAccount.
 	Account string
+	// AccountID is the account's UUID, which CNS names hold; "" means
+	// one derived from the seed.
+	AccountID string
 	// Datacenter is the datacenter's name; "" means DefaultDatacenter.
 	Datacenter string
 	// CNSDisabled turns the account's triton_cns_enabled off.
@@ -51,6 +57,11 @@ type Options struct {
 	// PrivateKeyPEM is the account key (PKCS #1 PEM); nil means the
 	// simulator's fixed key, so every run signs alike.
 	PrivateKeyPEM []byte
+	// KeyFile, when set, is where the account key's PEM is kept on disk
+	// (WriteKeyFile writes it): Env then gives its path as
+	// TRITON_KEY_MATERIAL, for environments that cannot hold a multi-line
+	// value (cmd/cloudsim's printed variables).
+	KeyFile string
 	// ProvisioningReads is how many reads (a GET of it, or a list page
 	// holding it) a machine being provisioned, stopped or started takes
 	// to settle; 0 means DefaultProvisioningReads, negative settles at
@@ -156,14 +167,27 @@ func NewServer(t TB, opts Options) *Server {
 
 // Env returns the environment variables that point the Triton provider
 // (and triton-go's own tools) at this cloud served at baseURL, signing
-// with the account key.
+// with the account key: TRITON_KEY_MATERIAL is the key's PEM, or the path
+// of Options.KeyFile when set.
 func (s *Server) Env(baseURL string) map[string]string {
 	return map[string]string{
 		"TRITON_URL":          baseURL,
 		"TRITON_ACCOUNT":      s.opts.Account,
 		"TRITON_KEY_ID":       s.key.md5,
-		"TRITON_KEY_MATERIAL": string(s.key.pem),
+		"TRITON_KEY_MATERIAL": cmp.Or(s.opts.KeyFile, string(s.key.pem)),
 	}
+}
+
+// WriteKeyFile writes the account key's PEM to Options.KeyFile (mode
+// 0600); it does nothing when that is unset.
+func (s *Server) WriteKeyFile() error {
+	if s.opts.KeyFile == "" {
+		return nil
+	}
+	if err := os.WriteFile(s.opts.KeyFile, s.key.pem, 0o600); err != nil {
+		return fmt.Errorf("writing the account key: %w", err)
+	}
+	return nil
 }
 
 // Account is the account's login.

@@ -53,6 +53,9 @@ func newState(opts Options) *state {
 		now:        func() time.Time { return opts.Now().UTC().Truncate(time.Second) },
 	}
 	st.accountID = st.uuid("account")
+	if opts.AccountID != "" {
+		st.accountID = opts.AccountID
+	}
 	st.accountUpdated = epoch
 	st.seedDefaults()
 	return st
