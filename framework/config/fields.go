@@ -285,6 +285,10 @@ func writeSecretKeys(b *bytes.Buffer, fields []Field) {
 			if from == "" {
 				from = f.FileKey
 			}
+			if from == f.SecretKey {
+				keys = append(keys, code(f.SecretKey))
+				continue
+			}
 			keys = append(keys, fmt.Sprintf("%s (%s)", code(f.SecretKey), code(from)))
 		}
 	}

@@ -100,3 +100,18 @@ func TestSecretDataRejectsBadTags(t *testing.T) {
 		t.Errorf("invalid key: error %v does not name the tag", err)
 	}
 }
+
+func TestMarkdownListsSecretKeys(t *testing.T) {
+	got, err := Markdown("Example cloud", struct {
+		Token Secret `env:"X_TOKEN" secret:"token"`
+		URL   string `env:"X_URL" secret:"X_URL"`
+		Zone  string `env:"X_ZONE"`
+	}{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "\n`make-secret` (see [make-secret.md](../make-secret.md)) stores the settings that are set in the Secret under these keys: `token` (`X_TOKEN`), `X_URL`.\n"
+	if !strings.HasSuffix(string(got), want) {
+		t.Errorf("Markdown() ends\n%s\nwant\n%s", got, want)
+	}
+}
