@@ -130,8 +130,9 @@ func (c *drainController) work(ctx context.Context) {
 	}
 }
 
-// drained reports whether CNS should send a node no traffic: it is not
-// Ready, or cordoned.
+// drained reports whether CNS should send a node no traffic: it is
+// cordoned, or its Ready condition is False or Unknown (a node that has
+// not reported one yet, just registered, is not drained).
 func drained(n *corev1.Node) bool {
 	if n.Spec.Unschedulable {
 		return true
@@ -141,7 +142,7 @@ func drained(n *corev1.Node) bool {
 			return c.Status != corev1.ConditionTrue
 		}
 	}
-	return true
+	return false
 }
 
 // sync makes the node's machine's triton.cns.status match the node.
