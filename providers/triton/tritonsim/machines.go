@@ -107,6 +107,9 @@ func (st *state) addMachine(m Machine) (*Machine, error) {
 		return nil, err
 	}
 	st.machines.Put(m.ID, &m)
+	if m.State == StateDeleted {
+		st.destroy(&m)
+	}
 	return &m, nil
 }
 
@@ -195,11 +198,16 @@ func (st *state) destroy(m *Machine) {
 }
 
 // SetMachineState sets a machine's state by hand (offline, failed,
-// stopped...), settling nothing it had pending.
+// stopped...), settling nothing it had pending; deleted is DeleteMachine.
 func (s *Server) SetMachineState(id, state string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if m, found := s.st.machines.Get(id); found {
+	m, found := s.st.machines.Get(id)
+	switch {
+	case !found:
+	case state == StateDeleted:
+		s.st.destroy(m)
+	default:
 		s.st.settling.Stop(id)
 		m.State, m.Updated = state, s.st.now()
 	}

@@ -119,3 +119,16 @@ func TestListMachinesPagesAndFilters(t *testing.T) {
 		t.Fatalf("Count = %d, %v; want 3", n, err)
 	}
 }
+
+func TestSeededDeletedMachineIsGone(t *testing.T) {
+	s, c := setup(t, Options{GoneReads: 1})
+	seeded := s.AddMachine(Machine{State: StateDeleted})
+	set := s.AddMachine(Machine{})
+	s.SetMachineState(set.ID, StateDeleted)
+	for _, id := range []string{seeded.ID, set.ID} {
+		_, err := c.compute.Instances().Get(ctx(), &compute.GetInstanceInput{ID: id})
+		wantAPIError(t, err, http.StatusGone, "")
+		_, err = c.compute.Instances().Get(ctx(), &compute.GetInstanceInput{ID: id})
+		wantAPIError(t, err, http.StatusNotFound, "ResourceNotFound")
+	}
+}
