@@ -2,6 +2,7 @@ package tritonsim
 
 import (
 	"net/http"
+	"net/netip"
 	"regexp"
 	"strings"
 
@@ -95,6 +96,23 @@ func (st *state) machineFromRequest(req createRequest) (Machine, *simkit.Respons
 	return m, nil
 }
 
+// ipFree reports whether ip is an address of network n no NIC has.
+func (st *state) ipFree(n *Network, ip string) bool {
+	addr, err := netip.ParseAddr(ip)
+	prefix, perr := netip.ParsePrefix(n.Subnet)
+	if err != nil || perr != nil || !prefix.Contains(addr) {
+		return false
+	}
+	for _, m := range st.machines.All() {
+		for _, nic := range m.NICs {
+			if nic.IP == addr.String() && m.State != StateDeleted {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 func (st *state) nameTaken(name string) bool {
 	for _, m := range st.machines.All() {
 		if m.Name == name && m.State != StateDeleted {
@@ -128,8 +146,13 @@ func (st *state) requestedNICs(v any) ([]NIC, *simkit.Response) {
 				nic.IP, _ = ips[0].(string)
 			}
 		}
-		if _, found := st.network(nic.Network); !found || nic.Network == "" {
+		n, found := st.network(nic.Network)
+		if !found || nic.Network == "" {
 			resp := invalid("network %v does not exist", item)
+			return nil, &resp
+		}
+		if nic.IP != "" && !st.ipFree(n, nic.IP) {
+			resp := invalid("IP %s is not a free address of network %s", nic.IP, n.ID)
 			return nil, &resp
 		}
 		nics = append(nics, nic)

@@ -56,6 +56,7 @@ func TestCreateMachineRefused(t *testing.T) {
 	s, c := setup(t, Options{})
 	img := imageID(t, c, "base-64-lts")
 	s.AddMachine(Machine{Name: "taken"})
+	fabric := s.State().Networks[1].ID
 	for name, tc := range map[string]struct {
 		in           compute.CreateInstanceInput
 		status       int
@@ -66,6 +67,7 @@ func TestCreateMachineRefused(t *testing.T) {
 		"unknown package": {compute.CreateInstanceInput{Package: "g9-huge", Image: img}, http.StatusConflict, "InvalidArgument", 1},
 		"no package":      {compute.CreateInstanceInput{Image: img}, http.StatusConflict, "MissingParameter", 1},
 		"unknown network": {compute.CreateInstanceInput{Package: DefaultPackage, Image: img, Networks: []string{"nope"}}, http.StatusConflict, "InvalidArgument", 1},
+		"foreign IP":      {compute.CreateInstanceInput{Package: DefaultPackage, Image: img, NetworkObjects: []compute.NetworkObject{{IPv4UUID: fabric, IPv4IPs: []string{"192.0.2.7"}}}}, http.StatusConflict, "InvalidArgument", 1},
 		"name in use":     {compute.CreateInstanceInput{Name: "taken", Package: DefaultPackage, Image: img}, http.StatusConflict, "InvalidArgument", 1},
 		"triton tag":      {compute.CreateInstanceInput{Package: DefaultPackage, Image: img, Tags: map[string]string{"triton.foo": "x"}}, http.StatusConflict, "ValidationFailed", 1},
 	} {
