@@ -169,16 +169,18 @@ func statusOf(err error) int {
 // wraps it with github.com/pkg/errors v0.8, whose wrappers have Cause but
 // not Unwrap, so both are followed.
 func apiError(err error) *tritonerrors.APIError {
-	for err != nil {
+	for range 16 { // a bound, in case a Cause returns its own error
 		var e *tritonerrors.APIError
 		if errors.As(err, &e) {
 			return e
 		}
 		var c interface{ Cause() error }
-		if !errors.As(err, &c) || c.Cause() == err {
+		if !errors.As(err, &c) {
 			return nil
 		}
-		err = c.Cause()
+		if err = c.Cause(); err == nil {
+			return nil
+		}
 	}
 	return nil
 }
@@ -196,10 +198,7 @@ var notFoundRule = cloudapi.NotFoundRule{Statuses: []int{http.StatusNotFound, ht
 
 // notFoundError marks CloudAPI's authoritative answer that the one
 // resource a call named does not exist (any more).
-type notFoundError struct {
-	err  error
-	gone bool // 410: deleted, its history not purged yet
-}
+type notFoundError struct{ err error }
 
 func (e *notFoundError) Error() string { return e.err.Error() }
 func (e *notFoundError) Unwrap() error { return e.err }
@@ -213,7 +212,7 @@ func one[T any](ctx context.Context, op string, call func(context.Context) (T, e
 	v, err := call(ctx)
 	if err != nil && statusOf(err) != 0 {
 		if ans, ok := rec.Last(); ok && notFoundRule.IsNotFound(cloudapi.OneResource, ans) {
-			return v, &notFoundError{err: err, gone: ans.Status == http.StatusGone}
+			return v, &notFoundError{err: err}
 		}
 	}
 	return v, err
@@ -226,13 +225,6 @@ func one[T any](ctx context.Context, op string, call func(context.Context) (T, e
 func notFound(err error) bool {
 	var nf *notFoundError
 	return errors.As(err, &nf)
-}
-
-// gone reports whether err, from a call made with one, is the 410 Gone of
-// a deleted machine whose history CloudAPI still holds.
-func gone(err error) bool {
-	var nf *notFoundError
-	return errors.As(err, &nf) && nf.gone
 }
 
 // networkCache holds the account's networks, read at most once per TTL

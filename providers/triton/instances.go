@@ -206,10 +206,14 @@ func isMachineID(id string) bool {
 				return false
 			}
 		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			if !isHexDigit(c) {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+func isHexDigit(c rune) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }

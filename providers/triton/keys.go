@@ -139,7 +139,7 @@ func keyText(material string) ([]byte, error) {
 		}
 		path = filepath.Join(home, rest)
 	}
-	b, err := os.ReadFile(path) //nolint:gosec // the operator names the key file
+	b, err := os.ReadFile(path)
 	if err != nil {
 		// Only the cause: the value is not a key (no BEGIN line), but it
 		// could still be a garbled one, so it is not shown as a path.
