@@ -1,8 +1,15 @@
 package main_test
 
 import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/ccmkit/ccmkit/internal/cmdtest"
 	"github.com/ccmkit/ccmkit/providers/digitalocean/dosim"
@@ -55,5 +62,50 @@ func TestBinaryStartup(t *testing.T) {
 				t.Errorf("%d cloud writes with bad settings", sim.Writes())
 			}
 		})
+	}
+}
+
+// TestBinaryMakeSecret runs the real binary's make-secret: the Secret on
+// stdout, the log on stderr, the token only in the former, even at -v=10.
+func TestBinaryMakeSecret(t *testing.T) {
+	bin := cmdtest.Build(t)
+	const token = "make-secret-token-do-not-log"
+	sim := dosim.NewServer(t, dosim.Options{Token: token})
+	run := func(tok string) (stdout, stderr string, code int) {
+		cmd := exec.Command(bin, "make-secret", "-v=10")
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(),
+			"DO_ACCESS_TOKEN=" + tok, "DO_OVERRIDE_URL=" + sim.URL(), "REGION=nyc3"}
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return out.String(), errOut.String(), exit.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), errOut.String(), 0
+	}
+
+	stdout, stderr, code := run(token)
+	if code != 0 {
+		t.Fatalf("exit status %d; stderr:\n%s", code, stderr)
+	}
+	var s corev1.Secret
+	if err := yaml.UnmarshalStrict([]byte(stdout), &s); err != nil || string(s.Data["access-token"]) != token {
+		t.Errorf("stdout is not the Secret with the token (%v):\n%s", err, stdout)
+	}
+	if !strings.Contains(stderr, `operation="account.get"`) {
+		t.Errorf("stderr has no request log at -v=10:\n%s", stderr)
+	}
+	if strings.Contains(stderr, token) {
+		t.Errorf("stderr reveals the token:\n%s", stderr)
+	}
+
+	const wrong = "wrong-make-secret-token"
+	stdout, stderr, code = run(wrong)
+	if code != 1 || stdout != "" || !strings.Contains(stderr, "rejected the token") || strings.Contains(stderr, wrong) {
+		t.Errorf("wrong token: exit status %d, stdout %q, stderr:\n%s\nwant 1, nothing, and a message without the token", code, stdout, stderr)
 	}
 }
