@@ -14,6 +14,8 @@ import (
 	"github.com/ccmkit/ccmkit/providers/digitalocean/dosim"
 	"github.com/ccmkit/ccmkit/providers/openstack"
 	"github.com/ccmkit/ccmkit/providers/openstack/openstacksim"
+	"github.com/ccmkit/ccmkit/providers/triton"
+	"github.com/ccmkit/ccmkit/providers/triton/tritonsim"
 )
 
 // Provider is one cloud as the end-to-end suite, the demo and the benchmark
@@ -104,6 +106,14 @@ var Providers = []Provider{
 		LoadBalancers: true,
 		New:           func() framework.Provider { return brightbox.New() },
 		StartSim:      simulated(gbsim.StartCloud),
+	},
+	{
+		Name:          "triton",
+		Command:       "./cmd/triton-cloud-controller-manager",
+		RBAC:          []string{"examples/manifests/triton/rbac.yaml"},
+		LoadBalancers: true,
+		New:           func() framework.Provider { return triton.New() },
+		StartSim:      simulated(tritonsim.StartCloud),
 	},
 }
 

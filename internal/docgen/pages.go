@@ -7,6 +7,7 @@ import (
 	"github.com/ccmkit/ccmkit/providers/brightbox"
 	"github.com/ccmkit/ccmkit/providers/digitalocean"
 	"github.com/ccmkit/ccmkit/providers/openstack"
+	"github.com/ccmkit/ccmkit/providers/triton"
 )
 
 // page is one generated file under docs/.
@@ -40,5 +41,11 @@ var pages = []page{
 	}},
 	{"openstack/config.md", func() ([]byte, error) {
 		return config.Markdown("OpenStack configuration (cloud.conf)", openstack.Config{})
+	}},
+	{"triton/annotations.md", func() ([]byte, error) {
+		return annotations.Markdown("Triton Service annotations", triton.AnnotationPrefix, triton.LoadBalancerConfig{})
+	}},
+	{"triton/config.md", func() ([]byte, error) {
+		return config.Markdown("Triton configuration", triton.Config{})
 	}},
 }
