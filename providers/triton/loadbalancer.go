@@ -49,7 +49,6 @@ func newLoadBalancer(ctx context.Context, env *framework.Env, p *Provider) (clou
 		return nil, fmt.Errorf("TRITON_LB_MODE: load balancers need Triton CNS, and triton_cns_enabled is off on account %s: turn it on (triton account update triton_cns_enabled=true)", p.api.login)
 	}
 	d := &lbDriver{api: p.api, settings: s, cluster: env.ClusterName, codec: framework.Codec(p), recorder: env.Recorder, kube: env.Client}
-	d.settings.Mode = s.Mode
 	switch s.Mode {
 	case "", modeAuto:
 		img, err := d.image(ctx)
