@@ -1,15 +1,24 @@
 package triton_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
 	"maps"
+	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
+	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/klog/v2/textlogger"
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 	"github.com/ccmkit/ccmkit/providers/triton"
 	"github.com/ccmkit/ccmkit/providers/triton/tritonsim"
 )
@@ -98,3 +107,72 @@ func TestInitLegacyVariables(t *testing.T) {
 	}
 	mustStart(t, sim, legacy)
 }
+
+// The datacenter's name comes from CloudAPI's Triton-Datacenter-Name
+// header or, when /--ping does not send it, from the datacenter list entry
+// whose URL is TRITON_URL's.
+func TestDatacenterFromTheList(t *testing.T) {
+	sim := tritonsim.NewServer(t, tritonsim.Options{Datacenter: "eu-ams-1"})
+	m := sim.AddMachine(tritonsim.Machine{})
+	defer sim.Inject(simkit.Fault{Op: "GET /--ping", Status: http.StatusServiceUnavailable})()
+	p := mustStart(t, sim, nil)
+	inst, err := p.Instances().InstanceByID(ctx(t), m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inst.Zone != "eu-ams-1" || inst.Region != "eu-ams" {
+		t.Errorf("zone %q, region %q; want eu-ams-1, eu-ams", inst.Zone, inst.Region)
+	}
+}
+
+// TestSecretsNeverLogged runs the provider at -v=10, where the cloudapi
+// transport logs every request with its headers, through a refused key,
+// Init and lookups, and expects neither the key nor a signature in the
+// log.
+func TestSecretsNeverLogged(t *testing.T) {
+	sim := tritonsim.NewServer(t, tritonsim.Options{})
+	m := sim.AddMachine(tritonsim.Machine{})
+	var buf bytes.Buffer
+	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(10), textlogger.Output(&buf)))
+	lctx := klog.NewContext(t.Context(), logger)
+	other, _ := rsa.GenerateKey(rand.Reader, 2048)
+	otherPEM := pemOf(t, "RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(other), nil)
+	for _, env := range []map[string]string{{"TRITON_KEY_MATERIAL": otherPEM, "TRITON_KEY_ID": ""}, nil} {
+		vars := maps.Clone(sim.Env(sim.URL()))
+		maps.Copy(vars, env)
+		p := triton.New()
+		_, err := framework.NewCloud(lctx, p, &framework.Env{
+			LookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok && v != "" },
+			CloudAPI:  cloudapi.Options{MaxRetries: -1},
+		})
+		if env != nil {
+			if err == nil {
+				t.Fatal("Init with a key the account lacks succeeded")
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Instances().InstanceByID(lctx, m.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := buf.String()
+	if !strings.Contains(log, "Authorization") {
+		t.Fatalf("the log shows no request headers; is it at -v=10?\n%s", log)
+	}
+	for _, key := range []string{otherPEM, string(sim.AccountKeyPEM())} {
+		for line := range strings.SplitSeq(key, "\n") {
+			if len(line) > 20 && strings.Contains(log, line) {
+				t.Errorf("the log holds a line of a key: %s", line)
+			}
+		}
+	}
+	if sig := signature.FindString(log); sig != "" {
+		t.Errorf("the log holds a signature: %s", sig)
+	}
+}
+
+// signature matches an HTTP Signature's value.
+var signature = regexp.MustCompile(`signature="[A-Za-z0-9+/]{16,}`)
