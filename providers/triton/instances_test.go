@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
+	"github.com/ccmkit/ccmkit/providers/triton"
 	"github.com/ccmkit/ccmkit/providers/triton/tritonsim"
 )
 
@@ -149,5 +152,51 @@ func TestListInstancesPages(t *testing.T) {
 	}
 	if d := after["GET /{account}/machines"] - before["GET /{account}/machines"]; d != 2 {
 		t.Errorf("%d machine lists for 1001 machines, want 2", d)
+	}
+}
+
+// Initializing 1001 Nodes through InstancesV2, as the node controller does,
+// costs two machine lists (1000 a page) within the cache's TTL: no machine
+// GET and no NIC read.
+func TestNodeInitCost(t *testing.T) {
+	sim := tritonsim.NewServer(t, tritonsim.Options{})
+	var ids []string
+	for i := range 1001 {
+		ids = append(ids, sim.AddMachine(tritonsim.Machine{Name: fmt.Sprintf("node-%d", i)}).ID)
+	}
+	vars := sim.Env(sim.URL())
+	cloud, err := framework.NewCloud(ctx(t), triton.New(), &framework.Env{
+		LookupEnv:        func(k string) (string, bool) { v, ok := vars[k]; return v, ok },
+		InstanceCacheTTL: time.Hour,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, _ := cloud.InstancesV2()
+	before := sim.Stats()
+	for i, id := range ids {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("node-%d", i)}}
+		if i%2 == 0 {
+			node.Spec.ProviderID = "triton://" + id
+		}
+		md, err := inst.InstanceMetadata(ctx(t), node)
+		if err != nil || md.ProviderID != "triton://"+id {
+			t.Fatalf("InstanceMetadata(%s) = %+v, %v", node.Name, md, err)
+		}
+	}
+	after := sim.Stats()
+	for op, n := range after {
+		d := n - before[op]
+		switch op {
+		case "GET /{account}/machines":
+			if d != 2 {
+				t.Errorf("%d machine lists for 1001 Nodes, want 2", d)
+			}
+		case "GET /{account}/networks":
+		default:
+			if d != 0 {
+				t.Errorf("%d %s requests; want none", d, op)
+			}
+		}
 	}
 }
