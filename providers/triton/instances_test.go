@@ -200,3 +200,7 @@ func TestNodeInitCost(t *testing.T) {
 		}
 	}
 }
+
+func node(name, providerID string) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.NodeSpec{ProviderID: providerID}}
+}
