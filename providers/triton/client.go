@@ -2,6 +2,7 @@ package triton
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/http"
@@ -129,6 +130,10 @@ func connectError(cfg *Config, u *url.URL, err error) error {
 	case status != 0:
 		return fmt.Errorf("TRITON_URL: reading account %s at %s: %w", cfg.Account, where, err)
 	}
+	var badCert *tls.CertificateVerificationError
+	if causeAs(err, &badCert) {
+		return fmt.Errorf("TRITON_URL: CloudAPI at %s has a certificate this host does not trust (TRITON_SKIP_TLS_VERIFY turns the check off, for a test install only): %w", where, err)
+	}
 	return fmt.Errorf("TRITON_URL: CloudAPI at %s is unreachable: %w", where, err)
 }
 
@@ -165,24 +170,32 @@ func statusOf(err error) int {
 	return 0
 }
 
-// apiError is the CloudAPI error answer in err's chain, or nil. triton-go
-// wraps it with github.com/pkg/errors v0.8, whose wrappers have Cause but
-// not Unwrap, so both are followed.
+// apiError is the CloudAPI error answer in err's chain, or nil.
 func apiError(err error) *tritonerrors.APIError {
+	var e *tritonerrors.APIError
+	if causeAs(err, &e) {
+		return e
+	}
+	return nil
+}
+
+// causeAs is errors.As that also follows Cause: triton-go wraps its errors
+// with github.com/pkg/errors v0.8, whose wrappers have Cause but not
+// Unwrap.
+func causeAs[T any](err error, target *T) bool {
 	for range 16 { // a bound, in case a Cause returns its own error
-		var e *tritonerrors.APIError
-		if errors.As(err, &e) {
-			return e
+		if errors.As(err, target) {
+			return true
 		}
 		var c interface{ Cause() error }
 		if !errors.As(err, &c) {
-			return nil
+			return false
 		}
 		if err = c.Cause(); err == nil {
-			return nil
+			return false
 		}
 	}
-	return nil
+	return false
 }
 
 // notFoundRule is how CloudAPI says the resource a request named does not

@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -176,3 +177,14 @@ func TestSecretsNeverLogged(t *testing.T) {
 
 // signature matches an HTTP Signature's value.
 var signature = regexp.MustCompile(`signature="[A-Za-z0-9+/]{16,}`)
+
+// A CloudAPI with a certificate this host does not trust (a test install's
+// self-signed one) fails Init saying so, unless TRITON_SKIP_TLS_VERIFY.
+func TestSkipTLSVerify(t *testing.T) {
+	sim := tritonsim.NewServer(t, tritonsim.Options{})
+	srv := httptest.NewTLSServer(sim.Handler())
+	t.Cleanup(srv.Close)
+	_, err := start(t, sim, map[string]string{"TRITON_URL": srv.URL})
+	wantErr(t, err, "TRITON_URL: CloudAPI at "+srv.URL+" has a certificate this host does not trust", "TRITON_SKIP_TLS_VERIFY")
+	mustStart(t, sim, map[string]string{"TRITON_URL": srv.URL, "TRITON_SKIP_TLS_VERIFY": "true"})
+}
