@@ -204,3 +204,28 @@ func TestNodeInitCost(t *testing.T) {
 func node(name, providerID string) *corev1.Node {
 	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.NodeSpec{ProviderID: providerID}}
 }
+
+// A Node's providerID is triton://<uuid>; triton:///<uuid> names the same
+// machine.
+func TestProviderIDForms(t *testing.T) {
+	sim := tritonsim.NewServer(t, tritonsim.Options{})
+	id := sim.AddMachine(tritonsim.Machine{Name: "node-1"}).ID
+	vars := sim.Env(sim.URL())
+	cloud, err := framework.NewCloud(ctx(t), triton.New(), &framework.Env{
+		LookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, _ := cloud.InstancesV2()
+	for _, pid := range []string{"triton://" + id, "triton:///" + id} {
+		md, err := inst.InstanceMetadata(ctx(t), node("node-1", pid))
+		if err != nil || md.ProviderID != "triton://"+id {
+			t.Errorf("InstanceMetadata(%s) = %+v, %v; want providerID triton://%s", pid, md, err, id)
+		}
+	}
+	md, err := inst.InstanceMetadata(ctx(t), node("node-1", ""))
+	if err != nil || md.ProviderID != "triton://"+id {
+		t.Errorf("InstanceMetadata(no providerID) = %+v, %v; want triton://%s", md, err, id)
+	}
+}

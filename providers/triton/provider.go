@@ -10,7 +10,6 @@ import (
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
-	"github.com/ccmkit/ccmkit/framework/providerid"
 )
 
 // ProviderName is the --cloud-provider value and the providerID scheme
@@ -30,7 +29,6 @@ var (
 	_ framework.Provider          = (*Provider)(nil)
 	_ framework.Configurable      = (*Provider)(nil)
 	_ framework.InstancesProvider = (*Provider)(nil)
-	_ framework.ProviderIDCodec   = (*Provider)(nil)
 )
 
 // New returns an unconfigured provider; framework.Main or
@@ -43,12 +41,6 @@ func (p *Provider) Name() string { return ProviderName }
 // Config implements framework.Configurable: the framework fills the struct
 // before Init.
 func (p *Provider) Config() any { return &p.cfg }
-
-// ProviderIDCodec implements framework.ProviderIDCodec: triton://<uuid>,
-// and triton:///<uuid> read as the same machine.
-func (p *Provider) ProviderIDCodec() providerid.Codec {
-	return providerid.Codec{Scheme: ProviderName}
-}
 
 // Init builds the CloudAPI clients and fails fast, before the CCM starts
 // its controllers, when the key cannot be read or does not match
