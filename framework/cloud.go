@@ -42,14 +42,8 @@ func NewCloud(ctx context.Context, p Provider, env *Env) (*Cloud, error) {
 	}
 	completeEnv(p, env)
 	ctx = klog.NewContext(ctx, env.Logger)
-	if c, ok := p.(Configurable); ok {
-		src := config.Source{File: env.CloudConfigFile, LookupEnv: env.LookupEnv}
-		if f, ok := p.(ConfigFormatter); ok {
-			src.Format = f.ConfigFormat()
-		}
-		if err := config.Load(c.Config(), src); err != nil {
-			return nil, fmt.Errorf("%s: %w", p.Name(), err)
-		}
+	if err := loadConfig(p, env); err != nil {
+		return nil, err
 	}
 	if err := initWithDeadline(ctx, p, env); err != nil {
 		return nil, fmt.Errorf("initializing %s cloud provider: %w", p.Name(), err)
@@ -158,3 +152,21 @@ func (c *Cloud) ProviderName() string { return c.provider.Name() }
 
 // HasClusterID is true: every CCM built with ccmkit knows its cluster name.
 func (c *Cloud) HasClusterID() bool { return true }
+
+// loadConfig fills a Configurable provider's config from the
+// --cloud-config file and the environment (see package config); every bad
+// setting is in the error, named by its variable or key.
+func loadConfig(p Provider, env *Env) error {
+	c, ok := p.(Configurable)
+	if !ok {
+		return nil
+	}
+	src := config.Source{File: env.CloudConfigFile, LookupEnv: env.LookupEnv}
+	if f, ok := p.(ConfigFormatter); ok {
+		src.Format = f.ConfigFormat()
+	}
+	if err := config.Load(c.Config(), src); err != nil {
+		return fmt.Errorf("%s: %w", p.Name(), err)
+	}
+	return nil
+}

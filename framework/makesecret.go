@@ -117,15 +117,11 @@ func (o *makeSecretOptions) run(ctx context.Context, reg Registry, out io.Writer
 // buildSecret loads p's config as NewCloud does and gathers the Secret's
 // data: the tagged fields, the config file, then the provider's hook.
 func buildSecret(ctx context.Context, p Provider, spec CredentialSecret, env *Env) (*corev1.Secret, error) {
+	if err := loadConfig(p, env); err != nil {
+		return nil, err
+	}
 	data := map[string][]byte{}
 	if c, ok := p.(Configurable); ok {
-		src := config.Source{File: env.CloudConfigFile, LookupEnv: env.LookupEnv}
-		if f, ok := p.(ConfigFormatter); ok {
-			src.Format = f.ConfigFormat()
-		}
-		if err := config.Load(c.Config(), src); err != nil {
-			return nil, fmt.Errorf("%s: %w", p.Name(), err)
-		}
 		var err error
 		if data, err = config.SecretData(c.Config()); err != nil {
 			return nil, fmt.Errorf("%s: %w", p.Name(), err)
