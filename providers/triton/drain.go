@@ -3,6 +3,7 @@ package triton
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/joyent/triton-go/compute"
@@ -37,15 +38,17 @@ const drainRecheck = time.Minute
 // what CNS's health amounts to: it sets triton.cns.status=down on their
 // machines, and up again when they are Ready and schedulable. Only the
 // machines the load balancers manage (tagged k8s-cluster=<cluster>) are
-// touched, and only on a change: a node is read when its health changes,
-// and written when its machine's status differs.
+// touched, and only on a change: a node is looked at when its health
+// changes, in the list of the cluster's machines the load balancers share
+// (so a thousand nodes joining, or a restart, cost a list, not a GET
+// each), and written when its machine's status differs.
 type drainController struct {
-	api     *api
-	cluster string
-	codec   providerid.Codec
-	nodes   corelisters.NodeLister
-	synced  cache.InformerSynced
-	queue   workqueue.TypedRateLimitingInterface[string]
+	api      *api
+	machines *clusterMachines
+	codec    providerid.Codec
+	nodes    corelisters.NodeLister
+	synced   cache.InformerSynced
+	queue    workqueue.TypedRateLimitingInterface[string]
 	// recheck is drainRecheck (tests shorten it).
 	recheck time.Duration
 }
@@ -55,11 +58,12 @@ func (p *Provider) drainControllerFor() framework.Controller {
 	return framework.Controller{
 		Name: DrainControllerName,
 		Run: func(ctx context.Context, env *framework.Env) error {
-			if p.api == nil || p.lb == nil {
+			lbs, ok := p.lb.(*loadBalancers)
+			if p.api == nil || !ok {
 				return nil
 			}
 			ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithValues("controller", DrainControllerName))
-			c, err := newDrainController(env, p.api, framework.Codec(p))
+			c, err := newDrainController(env, p.api, lbs.machines, framework.Codec(p))
 			if err != nil {
 				return err
 			}
@@ -70,10 +74,10 @@ func (p *Provider) drainControllerFor() framework.Controller {
 }
 
 // newDrainController registers the controller's Node event handler.
-func newDrainController(env *framework.Env, a *api, codec providerid.Codec) (*drainController, error) {
+func newDrainController(env *framework.Env, a *api, machines *clusterMachines, codec providerid.Codec) (*drainController, error) {
 	nodes := env.Informers.Core().V1().Nodes()
 	c := &drainController{
-		api: a, cluster: env.ClusterName, codec: codec,
+		api: a, machines: machines, codec: codec,
 		nodes: nodes.Lister(), synced: nodes.Informer().HasSynced,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: DrainControllerName}),
@@ -156,20 +160,14 @@ func (c *drainController) sync(ctx context.Context, name string) error {
 		return nil //nolint:nilerr // not a Triton machine: nothing to drain
 	}
 	down := drained(n)
-	m, err := one(ctx, "machines.get", func(ctx context.Context) (*compute.Instance, error) {
-		return c.api.compute().Instances().Get(ctx, &compute.GetInstanceInput{ID: id.Value})
-	})
-	switch {
-	case notFound(err):
-		return nil
-	case err != nil:
-		return fmt.Errorf("reading machine %s: %w", id.Value, err)
-	case m == nil || m.ID != id.Value:
-		return fmt.Errorf("reading machine %s: malformed response: no such machine in the answer", id.Value)
+	m, err := c.machines.machine(ctx, id.Value)
+	if err != nil {
+		return fmt.Errorf("looking for machine %s among the cluster's: %w", id.Value, err)
 	}
-	if m.Tags[clusterTag] != c.cluster {
+	if m == nil {
+		// Not tagged with the cluster (or gone): a load balancer may tag
+		// it later.
 		if down {
-			// A load balancer may tag it later.
 			c.queue.AddAfter(name, c.recheck)
 		}
 		return nil
@@ -185,10 +183,32 @@ func (c *drainController) sync(ctx context.Context, name string) error {
 		return nil
 	}
 	klog.FromContext(ctx).Info("Setting the node's CNS status", "node", name, "machine", m.ID, "status", want)
-	if _, err := one(ctx, "machines.metadata.update", func(ctx context.Context) (map[string]string, error) {
+	md, err := one(ctx, "machines.metadata.update", func(ctx context.Context) (map[string]string, error) {
 		return c.api.compute().Instances().UpdateMetadata(ctx, &compute.UpdateMetadataInput{ID: m.ID, Metadata: map[string]string{cnsStatusMetadata: want}})
-	}); err != nil && !notFound(err) {
+	})
+	switch {
+	case notFound(err):
+		c.machines.forget(m.ID)
+	case err != nil:
 		return fmt.Errorf("setting %s=%s on machine %s: %w", cnsStatusMetadata, want, m.ID, err)
+	default:
+		c.machines.store(withMetadata(m, md, cnsStatusMetadata, want))
 	}
 	return nil
+}
+
+// withMetadata is m with the metadata CloudAPI answered an update with (all
+// of the machine's), or, when the answer holds none, m's with key set.
+func withMetadata(m *compute.Instance, answer map[string]string, key, value string) *compute.Instance {
+	next := *m
+	if len(answer) > 0 {
+		next.Metadata = maps.Clone(answer)
+	} else {
+		next.Metadata = maps.Clone(m.Metadata)
+		if next.Metadata == nil {
+			next.Metadata = map[string]string{}
+		}
+	}
+	next.Metadata[key] = value
+	return &next
 }

@@ -175,9 +175,10 @@ func (d *lbDriver) deleteAppliance(ctx context.Context, m *compute.Instance, req
 }
 
 // leaveNodeService removes the node service from the nodes when no
-// appliance of the cluster is left but the one of req's Service.
+// appliance of the cluster is left but the one of req's Service, by a list
+// that starts now: one just created elsewhere must keep its nodes.
 func (d *lbDriver) leaveNodeService(ctx context.Context, req *lbRequest) error {
-	ms, err := d.listMachines(ctx, clusterTag, d.cluster)
+	ms, err := d.machines.machines(ctx, true)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package triton
 import (
 	"context"
 	"fmt"
+	"maps"
+	"strings"
 	"sync"
 
 	"github.com/joyent/triton-go/compute"
@@ -31,12 +33,12 @@ func (k *keyedMutex) lock(key string) func() {
 
 // syncNodeEntries makes label's entries on the cluster's machines exactly
 // want (machine UUID -> entries): the machines in want get theirs, every
-// other node of the cluster loses label's. One list of the cluster's
-// machines tells which differ; only those are read again and written, so
-// a sync with nothing to change writes nothing. It reports whether it
-// wrote.
+// other node of the cluster loses label's. The shared list of the
+// cluster's machines tells which differ; only those are written, so a sync
+// with nothing to change makes no call when the list is fresh. It reports
+// whether it wrote.
 func (d *lbDriver) syncNodeEntries(ctx context.Context, label string, want map[string][]cnsEntry) (bool, error) {
-	cluster, err := d.listMachines(ctx, clusterTag, d.cluster)
+	cluster, err := d.machines.machines(ctx, false)
 	if err != nil {
 		return false, err
 	}
@@ -71,13 +73,16 @@ func (d *lbDriver) syncNodeEntries(ctx context.Context, label string, want map[s
 }
 
 // setNodeEntries makes label's entries on machine id exactly want, keeping
-// the others, with one read and at most one write under the machine's
-// lock. A machine gone (404, 410) needs nothing.
+// the others, with at most one write under the machine's lock. It reads
+// the tags from the shared list (where this process's own writes are at
+// once), or, for a machine the list lacks (not tagged with the cluster
+// yet), with a GET. A machine gone (404, 410) needs nothing.
 func (d *lbDriver) setNodeEntries(ctx context.Context, id, label string, want []cnsEntry) (bool, error) {
 	defer d.nodeLocks.lock(id)()
-	m, err := d.machine(ctx, id)
+	m, err := d.nodeMachine(ctx, id)
 	switch {
 	case framework.IsNotFound(err):
+		d.machines.forget(id)
 		return false, nil
 	case err != nil:
 		return false, err
@@ -99,6 +104,7 @@ func (d *lbDriver) setNodeEntries(ctx context.Context, id, label string, want []
 		if err != nil && !notFound(err) {
 			return false, fmt.Errorf("deleting tag %s of machine %s: %w", cnsServicesTag, id, err)
 		}
+		d.machines.store(withTags(m, nil))
 		return true, nil
 	}
 	tags := map[string]string{cnsServicesTag: formatCNSServices(next)}
@@ -110,9 +116,42 @@ func (d *lbDriver) setNodeEntries(ctx context.Context, id, label string, want []
 		return struct{}{}, d.api.compute().Instances().AddTags(ctx, &compute.AddTagsInput{ID: id, Tags: tags})
 	}); err != nil {
 		if notFound(err) {
+			d.machines.forget(id)
 			return false, nil
 		}
 		return false, fmt.Errorf("tagging machine %s: %w", id, err)
 	}
+	d.machines.store(withTags(m, tags))
 	return true, nil
+}
+
+// nodeMachine returns machine id from the shared list, or reads it when
+// the list lacks it.
+func (d *lbDriver) nodeMachine(ctx context.Context, id string) (*compute.Instance, error) {
+	m, err := d.machines.machine(ctx, id)
+	if m != nil || err != nil {
+		return m, err
+	}
+	return d.machine(ctx, id)
+}
+
+// withTags is m as CloudAPI has it after tags were merged into its own: a
+// triton.cns.services among them (as triton-go reads it, into CNS); none
+// means that tag was deleted.
+func withTags(m *compute.Instance, tags map[string]string) *compute.Instance {
+	next := *m
+	next.Tags = maps.Clone(m.Tags)
+	if next.Tags == nil {
+		next.Tags = map[string]any{}
+	}
+	next.CNS.Services = nil
+	if v, ok := tags[cnsServicesTag]; ok {
+		next.CNS.Services = strings.Split(v, ",")
+	}
+	for k, v := range tags {
+		if k != cnsServicesTag {
+			next.Tags[k] = v
+		}
+	}
+	return &next
 }

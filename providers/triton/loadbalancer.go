@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/joyent/triton-go/compute"
 	corev1 "k8s.io/api/core/v1"
@@ -49,6 +50,9 @@ func newLoadBalancer(ctx context.Context, env *framework.Env, p *Provider) (clou
 		return nil, fmt.Errorf("TRITON_LB_MODE: load balancers need Triton CNS, and triton_cns_enabled is off on account %s: turn it on (triton account update triton_cns_enabled=true)", p.api.login)
 	}
 	d := &lbDriver{api: p.api, settings: s, cluster: env.ClusterName, codec: framework.Codec(p), recorder: env.Recorder, kube: env.Client}
+	d.machines = newClusterMachines(env.ClusterName, func(ctx context.Context) ([]*compute.Instance, error) {
+		return d.listMachines(ctx, clusterTag, d.cluster)
+	}, machineListTTL(env.LoadBalancerCacheTTL))
 	switch s.Mode {
 	case "", modeAuto:
 		img, err := d.image(ctx)
@@ -67,11 +71,34 @@ func newLoadBalancer(ctx context.Context, env *framework.Env, p *Provider) (clou
 			return nil, fmt.Errorf("TRITON_LB_MODE moirai: %w", err)
 		}
 	}
-	return framework.NewLoadBalancer(env, d, framework.LoadBalancerOptions[LoadBalancerConfig]{
-		AnnotationPrefix: AnnotationPrefix,
-		IDAnnotation:     AnnotationLoadBalancerID,
-		NewConfig:        func() *LoadBalancerConfig { return &LoadBalancerConfig{Mode: d.settings.Mode} },
-	}), nil
+	return &loadBalancers{
+		LoadBalancer: framework.NewLoadBalancer(env, d, framework.LoadBalancerOptions[LoadBalancerConfig]{
+			AnnotationPrefix: AnnotationPrefix,
+			IDAnnotation:     AnnotationLoadBalancerID,
+			NewConfig:        func() *LoadBalancerConfig { return &LoadBalancerConfig{Mode: d.settings.Mode} },
+		}),
+		machines: d.machines,
+	}, nil
+}
+
+// loadBalancers is the pipeline, with the list of the cluster's machines
+// its driver shares with the drain controller.
+type loadBalancers struct {
+	cloudprovider.LoadBalancer
+	machines *clusterMachines
+}
+
+// machineListTTL is how long one list of the cluster's machines serves:
+// as long as the pipeline's list of load balancers (--load-balancer-cache-ttl
+// in effect), not at all when that is off.
+func machineListTTL(lbCacheTTL time.Duration) time.Duration {
+	switch {
+	case lbCacheTTL == 0:
+		return framework.DefaultLoadBalancerCacheTTL
+	case lbCacheTTL < 0:
+		return 0
+	}
+	return lbCacheTTL
 }
 
 // lbDriver is the Triton half of the load-balancer pipeline, for both
@@ -90,12 +117,15 @@ type lbDriver struct {
 	nodeLocks keyedMutex
 	// resolved caches the appliance's image and package.
 	resolved resolvedCache
+	// machines is the shared list of the cluster's machines.
+	machines *clusterMachines
 }
 
 var (
 	_ framework.LoadBalancerDriver[LoadBalancerConfig, tritonLB]    = (*lbDriver)(nil)
 	_ framework.LoadBalancerValidator[LoadBalancerConfig]           = (*lbDriver)(nil)
 	_ framework.LoadBalancerOwnership[LoadBalancerConfig, tritonLB] = (*lbDriver)(nil)
+	_ framework.LoadBalancerLister[LoadBalancerConfig, tritonLB]    = (*lbDriver)(nil)
 )
 
 // Validate implements framework.LoadBalancerValidator.
@@ -119,6 +149,26 @@ func (d *lbDriver) Get(ctx context.Context, id string) (*tritonLB, error) {
 		return nil, framework.NotFound("load balancer machine %s is deleted", id)
 	}
 	return &tritonLB{machine: m}, nil
+}
+
+// List implements framework.LoadBalancerLister: the cluster's appliances,
+// from a list of its machines that starts now (the nodes' share it). The
+// pipeline serves its lookups from it, and the appliances it follows while
+// they provision share one list per look instead of a GET each. CNS load
+// balancers have no machine: their lookups go to Get and Find, which need
+// no call.
+func (d *lbDriver) List(ctx context.Context) ([]*tritonLB, error) {
+	ms, err := d.machines.machines(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	var out []*tritonLB
+	for _, m := range ms {
+		if _, appliance := m.Tags[serviceUIDTag]; appliance && m.State != machineDeleted {
+			out = append(out, &tritonLB{machine: m})
+		}
+	}
+	return out, nil
 }
 
 // Owns implements framework.LoadBalancerOwnership: an appliance belongs to
