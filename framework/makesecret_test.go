@@ -1,11 +1,9 @@
 package framework_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,11 +14,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/klog/v2"
-	"sigs.k8s.io/yaml"
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/config"
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 )
 
 // tokenCloud is a provider whose cloud is an HTTP server that accepts one
@@ -89,38 +86,14 @@ func startTokenCloud(t *testing.T) (string, *atomic.Int32) {
 	return srv.URL, &calls
 }
 
-// runMakeSecret runs "make-secret args..." of p's command with the klog
-// output captured; it returns stdout and the log.
 func runMakeSecret(t *testing.T, p framework.Provider, args ...string) (stdout, log string, err error) {
 	t.Helper()
-	var logBuf, out bytes.Buffer
-	klog.LogToStderr(false)
-	klog.SetOutput(&logBuf)
-	t.Cleanup(func() {
-		klog.LogToStderr(true)
-		fs := flag.NewFlagSet("", flag.ContinueOnError)
-		klog.InitFlags(fs)
-		_ = fs.Set("v", "0")
-	})
-	cmd := framework.NewCommand(p)
-	cmd.SetArgs(append([]string{"make-secret"}, args...))
-	cmd.SetOut(&out)
-	cmd.SetErr(&logBuf)
-	err = cmd.Execute()
-	klog.Flush()
-	return out.String(), logBuf.String(), err
+	return frameworktest.RunMakeSecret(t, p, args...)
 }
 
 func parseSecret(t *testing.T, out string) *corev1.Secret {
 	t.Helper()
-	var s corev1.Secret
-	if err := yaml.UnmarshalStrict([]byte(out), &s); err != nil {
-		t.Fatalf("output is not a Secret: %v\n%s", err, out)
-	}
-	if s.APIVersion != "v1" || s.Kind != "Secret" {
-		t.Fatalf("output is %s %s, want v1 Secret", s.APIVersion, s.Kind)
-	}
-	return &s
+	return frameworktest.ReadSecret(t, []byte(out))
 }
 
 func TestMakeSecretChecksAndPrints(t *testing.T) {

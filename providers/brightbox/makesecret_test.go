@@ -1,8 +1,6 @@
 package brightbox_test
 
 import (
-	"bytes"
-	"flag"
 	"maps"
 	"os"
 	"path/filepath"
@@ -11,59 +9,22 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
-	"sigs.k8s.io/yaml"
 
-	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/providers/brightbox"
 	"github.com/ccmkit/ccmkit/providers/brightbox/gbsim"
 )
-
-// brightboxVars are the variables the provider reads, all set (to "",
-// unset) for each make-secret run.
-var brightboxVars = []string{
-	"BRIGHTBOX_CLIENT", "BRIGHTBOX_CLIENT_SECRET", "BRIGHTBOX_USER_NAME", "BRIGHTBOX_PASSWORD",
-	"BRIGHTBOX_ACCOUNT", "BRIGHTBOX_API_URL", "BRIGHTBOX_LEGACY_ADDRESSES",
-	"BRIGHTBOX_CLIENT_FILE", "BRIGHTBOX_CLIENT_SECRET_FILE", "BRIGHTBOX_USER_NAME_FILE", "BRIGHTBOX_PASSWORD_FILE",
-}
 
 // makeSecret runs the CCM's "make-secret args..." with vars as its whole
 // configuration environment; it returns stdout and what it logged.
 func makeSecret(t *testing.T, vars map[string]string, args ...string) (stdout, log string, err error) {
 	t.Helper()
-	for _, k := range brightboxVars {
-		t.Setenv(k, vars[k])
-	}
-	var logBuf, out bytes.Buffer
-	klog.LogToStderr(false)
-	klog.SetOutput(&logBuf)
-	t.Cleanup(func() {
-		klog.LogToStderr(true)
-		fs := flag.NewFlagSet("", flag.ContinueOnError)
-		klog.InitFlags(fs)
-		_ = fs.Set("v", "0")
-	})
-	cmd := framework.NewCommand(brightbox.New())
-	cmd.SetArgs(append([]string{"make-secret"}, args...))
-	cmd.SetOut(&out)
-	cmd.SetErr(&logBuf)
-	err = cmd.Execute()
-	klog.Flush()
-	return out.String(), logBuf.String(), err
+	frameworktest.SetConfigEnv(t, brightbox.New(), vars)
+	return frameworktest.RunMakeSecret(t, brightbox.New(), args...)
 }
 
-func readSecret(t *testing.T, data []byte) *corev1.Secret {
-	t.Helper()
-	var s corev1.Secret
-	if err := yaml.UnmarshalStrict(data, &s); err != nil {
-		t.Fatalf("not a Secret: %v\n%s", err, data)
-	}
-	if s.APIVersion != "v1" || s.Kind != "Secret" {
-		t.Fatalf("a %s %s, not a v1 Secret", s.APIVersion, s.Kind)
-	}
-	return &s
-}
+func readSecret(t *testing.T, data []byte) *corev1.Secret { return frameworktest.ReadSecret(t, data) }
 
 func TestMakeSecret(t *testing.T) {
 	sim := gbsim.NewServer(t, gbsim.Options{})
@@ -83,7 +44,7 @@ func TestMakeSecret(t *testing.T) {
 	if got.Namespace != want.Namespace || got.Name != want.Name {
 		t.Errorf("Secret %s/%s, the shipped manifests read %s/%s", got.Namespace, got.Name, want.Namespace, want.Name)
 	}
-	if g, w := slices.Sorted(maps.Keys(got.Data)), slices.Sorted(maps.Keys(want.StringData)); !slices.Equal(g, w) {
+	if g, w := slices.Sorted(maps.Keys(got.Data)), slices.Sorted(maps.Keys(want.Data)); !slices.Equal(g, w) {
 		t.Errorf("keys %v, the shipped Secret has %v", g, w)
 	}
 	if !strings.Contains(log, "/token") {

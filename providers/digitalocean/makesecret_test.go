@@ -1,8 +1,6 @@
 package digitalocean_test
 
 import (
-	"bytes"
-	"flag"
 	"maps"
 	"os"
 	"path/filepath"
@@ -11,10 +9,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/klog/v2"
-	"sigs.k8s.io/yaml"
 
-	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/providers/digitalocean"
 	"github.com/ccmkit/ccmkit/providers/digitalocean/dosim"
 )
@@ -23,39 +19,11 @@ import (
 // configuration environment; it returns stdout and what it logged.
 func makeSecret(t *testing.T, vars map[string]string, args ...string) (stdout, log string, err error) {
 	t.Helper()
-	for _, k := range []string{"DO_ACCESS_TOKEN", "DO_ACCESS_TOKEN_FILE", "DO_OVERRIDE_URL", "REGION"} {
-		t.Setenv(k, vars[k])
-	}
-	var logBuf, out bytes.Buffer
-	klog.LogToStderr(false)
-	klog.SetOutput(&logBuf)
-	t.Cleanup(func() {
-		klog.LogToStderr(true)
-		fs := flag.NewFlagSet("", flag.ContinueOnError)
-		klog.InitFlags(fs)
-		_ = fs.Set("v", "0")
-	})
-	cmd := framework.NewCommand(digitalocean.New())
-	cmd.SetArgs(append([]string{"make-secret"}, args...))
-	cmd.SetOut(&out)
-	cmd.SetErr(&logBuf)
-	err = cmd.Execute()
-	klog.Flush()
-	return out.String(), logBuf.String(), err
+	frameworktest.SetConfigEnv(t, digitalocean.New(), vars)
+	return frameworktest.RunMakeSecret(t, digitalocean.New(), args...)
 }
 
-// readSecret parses a Secret manifest.
-func readSecret(t *testing.T, data []byte) *corev1.Secret {
-	t.Helper()
-	var s corev1.Secret
-	if err := yaml.UnmarshalStrict(data, &s); err != nil {
-		t.Fatalf("not a Secret: %v\n%s", err, data)
-	}
-	if s.APIVersion != "v1" || s.Kind != "Secret" {
-		t.Fatalf("a %s %s, not a v1 Secret", s.APIVersion, s.Kind)
-	}
-	return &s
-}
+func readSecret(t *testing.T, data []byte) *corev1.Secret { return frameworktest.ReadSecret(t, data) }
 
 func TestMakeSecret(t *testing.T) {
 	sim := dosim.NewServer(t, dosim.Options{Token: "tok-make-secret-0c1d"})
@@ -74,7 +42,7 @@ func TestMakeSecret(t *testing.T) {
 	if got.Namespace != want.Namespace || got.Name != want.Name {
 		t.Errorf("Secret %s/%s, the shipped manifests read %s/%s", got.Namespace, got.Name, want.Namespace, want.Name)
 	}
-	if g, w := slices.Sorted(maps.Keys(got.Data)), slices.Sorted(maps.Keys(want.StringData)); !slices.Equal(g, w) {
+	if g, w := slices.Sorted(maps.Keys(got.Data)), slices.Sorted(maps.Keys(want.Data)); !slices.Equal(g, w) {
 		t.Errorf("keys %v, the shipped Secret has %v", g, w)
 	}
 	if !strings.Contains(log, "/v2/account") {

@@ -1,8 +1,6 @@
 package openstack_test
 
 import (
-	"bytes"
-	"flag"
 	"maps"
 	"os"
 	"path/filepath"
@@ -11,10 +9,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/klog/v2"
-	"sigs.k8s.io/yaml"
 
-	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/providers/openstack"
 	"github.com/ccmkit/ccmkit/providers/openstack/openstacksim"
 )
@@ -24,42 +20,15 @@ import (
 // and what it logged.
 func makeSecret(t *testing.T, conf string, args ...string) (stdout, log string, err error) {
 	t.Helper()
-	for _, k := range []string{"OS_CCM_REGIONAL", "OS_CLOUD", "OS_CLIENT_CONFIG_FILE"} {
-		t.Setenv(k, "")
-	}
+	frameworktest.SetConfigEnv(t, openstack.New(), map[string]string{"OS_CCM_REGIONAL": "", "OS_CLOUD": "", "OS_CLIENT_CONFIG_FILE": ""})
 	path := filepath.Join(t.TempDir(), "cloud.conf")
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var logBuf, out bytes.Buffer
-	klog.LogToStderr(false)
-	klog.SetOutput(&logBuf)
-	t.Cleanup(func() {
-		klog.LogToStderr(true)
-		fs := flag.NewFlagSet("", flag.ContinueOnError)
-		klog.InitFlags(fs)
-		_ = fs.Set("v", "0")
-	})
-	cmd := framework.NewCommand(openstack.New())
-	cmd.SetArgs(append([]string{"make-secret", "--cloud-config=" + path}, args...))
-	cmd.SetOut(&out)
-	cmd.SetErr(&logBuf)
-	err = cmd.Execute()
-	klog.Flush()
-	return out.String(), logBuf.String(), err
+	return frameworktest.RunMakeSecret(t, openstack.New(), append([]string{"--cloud-config=" + path}, args...)...)
 }
 
-func readSecret(t *testing.T, data []byte) *corev1.Secret {
-	t.Helper()
-	var s corev1.Secret
-	if err := yaml.UnmarshalStrict(data, &s); err != nil {
-		t.Fatalf("not a Secret: %v\n%s", err, data)
-	}
-	if s.APIVersion != "v1" || s.Kind != "Secret" {
-		t.Fatalf("a %s %s, not a v1 Secret", s.APIVersion, s.Kind)
-	}
-	return &s
-}
+func readSecret(t *testing.T, data []byte) *corev1.Secret { return frameworktest.ReadSecret(t, data) }
 
 func TestMakeSecret(t *testing.T) {
 	sim := openstacksim.NewServer(t, openstacksim.Options{})
@@ -78,7 +47,7 @@ func TestMakeSecret(t *testing.T) {
 	if got.Namespace != want.Namespace || got.Name != want.Name {
 		t.Errorf("Secret %s/%s, the shipped manifests read %s/%s", got.Namespace, got.Name, want.Namespace, want.Name)
 	}
-	if g, w := slices.Sorted(maps.Keys(got.Data)), slices.Sorted(maps.Keys(want.StringData)); !slices.Equal(g, w) {
+	if g, w := slices.Sorted(maps.Keys(got.Data)), slices.Sorted(maps.Keys(want.Data)); !slices.Equal(g, w) {
 		t.Errorf("keys %v, the shipped Secret has %v", g, w)
 	}
 	if string(got.Data["cloud.conf"]) != conf {

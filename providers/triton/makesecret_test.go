@@ -1,18 +1,14 @@
 package triton_test
 
 import (
-	"bytes"
-	"flag"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/klog/v2"
-	"sigs.k8s.io/yaml"
-
-	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/providers/triton"
 	"github.com/ccmkit/ccmkit/providers/triton/tritonsim"
 )
@@ -28,39 +24,29 @@ func TestMakeSecret(t *testing.T) {
 	}
 	vars := sim.Env(sim.URL())
 	vars["TRITON_KEY_MATERIAL"], vars["TRITON_KEY_ID"] = path, ""
-	for _, k := range []string{"TRITON_URL", "TRITON_ACCOUNT", "TRITON_USER", "TRITON_KEY_ID", "TRITON_KEY_MATERIAL", "TRITON_KEY_MATERIAL_FILE", "SDC_URL", "SDC_ACCOUNT", "SDC_KEY_ID", "SDC_KEY_MATERIAL"} {
-		t.Setenv(k, vars[k])
+	frameworktest.SetConfigEnv(t, triton.New(), vars)
+	out, log, err := frameworktest.RunMakeSecret(t, triton.New(), "-v=10")
+	if err != nil {
+		t.Fatalf("make-secret: %v\n%s", err, log)
 	}
-	var logBuf, out bytes.Buffer
-	klog.LogToStderr(false)
-	klog.SetOutput(&logBuf)
-	t.Cleanup(func() {
-		klog.LogToStderr(true)
-		fs := flag.NewFlagSet("", flag.ContinueOnError)
-		klog.InitFlags(fs)
-		_ = fs.Set("v", "0")
-	})
-	cmd := framework.NewCommand(triton.New())
-	cmd.SetArgs([]string{"make-secret", "-v=10"})
-	cmd.SetOut(&out)
-	cmd.SetErr(&logBuf)
-	if err := cmd.Execute(); err != nil {
-		t.Fatalf("make-secret: %v\n%s", err, logBuf.String())
+	s := frameworktest.ReadSecret(t, []byte(out))
+	shipped, err := os.ReadFile("../../examples/manifests/triton/secret.example.yaml")
+	if err != nil {
+		t.Fatal(err)
 	}
-	klog.Flush()
-	var s corev1.Secret
-	if err := yaml.UnmarshalStrict(out.Bytes(), &s); err != nil {
-		t.Fatalf("not a Secret: %v\n%s", err, out.String())
+	want := frameworktest.ReadSecret(t, shipped)
+	if s.Namespace != want.Namespace || s.Name != want.Name {
+		t.Errorf("Secret %s/%s, the shipped manifests read %s/%s", s.Namespace, s.Name, want.Namespace, want.Name)
 	}
-	if s.Name != "triton-credentials" || s.Namespace != "kube-system" {
-		t.Errorf("Secret %s/%s, want kube-system/triton-credentials", s.Namespace, s.Name)
+	if g, w := slices.Sorted(maps.Keys(s.Data)), slices.Sorted(maps.Keys(want.Data)); !slices.Equal(g, w) {
+		t.Errorf("keys %v, the shipped Secret has %v", g, w)
 	}
-	got := func(k string) string { return string(s.Data[k]) + s.StringData[k] }
+	got := func(k string) string { return string(s.Data[k]) }
 	if got("TRITON_KEY_ID") != sim.KeyFingerprint() || strings.TrimSpace(got("TRITON_KEY_MATERIAL")) != strings.TrimSpace(string(sim.AccountKeyPEM())) ||
 		got("TRITON_URL") != sim.URL() || got("TRITON_ACCOUNT") != sim.Account() {
 		t.Errorf("Secret data %v", s.Data)
 	}
-	if line := strings.Split(string(sim.AccountKeyPEM()), "\n")[1]; strings.Contains(logBuf.String(), line) {
-		t.Errorf("make-secret logged the key:\n%s", logBuf.String())
+	if line := strings.Split(string(sim.AccountKeyPEM()), "\n")[1]; strings.Contains(log, line) {
+		t.Errorf("make-secret logged the key:\n%s", log)
 	}
 }
