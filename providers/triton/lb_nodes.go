@@ -52,18 +52,26 @@ func (d *lbDriver) syncNodeEntries(ctx context.Context, label string, want map[s
 		if sameEntries(cnsEntriesOf(parseCNSServices(m.CNS.Services), label), want[m.ID]) {
 			continue
 		}
-		w, err := d.setNodeEntries(ctx, m.ID, label, want[m.ID])
+		w, err := d.setNodeEntries(ctx, m.ID, label, want[m.ID], nil)
 		wrote = wrote || w
 		if err != nil {
 			return wrote, err
 		}
 	}
-	// Nodes not tagged yet: read, tagged and written once.
-	for id, entries := range want {
-		if seen[id] {
-			continue
+	// Nodes not tagged yet: read (many from one list of the account's
+	// machines), tagged and written once.
+	var untagged []string
+	for id := range want {
+		if !seen[id] {
+			untagged = append(untagged, id)
 		}
-		w, err := d.setNodeEntries(ctx, id, label, entries)
+	}
+	read, err := d.readMachines(ctx, untagged)
+	if err != nil {
+		return wrote, err
+	}
+	for _, id := range untagged {
+		w, err := d.setNodeEntries(ctx, id, label, want[id], read[id])
 		wrote = wrote || w
 		if err != nil {
 			return wrote, err
@@ -76,10 +84,11 @@ func (d *lbDriver) syncNodeEntries(ctx context.Context, label string, want map[s
 // the others, with at most one write under the machine's lock. It reads
 // the tags from the shared list (where this process's own writes are at
 // once), or, for a machine the list lacks (not tagged with the cluster
-// yet), with a GET. A machine gone (404, 410) needs nothing.
-func (d *lbDriver) setNodeEntries(ctx context.Context, id, label string, want []cnsEntry) (bool, error) {
+// yet), from read (the machine as just listed), or with a GET. A machine
+// gone (404, 410) needs nothing.
+func (d *lbDriver) setNodeEntries(ctx context.Context, id, label string, want []cnsEntry, read *compute.Instance) (bool, error) {
 	defer d.nodeLocks.lock(id)()
-	m, err := d.nodeMachine(ctx, id)
+	m, err := d.nodeMachine(ctx, id, read)
 	switch {
 	case framework.IsNotFound(err):
 		d.machines.forget(id)
@@ -125,12 +134,15 @@ func (d *lbDriver) setNodeEntries(ctx context.Context, id, label string, want []
 	return true, nil
 }
 
-// nodeMachine returns machine id from the shared list, or reads it when
-// the list lacks it.
-func (d *lbDriver) nodeMachine(ctx context.Context, id string) (*compute.Instance, error) {
+// nodeMachine returns machine id from the shared list; when the list
+// lacks it, read (when set) or a GET.
+func (d *lbDriver) nodeMachine(ctx context.Context, id string, read *compute.Instance) (*compute.Instance, error) {
 	m, err := d.machines.machine(ctx, id)
-	if m != nil || err != nil {
+	switch {
+	case m != nil || err != nil:
 		return m, err
+	case read != nil:
+		return read, nil
 	}
 	return d.machine(ctx, id)
 }

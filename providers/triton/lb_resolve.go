@@ -144,7 +144,7 @@ func (d *lbDriver) applianceNetworks(ctx context.Context, targets []string) ([]s
 	_, first, _ := strings.Cut(public[0], "\x00")
 	out := []string{first}
 	if len(targets) > 0 {
-		m, err := d.nodeMachine(ctx, targets[0])
+		m, err := d.nodeMachine(ctx, targets[0], nil)
 		if err != nil {
 			return nil, fmt.Errorf("reading a node's networks for the load balancer: %w", err)
 		}
@@ -175,17 +175,23 @@ func (d *lbDriver) targetMachines(ctx context.Context, nodes []*corev1.Node) []s
 
 // listMachines lists the machines tagged key=value, every page.
 func (d *lbDriver) listMachines(ctx context.Context, key, value string) ([]*compute.Instance, error) {
+	return d.listMachinesWhere(ctx, map[string]any{key: value}, "tagged "+key+"="+value)
+}
+
+// listMachinesWhere lists the machines with these tags (nil: every machine
+// of the account), every page CloudAPI's offset reaches; what names them.
+func (d *lbDriver) listMachinesWhere(ctx context.Context, tags map[string]any, what string) ([]*compute.Instance, error) {
 	var out []*compute.Instance
 	for offset := 0; ; offset += machinePage {
 		page, err := d.api.compute().Instances().List(withOp(ctx, "machines.list"), &compute.ListInstancesInput{
-			Tags: map[string]any{key: value}, Limit: machinePage, Offset: uint16(offset),
+			Tags: tags, Limit: machinePage, Offset: uint16(offset),
 		})
 		if err != nil {
-			return nil, fmt.Errorf("listing machines tagged %s=%s: %w", key, value, err)
+			return nil, fmt.Errorf("listing machines %s: %w", what, err)
 		}
 		for _, m := range page {
 			if m == nil || m.ID == "" {
-				return nil, fmt.Errorf("listing machines tagged %s=%s: malformed response: a machine without id", key, value)
+				return nil, fmt.Errorf("listing machines %s: malformed response: a machine without id", what)
 			}
 		}
 		out = append(out, page...)
@@ -193,4 +199,36 @@ func (d *lbDriver) listMachines(ctx context.Context, key, value string) ([]*comp
 			return out, nil
 		}
 	}
+}
+
+// readMachines returns the machines ids (those it finds) from one list of
+// the account's machines when that costs fewer calls than a GET each
+// (CloudAPI counts them first: a HEAD), else nil: read them one by one.
+// The first sync of the first Service meets a thousand nodes not tagged
+// yet, so not in the cluster's list.
+func (d *lbDriver) readMachines(ctx context.Context, ids []string) (map[string]*compute.Instance, error) {
+	if len(ids) < 3 { // a count and a page are two calls
+		return nil, nil
+	}
+	n, err := d.api.compute().Instances().Count(withOp(ctx, "machines.count"), &compute.ListInstancesInput{})
+	if err != nil {
+		return nil, fmt.Errorf("counting the account's machines: %w", err)
+	}
+	if pages := (n + machinePage - 1) / machinePage; n <= 0 || 1+pages >= len(ids) {
+		return nil, nil
+	}
+	all, err := d.listMachinesWhere(ctx, nil, "of the account")
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*compute.Instance, len(ids))
+	for _, id := range ids {
+		out[id] = nil
+	}
+	for _, m := range all {
+		if _, wanted := out[m.ID]; wanted {
+			out[m.ID] = m
+		}
+	}
+	return out, nil
 }
