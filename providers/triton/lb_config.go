@@ -119,7 +119,7 @@ type LoadBalancerConfig struct {
 
 	CertificateName []string `annotation:"certificate-name" doc:"Moirai: DNS names, comma-separated, of the appliance's Let's Encrypt certificate: the first is the subject, the others alternative names. They must resolve to the Service's address (its CNS hostname can be one). Unset: a self-signed certificate. Moirai cannot go back to a self-signed certificate once it used a named one."`
 
-	MaxBackends uint `annotation:"max-backends" min:"32" max:"1024" doc:"Moirai: how many nodes the appliance balances each port over (max_rs). Unset: the number of nodes, at least 32."`
+	MaxBackends uint `annotation:"max-backends" min:"32" max:"1024" doc:"Moirai: how many nodes the appliance balances each port over (max_rs). Unset: the number of nodes rounded up to a multiple of 32, so that a node joining or leaving seldom rewrites it."`
 
 	Timeouts timeoutsConfig
 

@@ -157,9 +157,13 @@ func portmap(svc *corev1.Service, listener string, t moiraiTarget) string {
 }
 
 // maxRS is the appliance's backends per port: the annotation, or the node
-// count, within Moirai's bounds (it clamps to them itself).
+// count rounded up to a multiple of minBackends, within Moirai's bounds (it
+// clamps to them itself). Rounded, a node joining or leaving rewrites the
+// metadata of every appliance only when the count crosses a multiple, not
+// each time; the slots a count leaves empty cost HAProxy nothing.
 func maxRS(annotated uint, nodes int) int {
-	n := max(int(annotated), nodes)
+	rounded := (nodes + minBackends - 1) / minBackends * minBackends
+	n := max(int(annotated), rounded)
 	return min(max(n, minBackends), maxBackends)
 }
 

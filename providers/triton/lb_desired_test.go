@@ -25,7 +25,7 @@ func TestDesiredMetadata(t *testing.T) {
 	want := map[string]string{
 		mdLoadBalancer:    "true",
 		mdPortmap:         "https-http://80:k8s-c-nodes.svc.acct.dc.cns.joyent.com:30080{check:/healthz,port:10256},https-http://443:k8s-c-nodes.svc.acct.dc.cns.joyent.com:30443{check:/healthz,port:10256}",
-		mdMaxRS:           "40",
+		mdMaxRS:           "64",
 		mdCertificateName: "www.example.com",
 		mdTimeouts:        "{connect:5000ms,server:180000ms}",
 		mdMetricsACL:      "10.0.0.0/8",
@@ -40,7 +40,7 @@ func TestDesiredMetadata(t *testing.T) {
 	for _, tc := range []struct {
 		annotated   uint
 		nodes, want int
-	}{{0, 3, 32}, {0, 100, 100}, {64, 3, 64}, {0, 5000, 1024}} {
+	}{{0, 3, 32}, {0, 100, 128}, {0, 1000, 1024}, {0, 1001, 1024}, {64, 3, 64}, {64, 65, 96}, {0, 5000, 1024}} {
 		if got := maxRS(tc.annotated, tc.nodes); got != tc.want {
 			t.Errorf("maxRS(%d, %d) = %d, want %d", tc.annotated, tc.nodes, got, tc.want)
 		}
