@@ -160,7 +160,7 @@ func (c *drainController) sync(ctx context.Context, name string) error {
 		return nil //nolint:nilerr // not a Triton machine: nothing to drain
 	}
 	down := drained(n)
-	m, err := c.machines.machine(ctx, id.Value)
+	m, err := c.machines.get(ctx, id.Value)
 	if err != nil {
 		return fmt.Errorf("looking for machine %s among the cluster's: %w", id.Value, err)
 	}

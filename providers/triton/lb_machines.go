@@ -4,20 +4,21 @@ import (
 	"context"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/joyent/triton-go/compute"
 )
 
-// This file is the shared list of the cluster's machines: every machine
-// tagged k8s-cluster=<cluster>, that is the nodes the load balancers have
-// tagged and the Moirai appliances. The load balancers' lookups (the
-// pipeline's shared list, framework.LoadBalancerLister), their node-tag
-// edits and the drain controller all read it, so that a burst of syncs (a
-// thousand Nodes joining, two hundred Services created, a CCM restarted)
-// costs a handful of lists instead of a GET per node and per Service.
+// This file is the shared lists the load balancers read. The list of the
+// cluster's machines holds every machine tagged k8s-cluster=<cluster>, that
+// is the nodes the load balancers have tagged and the Moirai appliances:
+// the load balancers' lookups (the pipeline's shared list,
+// framework.LoadBalancerLister), their node-tag edits and the drain
+// controller all read it, so that a burst of syncs (a thousand Nodes
+// joining, two hundred Services created, a CCM restarted) costs a handful
+// of lists instead of a GET per node and per Service. The list of the
+// appliances' firewall rules (lb_firewall.go) is the same for the rules.
 //
 // A list serves for a TTL. What this process writes, or reads directly, is
 // recorded in it at once, and survives a list that was already running when
@@ -25,12 +26,16 @@ import (
 // so the TTL only bounds how late a change made outside this CCM (a user
 // editing a node's tags, say) is seen.
 
-// clusterMachines is the cluster's machines from one shared list, listed
-// once for all concurrent callers.
-type clusterMachines struct {
-	cluster string
-	// list lists the cluster's machines, every page.
-	list func(context.Context) ([]*compute.Instance, error)
+// sharedList is the objects of one list call, made once for all concurrent
+// callers and served for a TTL, with this process's own writes recorded
+// over it.
+type sharedList[T any] struct {
+	// list lists the objects, every page.
+	list func(context.Context) ([]*T, error)
+	// key is an object's ID; keep says whether an object recorded belongs
+	// in the list (what the list call filters on).
+	key  func(*T) string
+	keep func(*T) bool
 	ttl  time.Duration
 	now  func() time.Time
 
@@ -39,42 +44,49 @@ type clusterMachines struct {
 	gen uint64
 	// listed is the newest list finished, with the newer records applied;
 	// nil before the first. It is never modified: a record replaces it.
-	listed *machineList
+	listed *listed[T]
 	// flight is the newest list running, nil when none is.
-	flight *machineFlight
-	// records are the machines as this process wrote or read them since
-	// the list in listed started (nil machine: gone).
-	records map[string]machineRecord
+	flight *flight
+	// records are the objects as this process wrote or read them since the
+	// list in listed started (nil: gone).
+	records map[string]listRecord[T]
 }
 
-// machineList is one list of the cluster's machines by ID, started at gen
-// and at.
-type machineList struct {
+// listed is one list by ID, started at gen and at.
+type listed[T any] struct {
 	gen  uint64
 	at   time.Time
-	byID map[string]*compute.Instance
+	byID map[string]*T
 }
 
-type machineFlight struct {
+type flight struct {
 	gen  uint64
 	at   time.Time
 	done chan struct{}
 	err  error
 }
 
-type machineRecord struct {
+type listRecord[T any] struct {
 	gen uint64
-	m   *compute.Instance
+	v   *T
 }
 
+func newSharedList[T any](list func(context.Context) ([]*T, error), key func(*T) string, keep func(*T) bool, ttl time.Duration) *sharedList[T] {
+	return &sharedList[T]{list: list, key: key, keep: keep, ttl: ttl, now: time.Now, records: map[string]listRecord[T]{}}
+}
+
+// clusterMachines is the shared list of the cluster's machines.
+type clusterMachines = sharedList[compute.Instance]
+
 func newClusterMachines(cluster string, list func(context.Context) ([]*compute.Instance, error), ttl time.Duration) *clusterMachines {
-	return &clusterMachines{cluster: cluster, list: list, ttl: ttl, now: time.Now, records: map[string]machineRecord{}}
+	return newSharedList(list, func(m *compute.Instance) string { return m.ID },
+		func(m *compute.Instance) bool { return m.Tags[clusterTag] == cluster }, ttl)
 }
 
 // snapshot returns a list that started within the TTL, listing when there
 // is none (fresh: a list that started after this call). Callers must not
 // modify it.
-func (c *clusterMachines) snapshot(ctx context.Context, fresh bool) (*machineList, error) {
+func (c *sharedList[T]) snapshot(ctx context.Context, fresh bool) (*listed[T], error) {
 	c.mu.Lock()
 	since, cutoff := c.gen, c.now().Add(-c.ttl)
 	usable := func(gen uint64, at time.Time) bool {
@@ -107,12 +119,12 @@ func (c *clusterMachines) snapshot(ctx context.Context, fresh bool) (*machineLis
 
 // start starts a list (c.mu held); it runs on when the caller that started
 // it stops waiting, for the others.
-func (c *clusterMachines) start(ctx context.Context) *machineFlight {
+func (c *sharedList[T]) start(ctx context.Context) *flight {
 	c.gen++
-	f := &machineFlight{gen: c.gen, at: c.now(), done: make(chan struct{})}
+	f := &flight{gen: c.gen, at: c.now(), done: make(chan struct{})}
 	c.flight = f
 	go func() {
-		ms, err := c.list(context.WithoutCancel(ctx))
+		vs, err := c.list(context.WithoutCancel(ctx))
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.flight == f {
@@ -123,9 +135,9 @@ func (c *clusterMachines) start(ctx context.Context) *machineFlight {
 		if err != nil || c.listed != nil && c.listed.gen > f.gen {
 			return
 		}
-		l := &machineList{gen: f.gen, at: f.at, byID: make(map[string]*compute.Instance, len(ms))}
-		for _, m := range ms {
-			l.byID[m.ID] = m
+		l := &listed[T]{gen: f.gen, at: f.at, byID: make(map[string]*T, len(vs))}
+		for _, v := range vs {
+			l.byID[c.key(v)] = v
 		}
 		// What was recorded while the list ran wins over it; what was
 		// recorded before, the list shows.
@@ -134,25 +146,30 @@ func (c *clusterMachines) start(ctx context.Context) *machineFlight {
 				delete(c.records, id)
 				continue
 			}
-			c.apply(l.byID, id, r.m)
+			c.apply(l.byID, id, r.v)
 		}
 		c.listed = l
 	}()
 	return f
 }
 
-// machines returns the cluster's machines, sorted by ID.
-func (c *clusterMachines) machines(ctx context.Context, fresh bool) ([]*compute.Instance, error) {
+// all returns the listed objects, sorted by ID.
+func (c *sharedList[T]) all(ctx context.Context, fresh bool) ([]*T, error) {
 	l, err := c.snapshot(ctx, fresh)
 	if err != nil {
 		return nil, err
 	}
-	return slices.SortedFunc(maps.Values(l.byID), func(a, b *compute.Instance) int { return strings.Compare(a.ID, b.ID) }), nil
+	ids := slices.Sorted(maps.Keys(l.byID))
+	out := make([]*T, len(ids))
+	for i, id := range ids {
+		out[i] = l.byID[id]
+	}
+	return out, nil
 }
 
-// machine returns the machine id as the list (or a later record) has it;
-// nil when the list lacks it (not tagged with the cluster, or gone).
-func (c *clusterMachines) machine(ctx context.Context, id string) (*compute.Instance, error) {
+// get returns the object id as the list (or a later record) has it; nil
+// when the list lacks it.
+func (c *sharedList[T]) get(ctx context.Context, id string) (*T, error) {
 	l, err := c.snapshot(ctx, false)
 	if err != nil {
 		return nil, err
@@ -160,31 +177,31 @@ func (c *clusterMachines) machine(ctx context.Context, id string) (*compute.Inst
 	return l.byID[id], nil
 }
 
-// store records a machine as a write or a read just left it. Callers must
-// not modify m afterwards.
-func (c *clusterMachines) store(m *compute.Instance) { c.record(m.ID, m) }
+// store records an object as a write or a read just left it. Callers must
+// not modify v afterwards.
+func (c *sharedList[T]) store(v *T) { c.record(c.key(v), v) }
 
-// forget records that machine id is gone.
-func (c *clusterMachines) forget(id string) { c.record(id, nil) }
+// forget records that object id is gone.
+func (c *sharedList[T]) forget(id string) { c.record(id, nil) }
 
-func (c *clusterMachines) record(id string, m *compute.Instance) {
+func (c *sharedList[T]) record(id string, v *T) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
-	c.records[id] = machineRecord{gen: c.gen, m: m}
+	c.records[id] = listRecord[T]{gen: c.gen, v: v}
 	if l := c.listed; l != nil {
 		byID := maps.Clone(l.byID)
-		c.apply(byID, id, m)
-		c.listed = &machineList{gen: l.gen, at: l.at, byID: byID}
+		c.apply(byID, id, v)
+		c.listed = &listed[T]{gen: l.gen, at: l.at, byID: byID}
 	}
 }
 
-// apply puts m in byID, or takes id out when m is nil (gone) or not tagged
-// with the cluster.
-func (c *clusterMachines) apply(byID map[string]*compute.Instance, id string, m *compute.Instance) {
-	if m == nil || m.Tags[clusterTag] != c.cluster {
+// apply puts v in byID, or takes id out when v is nil (gone) or does not
+// belong in the list.
+func (c *sharedList[T]) apply(byID map[string]*T, id string, v *T) {
+	if v == nil || !c.keep(v) {
 		delete(byID, id)
 		return
 	}
-	byID[id] = m
+	byID[id] = v
 }

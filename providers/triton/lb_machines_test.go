@@ -160,7 +160,7 @@ func TestClusterMachinesRecords(t *testing.T) {
 	got := make(chan string, 3)
 	for range 3 {
 		go func() {
-			m, err := c.machine(ctx, "a")
+			m, err := c.get(ctx, "a")
 			if err != nil || m == nil {
 				got <- fmt.Sprint(m, err)
 				return
@@ -191,7 +191,7 @@ func TestClusterMachinesRecords(t *testing.T) {
 	mu.Lock()
 	cloud["a"] = "theirs"
 	mu.Unlock()
-	ms, err := c.machines(ctx, true)
+	ms, err := c.all(ctx, true)
 	if err != nil || len(ms) != 1 || ms[0].Metadata["v"] != "theirs" {
 		t.Errorf("fresh list: %v, %v; want a=theirs", ms, err)
 	}
@@ -200,7 +200,7 @@ func TestClusterMachinesRecords(t *testing.T) {
 	}
 	// A machine no longer tagged with the cluster leaves the list.
 	c.store(&compute.Instance{ID: "a"})
-	if m, err := c.machine(ctx, "a"); m != nil || err != nil {
+	if m, err := c.get(ctx, "a"); m != nil || err != nil {
 		t.Errorf("untagged machine a still listed: %v, %v", m, err)
 	}
 }

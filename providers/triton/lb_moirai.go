@@ -178,7 +178,7 @@ func (d *lbDriver) deleteAppliance(ctx context.Context, m *compute.Instance, req
 // appliance of the cluster is left but the one of req's Service, by a list
 // that starts now: one just created elsewhere must keep its nodes.
 func (d *lbDriver) leaveNodeService(ctx context.Context, req *lbRequest) error {
-	ms, err := d.machines.machines(ctx, true)
+	ms, err := d.machines.all(ctx, true)
 	if err != nil {
 		return err
 	}

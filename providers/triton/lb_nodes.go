@@ -38,7 +38,7 @@ func (k *keyedMutex) lock(key string) func() {
 // with nothing to change makes no call when the list is fresh. It reports
 // whether it wrote.
 func (d *lbDriver) syncNodeEntries(ctx context.Context, label string, want map[string][]cnsEntry) (bool, error) {
-	cluster, err := d.machines.machines(ctx, false)
+	cluster, err := d.machines.all(ctx, false)
 	if err != nil {
 		return false, err
 	}
@@ -137,7 +137,7 @@ func (d *lbDriver) setNodeEntries(ctx context.Context, id, label string, want []
 // nodeMachine returns machine id from the shared list; when the list
 // lacks it, read (when set) or a GET.
 func (d *lbDriver) nodeMachine(ctx context.Context, id string, read *compute.Instance) (*compute.Instance, error) {
-	m, err := d.machines.machine(ctx, id)
+	m, err := d.machines.get(ctx, id)
 	switch {
 	case m != nil || err != nil:
 		return m, err

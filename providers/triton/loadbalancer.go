@@ -158,7 +158,7 @@ func (d *lbDriver) Get(ctx context.Context, id string) (*tritonLB, error) {
 // balancers have no machine: their lookups go to Get and Find, which need
 // no call.
 func (d *lbDriver) List(ctx context.Context) ([]*tritonLB, error) {
-	ms, err := d.machines.machines(ctx, true)
+	ms, err := d.machines.all(ctx, true)
 	if err != nil {
 		return nil, err
 	}
