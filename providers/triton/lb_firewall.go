@@ -2,8 +2,10 @@ package triton
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/joyent/triton-go/network"
 	"k8s.io/klog/v2"
@@ -17,27 +19,49 @@ import (
 
 // ruleDescription is the description of the rules of appliance machineID.
 func (d *lbDriver) ruleDescription(machineID string) string {
-	return "k8s-ccm:" + d.cluster + ":lb:" + machineID
+	return d.rulePrefix() + machineID
+}
+
+// rulePrefix starts the description of every rule of the cluster's
+// appliances.
+func (d *lbDriver) rulePrefix() string { return "k8s-ccm:" + d.cluster + ":lb:" }
+
+// newRules is the shared list of the rules of the cluster's appliances:
+// one list of the account's rules (CloudAPI lists them all in one call)
+// serves every appliance's sync within the TTL, so a node joining two
+// hundred load balancers reads the rules once, not once per appliance.
+func (d *lbDriver) newRules(ttl time.Duration) *sharedList[network.FirewallRule] {
+	prefix := d.rulePrefix()
+	ours := func(r *network.FirewallRule) bool { return strings.HasPrefix(r.Description, prefix) }
+	return newSharedList(func(ctx context.Context) ([]*network.FirewallRule, error) {
+		rules, err := d.api.network().Firewall().ListRules(withOp(ctx, "fwrules.list"), &network.ListRulesInput{})
+		if err != nil {
+			return nil, fmt.Errorf("listing firewall rules: %w", err)
+		}
+		var out []*network.FirewallRule
+		for _, r := range rules {
+			switch {
+			case r == nil || r.ID == "":
+				return nil, errors.New("listing firewall rules: malformed response: a rule without id")
+			case ours(r):
+				out = append(out, r)
+			}
+		}
+		return out, nil
+	}, func(r *network.FirewallRule) string { return r.ID }, ours, ttl)
 }
 
 // ensureRules makes the appliance's rules exactly want (none: delete them
-// all), from one list of the rules that name it. It reports whether it
-// wrote.
+// all), from the shared list of the rules. It reports whether it wrote.
 func (d *lbDriver) ensureRules(ctx context.Context, machineID string, want []string) (bool, error) {
-	fw := d.api.network().Firewall()
-	rules, err := one(ctx, "machines.fwrules.list", func(ctx context.Context) ([]*network.FirewallRule, error) {
-		return fw.ListMachineRules(ctx, &network.ListMachineRulesInput{MachineID: machineID})
-	})
-	switch {
-	case notFound(err) && len(want) == 0:
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("listing the firewall rules of machine %s: %w", machineID, err)
+	rules, err := d.rules.all(ctx, false)
+	if err != nil {
+		return false, err
 	}
 	desc := d.ruleDescription(machineID)
 	var own []*network.FirewallRule
 	for _, r := range rules {
-		if r != nil && strings.HasPrefix(r.Description, desc) {
+		if strings.HasPrefix(r.Description, desc) {
 			own = append(own, r)
 		}
 	}
@@ -49,6 +73,7 @@ func (d *lbDriver) ensureRules(ctx context.Context, machineID string, want []str
 		}); err != nil && !notFound(err) {
 			return true, fmt.Errorf("deleting firewall rule %s: %w", id, err)
 		}
+		d.rules.forget(id)
 	}
 	for _, rule := range create {
 		klog.FromContext(ctx).V(2).Info("Creating firewall rule", "machine", machineID, "rule", rule)
@@ -59,6 +84,12 @@ func (d *lbDriver) ensureRules(ctx context.Context, machineID string, want []str
 		if r == nil || r.ID == "" {
 			return true, fmt.Errorf("creating firewall rule %q: malformed response: no rule", rule)
 		}
+		created := *r
+		if created.Rule == "" || created.Description == "" {
+			// What was asked for, should CloudAPI leave it out.
+			created.Rule, created.Description = rule, desc
+		}
+		d.rules.store(&created)
 	}
 	return len(create)+len(del) > 0, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/joyent/triton-go/compute"
+	"github.com/joyent/triton-go/network"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
@@ -53,6 +54,7 @@ func newLoadBalancer(ctx context.Context, env *framework.Env, p *Provider) (clou
 	d.machines = newClusterMachines(env.ClusterName, func(ctx context.Context) ([]*compute.Instance, error) {
 		return d.listMachines(ctx, clusterTag, d.cluster)
 	}, machineListTTL(env.LoadBalancerCacheTTL))
+	d.rules = d.newRules(machineListTTL(env.LoadBalancerCacheTTL))
 	switch s.Mode {
 	case "", modeAuto:
 		img, err := d.image(ctx)
@@ -117,8 +119,10 @@ type lbDriver struct {
 	nodeLocks keyedMutex
 	// resolved caches the appliance's image and package.
 	resolved resolvedCache
-	// machines is the shared list of the cluster's machines.
+	// machines is the shared list of the cluster's machines, rules that of
+	// their firewall rules.
 	machines *clusterMachines
+	rules    *sharedList[network.FirewallRule]
 }
 
 var (
