@@ -153,3 +153,30 @@ func userTags(t *testing.T, f *lbFixture, n *corev1.Node, services string) {
 	t.Helper()
 	f.sim.SetTags(machineID(n), map[string]any{"triton.cns.services": services})
 }
+
+// TestCNSFoundWithoutID: a restarted CCM finds a CNS load balancer whose
+// Service lost its ID annotation by the entries on its nodes, so deleting
+// the Service removes them.
+func TestCNSFoundWithoutID(t *testing.T) {
+	f := newLBFixture(t, tritonsim.Options{}, map[string]string{"TRITON_LB_MODE": "cns"})
+	svc := f.service(t, "api", nil)
+	f.ensureReady(t, svc, f.nodes)
+	svc = f.update(t, svc, func(s *corev1.Service) { delete(s.Annotations, triton.AnnotationLoadBalancerID) })
+
+	restarted, err := startProvider(t, f.sim, map[string]string{"TRITON_LB_MODE": "cns"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb, _ := restarted.LoadBalancer()
+	if status, exists, err := lb.GetLoadBalancer(f.ctx, clusterName, svc); !exists || err != nil || len(status.Ingress) != 1 {
+		t.Fatalf("GetLoadBalancer = %+v, %v, %v; want the CNS name", status, exists, err)
+	}
+	if err := lb.EnsureLoadBalancerDeleted(f.ctx, clusterName, svc); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range f.nodes {
+		if got := f.services(t, n); got != "" {
+			t.Errorf("node %s services %q after delete, want none", n.Name, got)
+		}
+	}
+}

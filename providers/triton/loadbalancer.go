@@ -156,20 +156,29 @@ func (d *lbDriver) Get(ctx context.Context, id string) (*tritonLB, error) {
 }
 
 // List implements framework.LoadBalancerLister: the cluster's appliances,
-// from a list of its machines that starts now (the nodes' share it). The
-// pipeline serves its lookups from it, and the appliances it follows while
-// they provision share one list per look instead of a GET each. CNS load
-// balancers have no machine: their lookups go to Get and Find, which need
-// no call.
+// and the CNS services its nodes are in (but the node service), from a
+// list of its machines that starts now (the nodes' share it). The pipeline
+// serves its lookups from it, and the appliances it follows while they
+// provision share one list per look instead of a GET each.
 func (d *lbDriver) List(ctx context.Context) ([]*tritonLB, error) {
 	ms, err := d.machines.all(ctx, true)
 	if err != nil {
 		return nil, err
 	}
 	var out []*tritonLB
+	labels := map[string]bool{nodeServiceLabel(&d.settings, d.cluster): true}
 	for _, m := range ms {
-		if _, appliance := m.Tags[serviceUIDTag]; appliance && m.State != machineDeleted {
-			out = append(out, &tritonLB{machine: m})
+		if _, appliance := m.Tags[serviceUIDTag]; appliance {
+			if m.State != machineDeleted {
+				out = append(out, &tritonLB{machine: m})
+			}
+			continue
+		}
+		for _, e := range parseCNSServices(m.CNS.Services) {
+			if l := e.label(); !labels[l] && cnsLabelPattern.MatchString(l) {
+				labels[l] = true
+				out = append(out, &tritonLB{cns: l})
+			}
 		}
 	}
 	return out, nil
