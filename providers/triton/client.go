@@ -222,13 +222,28 @@ func (e *notFoundError) Unwrap() error { return e.err }
 // is CloudAPI's own not-found, the error is marked so notFound reports it.
 func one[T any](ctx context.Context, op string, call func(context.Context) (T, error)) (T, error) {
 	ctx, rec := cloudapi.RecordAnswers(cloudapi.WithOperation(ctx, op))
-	v, err := call(ctx)
+	v, err := guarded(op, func() (T, error) { return call(ctx) })
 	if err != nil && statusOf(err) != 0 {
 		if ans, ok := rec.Last(); ok && notFoundRule.IsNotFound(cloudapi.OneResource, ans) {
 			return v, &notFoundError{err: err}
 		}
 	}
 	return v, err
+}
+
+// guarded makes call, a triton-go request, and turns a panic in it into
+// an error. triton-go decodes the triton.cns.* tags of every machine it
+// reads with unchecked type assertions (compute.TagsExtractMeta): a
+// machine whose triton.cns.disable is not a boolean would otherwise crash
+// the CCM instead of failing one request.
+func guarded[T any](op string, call func() (T, error)) (v T, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			var zero T
+			v, err = zero, fmt.Errorf("%s: malformed CloudAPI response (triton-go: %v)", op, r)
+		}
+	}()
+	return call()
 }
 
 // notFound reports whether err, from a call made with one, is CloudAPI's

@@ -142,8 +142,10 @@ func (i *instances) list(ctx context.Context, name string) ([]*compute.Instance,
 		if offset > math.MaxUint16 {
 			return nil, fmt.Errorf("listing machines: more than %d: triton-go cannot page further", offset)
 		}
-		page, err := i.api.compute().Instances().List(ctx, &compute.ListInstancesInput{
-			Name: name, Limit: pageSize, Offset: uint16(offset),
+		page, err := guarded("machines.list", func() ([]*compute.Instance, error) {
+			return i.api.compute().Instances().List(ctx, &compute.ListInstancesInput{
+				Name: name, Limit: pageSize, Offset: uint16(offset),
+			})
 		})
 		if err != nil {
 			return nil, fmt.Errorf("listing machines: %w", err)

@@ -229,3 +229,19 @@ func TestProviderIDForms(t *testing.T) {
 		t.Errorf("InstanceMetadata(no providerID) = %+v, %v; want triton://%s", md, err, id)
 	}
 }
+
+// A machine whose triton.cns.disable tag is not a boolean (VMAPI forbids
+// it, so only a malformed answer has one) makes triton-go's tag decoding
+// panic: the lookup, by ID or by list, fails with an error instead.
+func TestMalformedTagsAreAnError(t *testing.T) {
+	sim := tritonsim.NewServer(t, tritonsim.Options{})
+	m := sim.AddMachine(tritonsim.Machine{Name: "node-1"})
+	p := mustStart(t, sim, nil)
+	sim.SetTags(m.ID, map[string]any{"triton.cns.disable": "yes"})
+	if _, err := p.Instances().InstanceByID(ctx(t), m.ID); err == nil || framework.IsNotFound(err) {
+		t.Errorf("InstanceByID: err = %v, want a malformed-response error", err)
+	}
+	if _, err := p.Instances().ListInstances(ctx(t)); err == nil {
+		t.Error("ListInstances: no error")
+	}
+}
