@@ -15,11 +15,14 @@ import (
 
 // This file edits the nodes' triton.cns.services tags, shared by both
 // modes: Moirai's node service and the CNS mode's per-Service entries. The
-// tag is the machine's, and its user's too: every edit reads it afresh
-// and keeps the entries of other services, under a lock per machine, so
-// two Services editing one node never lose each other's entries. Every
-// node edited is tagged k8s-cluster=<cluster>, so that one filtered list
-// finds them all again.
+// tag is the machine's, and its user's too: every edit keeps the entries
+// of other services, under a lock per machine, so two Services editing one
+// node never lose each other's entries. An edit reads the tag from the
+// shared list of the cluster's machines (lb_machines.go), where this
+// process's own writes are at once: an entry the user added within its TTL
+// (--load-balancer-cache-ttl), not yet listed, can be lost by the edit, as
+// CloudAPI has no conditional tag write. Every node edited is tagged
+// k8s-cluster=<cluster>, so that one filtered list finds them all again.
 
 // keyedMutex is one mutex per key, made on first use.
 type keyedMutex struct{ m sync.Map }
