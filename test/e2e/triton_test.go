@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ccmkit/ccmkit/internal/cluster"
@@ -75,8 +76,9 @@ func TestTriton(t *testing.T) {
 // testTritonCNS: a Service in CNS mode.
 func testTritonCNS(t *testing.T, c *cluster.Cluster, ids map[string]string) {
 	svc := createLBService(t, c, "dns", 8443)
-	svc.Annotations = map[string]string{tritonModeAnnotation: "cns"}
-	if _, err := c.Kube.CoreV1().Services("default").Update(t.Context(), svc, metav1.UpdateOptions{}); err != nil {
+	// A patch: the service controller is adding its finalizer meanwhile.
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"cns"}}}`, tritonModeAnnotation)
+	if _, err := c.Kube.CoreV1().Services("default").Patch(t.Context(), svc.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	svc = waitForIngress(t, c, svc.Name)
