@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -246,4 +247,28 @@ func TestFirstServiceOnUntaggedNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantCalls(t, sim, stats, nil)
+}
+
+// A machine of the account whose triton.cns.disable is not a boolean (only
+// a malformed answer has one) makes triton-go's list decoding panic: the
+// sync that lists the account's machines fails with an error instead.
+func TestMalformedTagsInTheAccountList(t *testing.T) {
+	sim := tritonsim.NewServer(t, tritonsim.Options{})
+	var nodes []*corev1.Node
+	for i := range 5 {
+		m := sim.AddMachine(tritonsim.Machine{Name: fmt.Sprintf("node-%d", i)})
+		nodes = append(nodes, readyNode(m.Name, m.ID, corev1.ConditionTrue))
+	}
+	odd := sim.AddMachine(tritonsim.Machine{Name: "not-a-node"})
+	_, ctx := ktesting.NewTestContext(t)
+	p := startForTest(ctx, t, sim)
+	sim.SetTags(odd.ID, map[string]any{"triton.cns.disable": "yes"})
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "default", UID: "0f1e2d3c-api"},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer,
+			Ports: []corev1.ServicePort{{Protocol: corev1.ProtocolTCP, Port: 80, NodePort: 30080}}},
+	}
+	if _, err := p.lb.EnsureLoadBalancer(ctx, "test", svc, nodes); err == nil || !strings.Contains(err.Error(), "malformed") {
+		t.Errorf("EnsureLoadBalancer: %v, want a malformed-response error", err)
+	}
 }

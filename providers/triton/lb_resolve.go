@@ -183,8 +183,10 @@ func (d *lbDriver) listMachines(ctx context.Context, key, value string) ([]*comp
 func (d *lbDriver) listMachinesWhere(ctx context.Context, tags map[string]any, what string) ([]*compute.Instance, error) {
 	var out []*compute.Instance
 	for offset := 0; ; offset += machinePage {
-		page, err := d.api.compute().Instances().List(withOp(ctx, "machines.list"), &compute.ListInstancesInput{
-			Tags: tags, Limit: machinePage, Offset: uint16(offset),
+		page, err := guarded("machines.list", func() ([]*compute.Instance, error) {
+			return d.api.compute().Instances().List(withOp(ctx, "machines.list"), &compute.ListInstancesInput{
+				Tags: tags, Limit: machinePage, Offset: uint16(offset),
+			})
 		})
 		if err != nil {
 			return nil, fmt.Errorf("listing machines %s: %w", what, err)
