@@ -187,7 +187,7 @@ func (c *drainController) sync(ctx context.Context, name string) error {
 		return c.api.compute().Instances().UpdateMetadata(ctx, &compute.UpdateMetadataInput{ID: m.ID, Metadata: map[string]string{cnsStatusMetadata: want}})
 	})
 	switch {
-	case notFound(err):
+	case notFound(err) || machineGone(err):
 		c.machines.forget(m.ID)
 	case err != nil:
 		return fmt.Errorf("setting %s=%s on machine %s: %w", cnsStatusMetadata, want, m.ID, err)

@@ -272,3 +272,34 @@ func TestMalformedTagsInTheAccountList(t *testing.T) {
 		t.Errorf("EnsureLoadBalancer: %v, want a malformed-response error", err)
 	}
 }
+
+// A node deleted in the cloud since the shared list was made leaves its
+// Service without an error: the write meets CloudAPI's 410, the machine
+// leaves the list, and the next sync makes no call.
+func TestDeletedNodeLeaves(t *testing.T) {
+	sim := tritonsim.NewServer(t, tritonsim.Options{})
+	var nodes []*corev1.Node
+	for i := range 3 {
+		m := sim.AddMachine(tritonsim.Machine{Name: fmt.Sprintf("node-%d", i)})
+		nodes = append(nodes, readyNode(m.Name, m.ID, corev1.ConditionTrue))
+	}
+	_, ctx := ktesting.NewTestContext(t)
+	p := startForTest(ctx, t, sim)
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "default", UID: "0f1e2d3c-api"},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer,
+			Ports: []corev1.ServicePort{{Protocol: corev1.ProtocolTCP, Port: 80, NodePort: 30080}}},
+	}
+	if _, err := p.lb.EnsureLoadBalancer(ctx, "test", svc, nodes); err != nil {
+		t.Fatal(err)
+	}
+	sim.DeleteMachine(machineIDOf(t, sim, "node-0"))
+	if _, err := p.lb.EnsureLoadBalancer(ctx, "test", svc, nodes[1:]); err != nil {
+		t.Fatalf("sync after node-0 was deleted: %v", err)
+	}
+	stats := sim.Stats()
+	if _, err := p.lb.EnsureLoadBalancer(ctx, "test", svc, nodes[1:]); err != nil {
+		t.Fatal(err)
+	}
+	wantCalls(t, sim, stats, nil)
+}

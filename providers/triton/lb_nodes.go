@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/http"
 	"strings"
 	"sync"
 
@@ -113,7 +114,11 @@ func (d *lbDriver) setNodeEntries(ctx context.Context, id, label string, want []
 		_, err = one(ctx, "machines.tags.delete", func(ctx context.Context) (struct{}, error) {
 			return struct{}{}, d.api.compute().Instances().DeleteTag(ctx, &compute.DeleteTagInput{ID: id, Key: cnsServicesTag})
 		})
-		if err != nil && !notFound(err) {
+		switch {
+		case machineGone(err):
+			d.machines.forget(id)
+			return false, nil
+		case err != nil && !notFound(err): // 404: the tag is not there
 			return false, fmt.Errorf("deleting tag %s of machine %s: %w", cnsServicesTag, id, err)
 		}
 		d.machines.store(withTags(m, nil))
@@ -127,7 +132,7 @@ func (d *lbDriver) setNodeEntries(ctx context.Context, id, label string, want []
 	if _, err := one(ctx, "machines.tags.add", func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, d.api.compute().Instances().AddTags(ctx, &compute.AddTagsInput{ID: id, Tags: tags})
 	}); err != nil {
-		if notFound(err) {
+		if notFound(err) || machineGone(err) {
 			d.machines.forget(id)
 			return false, nil
 		}
@@ -136,6 +141,12 @@ func (d *lbDriver) setNodeEntries(ctx context.Context, id, label string, want []
 	d.machines.store(withTags(m, tags))
 	return true, nil
 }
+
+// machineGone reports whether err, from a write to a machine's tags or
+// metadata, is CloudAPI's 410 Gone: the machine is deleted. (The shared
+// list may still hold a machine deleted since it was listed; the write
+// then meets the 410 the GET before it used to.)
+func machineGone(err error) bool { return statusOf(err) == http.StatusGone }
 
 // nodeMachine returns machine id from the shared list; when the list
 // lacks it, read (when set) or a GET.
