@@ -180,3 +180,22 @@ func TestCNSFoundWithoutID(t *testing.T) {
 		}
 	}
 }
+
+// An entry the user adds to a node after the CCM listed the cluster's
+// machines (within the list's TTL) survives the CCM's next edit of that
+// node: the edit reads the tag afresh before it writes.
+func TestCNSKeepsEntryAddedSinceTheList(t *testing.T) {
+	f := newLBFixture(t, tritonsim.Options{}, map[string]string{"TRITON_LB_MODE": "cns"})
+	a := f.nodes[0]
+	svc := f.service(t, "api", nil)
+	f.ensureReady(t, svc, f.nodes)
+
+	userTags(t, f, a, f.services(t, a)+",web:8080")
+	svc = f.update(t, svc, func(s *corev1.Service) { s.Spec.Ports[0].NodePort = 31080 })
+	if _, err := f.lb.EnsureLoadBalancer(f.ctx, clusterName, svc, f.nodes); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.services(t, a); !strings.Contains(got, "web:8080") || !strings.Contains(got, "k8s-test-default-api:31080") {
+		t.Errorf("node a services %q, want the user's web:8080 kept beside the new node port", got)
+	}
+}

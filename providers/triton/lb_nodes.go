@@ -18,12 +18,13 @@ import (
 // modes: Moirai's node service and the CNS mode's per-Service entries. The
 // tag is the machine's, and its user's too: every edit keeps the entries
 // of other services, under a lock per machine, so two Services editing one
-// node never lose each other's entries. An edit reads the tag from the
-// shared list of the cluster's machines (lb_machines.go), where this
-// process's own writes are at once: an entry the user added within its TTL
-// (--load-balancer-cache-ttl), not yet listed, can be lost by the edit, as
-// CloudAPI has no conditional tag write. Every node edited is tagged
-// k8s-cluster=<cluster>, so that one filtered list finds them all again.
+// node never lose each other's entries. The shared list of the cluster's
+// machines (lb_machines.go), where this process's own writes are at once,
+// tells which nodes need an edit, so a sync with nothing to change makes
+// no call; an edit reads the tag afresh (one GET of it) before it writes,
+// so an entry the user added since the list is kept. Every node edited is
+// tagged k8s-cluster=<cluster>, so that one filtered list finds them all
+// again.
 
 // keyedMutex is one mutex per key, made on first use.
 type keyedMutex struct{ m sync.Map }
@@ -92,7 +93,7 @@ func (d *lbDriver) syncNodeEntries(ctx context.Context, label string, want map[s
 // gone (404, 410) needs nothing.
 func (d *lbDriver) setNodeEntries(ctx context.Context, id, label string, want []cnsEntry, read *compute.Instance) (bool, error) {
 	defer d.nodeLocks.lock(id)()
-	m, err := d.nodeMachine(ctx, id, read)
+	m, cached, err := d.nodeMachine(ctx, id, read)
 	switch {
 	case framework.IsNotFound(err):
 		d.machines.forget(id)
@@ -102,11 +103,28 @@ func (d *lbDriver) setNodeEntries(ctx context.Context, id, label string, want []
 	case m.State == machineDeleted:
 		return false, nil
 	}
-	have := parseCNSServices(m.CNS.Services)
 	_, tagged := m.Tags[clusterTag]
-	if sameEntries(cnsEntriesOf(have, label), want) && (tagged || len(want) == 0) {
+	if sameEntries(cnsEntriesOf(parseCNSServices(m.CNS.Services), label), want) && (tagged || len(want) == 0) {
 		return false, nil
 	}
+	if cached {
+		// A write replaces the whole tag: read it afresh, so that entries
+		// the user added since the list are kept.
+		current, err := d.cnsServices(ctx, id)
+		switch {
+		case machineGone(err):
+			d.machines.forget(id)
+			return false, nil
+		case err != nil:
+			return false, err
+		}
+		m = withTags(m, map[string]string{cnsServicesTag: current})
+		if sameEntries(cnsEntriesOf(parseCNSServices(m.CNS.Services), label), want) && (tagged || len(want) == 0) {
+			d.machines.store(m)
+			return false, nil
+		}
+	}
+	have := parseCNSServices(m.CNS.Services)
 	next := withCNSEntries(have, label, want)
 	logger := klog.FromContext(ctx).V(2).WithValues("machine", id, "service", label)
 	if len(next) == 0 {
@@ -142,23 +160,40 @@ func (d *lbDriver) setNodeEntries(ctx context.Context, id, label string, want []
 	return true, nil
 }
 
+// cnsServices reads machine id's triton.cns.services tag as it is now
+// ("" when it has none).
+func (d *lbDriver) cnsServices(ctx context.Context, id string) (string, error) {
+	v, err := one(ctx, "machines.tags.get", func(ctx context.Context) (string, error) {
+		return d.api.compute().Instances().GetTag(ctx, &compute.GetTagInput{ID: id, Key: cnsServicesTag})
+	})
+	switch {
+	case notFound(err):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("reading tag %s of machine %s: %w", cnsServicesTag, id, err)
+	}
+	return v, nil
+}
+
 // machineGone reports whether err, from a write to a machine's tags or
 // metadata, is CloudAPI's 410 Gone: the machine is deleted. (The shared
 // list may still hold a machine deleted since it was listed; the write
 // then meets the 410 the GET before it used to.)
 func machineGone(err error) bool { return statusOf(err) == http.StatusGone }
 
-// nodeMachine returns machine id from the shared list; when the list
-// lacks it, read (when set) or a GET.
-func (d *lbDriver) nodeMachine(ctx context.Context, id string, read *compute.Instance) (*compute.Instance, error) {
-	m, err := d.machines.get(ctx, id)
+// nodeMachine returns machine id from the shared list (which may be up to
+// a TTL old: cached reports true); when the list lacks it, read (when set:
+// just listed) or a GET.
+func (d *lbDriver) nodeMachine(ctx context.Context, id string, read *compute.Instance) (m *compute.Instance, cached bool, err error) {
+	m, err = d.machines.get(ctx, id)
 	switch {
 	case m != nil || err != nil:
-		return m, err
+		return m, m != nil, err
 	case read != nil:
-		return read, nil
+		return read, false, nil
 	}
-	return d.machine(ctx, id)
+	m, err = d.machine(ctx, id)
+	return m, false, err
 }
 
 // withTags is m as CloudAPI has it after tags were merged into its own: a

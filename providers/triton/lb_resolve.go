@@ -144,7 +144,7 @@ func (d *lbDriver) applianceNetworks(ctx context.Context, targets []string) ([]s
 	_, first, _ := strings.Cut(public[0], "\x00")
 	out := []string{first}
 	if len(targets) > 0 {
-		m, err := d.nodeMachine(ctx, targets[0], nil)
+		m, _, err := d.nodeMachine(ctx, targets[0], nil)
 		if err != nil {
 			return nil, fmt.Errorf("reading a node's networks for the load balancer: %w", err)
 		}
