@@ -292,12 +292,7 @@ func (d *lbDriver) Inspect(lb *tritonLB) framework.LoadBalancerState {
 
 // publicZone and privateZone are the CNS zones of public and of private
 // networks: configured, or as Triton's public cloud names them.
-func (d *lbDriver) publicZone() string {
-	if d.settings.CNSPublicZone != "" {
-		return d.settings.CNSPublicZone
-	}
-	return d.api.datacenter + ".triton.zone"
-}
+func (d *lbDriver) publicZone() string { return cnsPublicZone(&d.settings, d.api.datacenter) }
 
 func (d *lbDriver) privateZone() string {
 	if d.settings.CNSPrivateZone != "" {
