@@ -33,6 +33,13 @@ type Config struct {
 	// LoadBalancer holds the cluster-wide load-balancer settings
 	// (lb_config.go).
 	LoadBalancer LoadBalancerSettings `json:"loadBalancer"`
+
+	// Firewall holds the firewall controller's settings
+	// (firewall_config.go).
+	Firewall FirewallSettings `json:"firewall"`
+
+	// CMON holds the metrics controller's settings (cmon_config.go).
+	CMON CMONSettings `json:"cmon"`
 }
 
 // LegacyVariables are the SDC_* names triton-go and node-triton still read,
