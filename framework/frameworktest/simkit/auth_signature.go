@@ -152,6 +152,21 @@ func (h *HTTPSignature) RemoveKey(account, user, fingerprint string) {
 	}
 }
 
+// PublicKeys returns the keys of account (and user, "" for the account
+// itself) in the order they were added: *rsa.PublicKey, *ecdsa.PublicKey
+// or ed25519.PublicKey. It is what a service that authenticates by other
+// means than a signed request (Triton's CMON, by client certificates)
+// checks against the same key store.
+func (h *HTTPSignature) PublicKeys(account, user string) []crypto.PublicKey {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []crypto.PublicKey
+	for _, k := range h.keys[keyOwner{account, user}] {
+		out = append(out, k.pub)
+	}
+	return out
+}
+
 // keyIDPattern is a keyId: /<account>/keys/<fp> or
 // /<account>/users/<user>/keys/<fp>, where a SHA256 fp may hold slashes.
 var keyIDPattern = regexp.MustCompile(`^/([^/]+)/(?:users/([^/]+)/)?keys/(.+)$`)

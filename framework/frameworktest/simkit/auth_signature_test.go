@@ -201,3 +201,33 @@ func TestHTTPSignatureRejects(t *testing.T) {
 		t.Errorf("a removed key: %v", err)
 	}
 }
+
+// TestHTTPSignaturePublicKeys checks that PublicKeys lists exactly the keys
+// of the owner asked for, as added, and forgets a removed one.
+func TestHTTPSignaturePublicKeys(t *testing.T) {
+	v := NewHTTPSignature(SignatureOptions{})
+	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	edPub, _, _ := ed25519.GenerateKey(rand.Reader)
+	userKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ecFP, _, _ := v.AddKey("acme", "", ec.Public())
+	if _, _, err := v.AddKey("acme", "", edPub); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := v.AddKey("acme", "ops", userKey.Public()); err != nil {
+		t.Fatal(err)
+	}
+	got := v.PublicKeys("acme", "")
+	if len(got) != 2 || !ec.PublicKey.Equal(got[0]) || !edPub.Equal(got[1]) {
+		t.Fatalf("the account's keys: %v", got)
+	}
+	if users := v.PublicKeys("acme", "ops"); len(users) != 1 || !userKey.PublicKey.Equal(users[0]) {
+		t.Fatalf("ops's keys: %v", users)
+	}
+	if other := v.PublicKeys("other", ""); len(other) != 0 {
+		t.Fatalf("another account's keys: %v", other)
+	}
+	v.RemoveKey("acme", "", ecFP)
+	if got := v.PublicKeys("acme", ""); len(got) != 1 || !edPub.Equal(got[0]) {
+		t.Fatalf("after removing the ECDSA key: %v", got)
+	}
+}
