@@ -1,7 +1,6 @@
 package tritonsim
 
 import (
-	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -197,6 +196,6 @@ func (s *Server) getDatacenter(r *http.Request) simkit.Response {
 func (s *Server) listServices(r *http.Request) simkit.Response {
 	return ok(map[string]string{
 		"cloudapi": simkit.BaseURL(r),
-		"cmon":     fmt.Sprintf("https://cmon.%s:9163", s.opts.CNSPublicZone),
+		"cmon":     s.cmonEndpoint(),
 	})
 }

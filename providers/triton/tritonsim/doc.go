@@ -51,12 +51,34 @@
 //	GET    /{account}/packages[/{id or name}]   g4-highcpu-1G, -2G, -4G, g4-general-8G
 //	GET    /{account}/images[/{id}]             base-64-lts and cloud-load-balancer (active only by default)
 //	GET    /{account}/datacenters               {name: url}; .../{name} is a 302 to it
-//	GET    /{account}/services                  cloudapi and cmon
+//	GET    /{account}/services                  cloudapi, and cmon: CMONURL once started
 //	GET|POST /{account}/fwrules, GET|POST(update)|DELETE /{account}/fwrules/{id}
 //	POST   /{account}/fwrules/{id}/enable|disable
 //	GET    /{account}/fwrules/{id}/machines
 //	GET    /_sim/cns?name=<fqdn>                what a CNS name resolves to (A records, SRV, machines)
 //	GET    /_sim/state, /_sim/stats             what the cloud holds, what it served
+//
+// # CMON
+//
+// Container Monitor is served on its own TLS listener (CMONURL; its
+// self-signed server certificate, CMONCAPEM, names 127.0.0.1, localhost
+// and cmon.<public zone>), started and closed with the Server:
+//
+//	GET /v1/discover[?groups=a,b]   {"containers":[{vm_uuid, vm_alias, vm_image_uuid, vm_brand, vm_owner_uuid,
+//	                                server_uuid, groups}]}: the account's running machines, with any of the
+//	                                groups in their triton.cmon.groups tag when given (400 BadRequest if invalid)
+//	GET /v1/gz/discover             403 Forbidden: the account is no operator
+//
+// It authenticates as CMON's lib/common.js does, by TLS client
+// certificate, against the account's keys (those AddKey adds too): a
+// certificate with the joyentCmon extended key usage (OIDJoyentCMON) must
+// be within its validity period and, unless self-signed, be signed by the
+// account key its issuer's CN names by MD5 fingerprint in sshpk's form
+// ("MD5:" and unpadded base64, as `triton profile cmon-certgen` writes
+// it; colon-separated hex is read too); any other certificate must be
+// signed by its own key, an account key (expiry ignored). The subject's CN
+// must be the account's login. Anything else, or no certificate, gets 401
+// {"code":"Unauthorized"}.
 //
 // # Validation
 //
@@ -112,5 +134,7 @@
 // Creating networks, VLANs, images or packages; NIC add and remove;
 // volumes, snapshots, users and roles (sub-user keys are added with
 // AddKey); account updates; locality and affinity placement; CNS's
-// use_login names and the TXT records of empty services.
+// use_login names and the TXT records of empty services; CMON's
+// per-machine /metrics, its Host header check, and certificates signed by
+// a sub-user with the administrator role.
 package tritonsim

@@ -94,6 +94,7 @@ type Server struct {
 	kit  *simkit.Kit
 	sig  *simkit.HTTPSignature
 	key  accountKey
+	cmon *cmonService
 
 	mu sync.Mutex
 	st *state
@@ -117,6 +118,9 @@ func New(opts Options) *Server {
 		panic("tritonsim: " + err.Error())
 	}
 	s.key = key
+	if s.cmon, err = newCMONService(opts.CNSPublicZone, time.Now()); err != nil {
+		panic("tritonsim: " + err.Error())
+	}
 	s.st = newState(opts)
 	s.kit = simkit.New(simkit.Options{
 		Common:    opts.Common,
@@ -216,8 +220,11 @@ func (s *Server) authenticate(r *http.Request) *simkit.Response {
 	return nil
 }
 
-// respond adds the headers every CloudAPI answer carries.
-func (s *Server) respond(_ *http.Request, _ string, resp simkit.Response) simkit.Response {
+// respond adds the headers every CloudAPI answer carries (not CMON's).
+func (s *Server) respond(_ *http.Request, op string, resp simkit.Response) simkit.Response {
+	if cmonOp(op) {
+		return resp
+	}
 	if resp.Header == nil {
 		resp.Header = http.Header{}
 	}
@@ -247,6 +254,7 @@ func (s *Server) routes() {
 	s.handle("GET /{account}/datacenters/{name}", s.getDatacenter)
 	s.handle("GET /{account}/services", s.listServices)
 	s.fwRoutes()
+	s.cmonRoutes()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		simkit.Write(w, r, failCode(http.StatusNotFound, codeNotFound, "%s %s does not exist", r.Method, r.URL.Path))
 	})
