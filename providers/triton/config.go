@@ -53,8 +53,9 @@ type LegacyVariables struct {
 }
 
 // Validate checks what tags cannot express: the SDC_* fallbacks applied,
-// the URL, account and key present, and the load-balancer settings. The
-// key itself is parsed by Init, whose errors name TRITON_KEY_MATERIAL.
+// the URL, account and key present, and the load-balancer and firewall
+// settings. The key itself is parsed by Init, whose errors name
+// TRITON_KEY_MATERIAL.
 func (c *Config) Validate() error {
 	c.applyLegacy()
 	var errs []error
@@ -68,6 +69,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("TRITON_KEY_MATERIAL: required: the private key, or the path of its file (or TRITON_KEY_MATERIAL_FILE, SDC_KEY_MATERIAL)"))
 	}
 	if err := validateLoadBalancer(&c.LoadBalancer); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Firewall.validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
