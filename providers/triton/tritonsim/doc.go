@@ -91,7 +91,13 @@
 // image gets 404, an unknown package or network, a name in use or a
 // malformed one 409 InvalidArgument, a missing image or package 409
 // MissingParameter. Firewall rules are parsed (FROM ... TO ... ALLOW|BLOCK
-// proto ports) and garbage refused with 409 InvalidArgument.
+// proto ports) and garbage, or a rule that affects no VMs (neither side
+// all vms, a vm or a tag), refused with 409 InvalidArgument; a rule is
+// served back as FWAPI rewrites it (sdc-fwrule's text()): targets sorted
+// by kind (any, all vms, ip, subnet, tag, vm) and name, tag names and
+// values quoted, ports and ICMP types sorted, keywords upper case — e.g.
+// "from any to tag role allow tcp ports 80, 443" is listed as
+// `FROM any TO tag "role" ALLOW tcp (PORT 80 AND PORT 443)`.
 //
 // # Machines and CNS
 //

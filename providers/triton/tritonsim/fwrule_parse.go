@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -16,9 +17,30 @@ import (
 // <name> and tag <name> = <value> (quoted or not), or an OR-list of them
 // in parentheses. Ports are port <n>, port all, (port <n> AND port <m>)
 // or ports <n>[-<m>], ... (also "<n> - <m>"); ICMP takes type <n> [code
-// <m>] or type all.
+// <m>] or type all, or (type <n> [code <m>] AND ...). A rule must affect
+// VMs: all vms, a vm or a tag on one side (sdc-fwrule's "rule does not
+// affect VMs").
 type fwRule struct {
 	from, to []fwTarget
+	action   string // allow or block
+	protocol string // tcp, udp, icmp, icmp6, ah or esp
+	ports    []fwPort
+	allPorts bool
+	types    []icmpType
+	allTypes bool
+	priority int
+}
+
+// fwPort is a port, or a range of them.
+type fwPort struct {
+	lo, hi  int
+	isRange bool
+}
+
+// icmpType is an ICMP type, with its code when the rule gives one.
+type icmpType struct {
+	typ, code int
+	hasCode   bool
 }
 
 // fwTarget is one target of a rule.
@@ -86,22 +108,36 @@ func parseFWRule(text string) (fwRule, error) {
 	if r.to, err = p.targets(); err != nil {
 		return r, err
 	}
-	if err := p.oneOf("allow", "block"); err != nil {
+	if r.action, err = p.oneOf("allow", "block"); err != nil {
 		return r, err
 	}
-	if err := p.protocol(); err != nil {
+	if err := p.protocol(&r); err != nil {
 		return r, err
 	}
 	if p.peekIs("priority") {
 		p.pos++
-		if n, err := strconv.Atoi(p.next()); err != nil || n < 0 || n > 100 {
+		if r.priority, err = strconv.Atoi(p.next()); err != nil || r.priority < 0 || r.priority > 100 {
 			return r, fmt.Errorf("priority must be a number from 0 to 100")
 		}
 	}
 	if p.pos < len(p.toks) {
 		return r, fmt.Errorf("unexpected %q", p.toks[p.pos])
 	}
+	if !r.affectsVMs() {
+		return r, fmt.Errorf("rule does not affect VMs")
+	}
 	return r, nil
+}
+
+// affectsVMs reports whether a side of r names VMs: all vms, a vm or a
+// tag.
+func (r fwRule) affectsVMs() bool {
+	for _, t := range append(slices.Clip(r.from), r.to...) {
+		if t.kind == "all vms" || t.kind == "vm" || t.kind == "tag" {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *fwParser) next() string {
@@ -123,14 +159,15 @@ func (p *fwParser) keyword(word string) error {
 	return nil
 }
 
-func (p *fwParser) oneOf(words ...string) error {
+// oneOf reads one of words and returns it (lower case).
+func (p *fwParser) oneOf(words ...string) (string, error) {
 	got := p.next()
 	for _, w := range words {
 		if strings.EqualFold(got, w) {
-			return nil
+			return w, nil
 		}
 	}
-	return fmt.Errorf("expected one of %s, got %q", strings.ToUpper(strings.Join(words, ", ")), got)
+	return "", fmt.Errorf("expected one of %s, got %q", strings.ToUpper(strings.Join(words, ", ")), got)
 }
 
 // targets reads a target or a parenthesized OR-list of them.
@@ -207,21 +244,23 @@ func unquote(s string) string {
 	return s
 }
 
-// protocol reads the protocol and its ports or ICMP types.
-func (p *fwParser) protocol() error {
-	switch proto := strings.ToLower(p.next()); proto {
+// protocol reads the protocol and its ports or ICMP types into r.
+func (p *fwParser) protocol(r *fwRule) error {
+	switch r.protocol = strings.ToLower(p.next()); r.protocol {
 	case "tcp", "udp":
-		return p.ports()
+		return p.ports(r)
 	case "icmp", "icmp6":
-		return p.icmpTypes()
+		return p.icmpTypes(r)
 	case "ah", "esp":
 		return nil
 	default:
-		return fmt.Errorf("protocol %q is not one of tcp, udp, icmp, icmp6, ah, esp", proto)
+		return fmt.Errorf("protocol %q is not one of tcp, udp, icmp, icmp6, ah, esp", r.protocol)
 	}
 }
 
-func (p *fwParser) ports() error {
+// ports reads PORT all, PORT <n>, ( PORT all ), (PORT <n> AND PORT <m>
+// ...) or PORTS <list>.
+func (p *fwParser) ports(r *fwRule) error {
 	switch {
 	case p.peekIs("("):
 		p.pos++
@@ -229,7 +268,7 @@ func (p *fwParser) ports() error {
 			if err := p.keyword("port"); err != nil {
 				return err
 			}
-			if err := port(p.next()); err != nil {
+			if err := p.port(r); err != nil {
 				return err
 			}
 			if p.peekIs(")") {
@@ -242,34 +281,49 @@ func (p *fwParser) ports() error {
 		}
 	case p.peekIs("port"):
 		p.pos++
-		if p.peekIs("all") {
-			p.pos++
-			return nil
-		}
-		return port(p.next())
+		return p.port(r)
 	case p.peekIs("ports"):
 		p.pos++
-		return p.portList()
+		return p.portList(r)
 	}
 	return fmt.Errorf("expected PORT or PORTS, got %q", p.next())
 }
 
+// port reads a port number, or all.
+func (p *fwParser) port(r *fwRule) error {
+	if p.peekIs("all") {
+		p.pos++
+		r.allPorts = true
+		return nil
+	}
+	n, err := portNumber(p.next())
+	r.ports = append(r.ports, fwPort{lo: n, hi: n})
+	return err
+}
+
 // portList reads "80, 443, 8000-8100" (or "30000 - 32767").
-func (p *fwParser) portList() error {
+func (p *fwParser) portList(r *fwRule) error {
 	for {
 		lo, hi, isRange := strings.Cut(p.next(), "-")
-		if err := port(lo); err != nil {
-			return err
-		}
 		if !isRange && p.peekIs("-") {
 			p.pos++
 			hi, isRange = p.next(), true
 		}
+		var pr fwPort
+		var err error
+		if pr.lo, err = portNumber(lo); err != nil {
+			return err
+		}
+		pr.hi, pr.isRange = pr.lo, isRange
 		if isRange {
-			if err := port(hi); err != nil {
+			if pr.hi, err = portNumber(hi); err != nil {
 				return err
 			}
+			if pr.hi < pr.lo {
+				return fmt.Errorf("port range %d - %d ends before it starts", pr.lo, pr.hi)
+			}
 		}
+		r.ports = append(r.ports, pr)
 		if !p.peekIs(",") {
 			return nil
 		}
@@ -277,37 +331,64 @@ func (p *fwParser) portList() error {
 	}
 }
 
-func port(s string) error {
-	if n, err := strconv.Atoi(s); err != nil || n < 1 || n > 65535 {
-		return fmt.Errorf("port %q is not a number from 1 to 65535", s)
+func portNumber(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 65535 {
+		return 0, fmt.Errorf("port %q is not a number from 1 to 65535", s)
 	}
-	return nil
+	return n, nil
 }
 
-func (p *fwParser) icmpTypes() error {
+// icmpTypes reads TYPE all, TYPE <n> [CODE <m>] or (TYPE <n> [CODE <m>]
+// AND ...).
+func (p *fwParser) icmpTypes(r *fwRule) error {
+	if !p.peekIs("(") {
+		return p.icmpType(r)
+	}
+	p.pos++
+	for {
+		if err := p.icmpType(r); err != nil {
+			return err
+		}
+		if p.peekIs(")") {
+			p.pos++
+			return nil
+		}
+		if err := p.keyword("and"); err != nil {
+			return err
+		}
+	}
+}
+
+func (p *fwParser) icmpType(r *fwRule) error {
 	if err := p.keyword("type"); err != nil {
 		return err
 	}
 	if p.peekIs("all") {
 		p.pos++
+		r.allTypes = true
 		return nil
 	}
-	if n, err := strconv.Atoi(p.next()); err != nil || n < 0 || n > 255 {
+	var t icmpType
+	var err error
+	if t.typ, err = strconv.Atoi(p.next()); err != nil || t.typ < 0 || t.typ > 255 {
 		return fmt.Errorf("ICMP type must be a number from 0 to 255")
 	}
 	if p.peekIs("code") {
 		p.pos++
-		if n, err := strconv.Atoi(p.next()); err != nil || n < 0 || n > 255 {
+		if t.code, err = strconv.Atoi(p.next()); err != nil || t.code < 0 || t.code > 255 {
 			return fmt.Errorf("ICMP code must be a number from 0 to 255")
 		}
+		t.hasCode = true
 	}
+	r.types = append(r.types, t)
 	return nil
 }
 
 // affects reports whether the rule targets m: vm <its id>, all vms, or a
 // tag it has (with the value, when the target gives one).
 func (r fwRule) affects(m *Machine) bool {
-	for _, t := range append(r.from[:len(r.from):len(r.from)], r.to...) {
+	for _, t := range append(slices.Clip(r.from), r.to...) {
 		switch t.kind {
 		case "all vms":
 			return true

@@ -18,11 +18,14 @@ type FirewallRule struct {
 }
 
 // AddFirewallRule adds a rule, as if created earlier, and returns it; an
-// empty ID is generated. A rule that does not parse is an error.
+// empty ID is generated, the text is kept as FWAPI writes it back. A rule
+// that does not parse is an error.
 func (s *Server) AddFirewallRule(r FirewallRule) (FirewallRule, error) {
-	if _, err := parseFWRule(r.Rule); err != nil {
+	parsed, err := parseFWRule(r.Rule)
+	if err != nil {
 		return FirewallRule{}, fmt.Errorf("rule %q: %w", r.Rule, err)
 	}
+	r.Rule = parsed.text()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r.ID == "" {
@@ -69,14 +72,15 @@ func (s *Server) createRule(r *http.Request) simkit.Response {
 }
 
 // applyRule sets the fields the request gives on rule, after parsing its
-// text.
+// text, which is kept as FWAPI writes it back (fwRule.text).
 func applyRule(rule *FirewallRule, req ruleRequest) *simkit.Response {
 	if req.Rule != nil {
-		if _, err := parseFWRule(*req.Rule); err != nil {
+		parsed, err := parseFWRule(*req.Rule)
+		if err != nil {
 			resp := invalid("rule %q: %s", *req.Rule, err.Error())
 			return &resp
 		}
-		rule.Rule = *req.Rule
+		rule.Rule = parsed.text()
 	}
 	if req.Enabled != nil {
 		rule.Enabled = *req.Enabled
