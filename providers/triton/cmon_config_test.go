@@ -89,3 +89,12 @@ func TestCMONSettingsValidate(t *testing.T) {
 		t.Errorf("defaults %+v", d)
 	}
 }
+
+// Config.Validate, which the framework calls at start-up, reports the
+// metrics controller's bad settings with the others.
+func TestConfigValidatesCMON(t *testing.T) {
+	c := Config{CMON: CMONSettings{Group: "not a group"}}
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "TRITON_CMON_GROUP") {
+		t.Errorf("Validate: %v, want an error naming TRITON_CMON_GROUP", err)
+	}
+}

@@ -53,8 +53,8 @@ type LegacyVariables struct {
 }
 
 // Validate checks what tags cannot express: the SDC_* fallbacks applied,
-// the URL, account and key present, and the load-balancer and firewall
-// settings. The key itself is parsed by Init, whose errors name
+// the URL, account and key present, and the load-balancer, firewall and
+// metrics (CMON) settings. The key itself is parsed by Init, whose errors name
 // TRITON_KEY_MATERIAL.
 func (c *Config) Validate() error {
 	c.applyLegacy()
@@ -72,6 +72,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := c.Firewall.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.CMON.validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
