@@ -248,8 +248,14 @@ func TestFirewallSettings(t *testing.T) {
 	f.wantRules(withPorts)
 	kept := f.ours()
 
-	f.sync(f.controller(map[string]string{"TRITON_FIREWALL_ENABLE_NODES": "true"}))
+	c := f.controller(map[string]string{"TRITON_FIREWALL_ENABLE_NODES": "true"})
+	f.sync(c)
 	f.wantRules(fwNodeRules)
+	writes := f.sim.Writes()
+	f.sync(c)
+	if got := f.sim.Writes() - writes; got != 0 {
+		t.Errorf("a sync with nothing changed made %d writes", got)
+	}
 	for key, r := range f.ours() {
 		if kept[key].ID != r.ID {
 			t.Errorf("rule %s was rewritten when another setting changed", key)
@@ -277,6 +283,7 @@ func TestFirewallCloudAPIErrors(t *testing.T) {
 	for _, fault := range []tritonsim.Fault{
 		{Op: "GET /{account}/fwrules", Status: http.StatusInternalServerError},
 		{Op: "GET /{account}/fwrules", Truncate: true},
+		{Op: "GET /{account}/fwrules", Status: http.StatusOK, Body: []map[string]any{{"rule": "FROM any TO all vms ALLOW tcp PORT 22"}}},
 	} {
 		remove := f.sim.Inject(fault)
 		writes := f.sim.Writes()
@@ -316,10 +323,22 @@ func TestFirewallControllerRun(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- ctrl.Run(ctx, env) }()
+	// The first sync: the nodes there at the start.
+	err := wait.PollUntilContextTimeout(f.ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		for _, id := range f.nodes {
+			if m, _ := f.sim.Machine(id); !m.FirewallEnabled {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatal("the first sync did not turn the nodes' firewalls on")
+	}
 
 	joined := f.sim.AddMachine(tritonsim.Machine{Name: "node-c"}).ID
 	f.addNode("node-c", joined)
-	err := wait.PollUntilContextTimeout(f.ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(f.ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		m, _ := f.sim.Machine(joined)
 		return m.Tags[clusterTag] == "test" && m.FirewallEnabled, nil
 	})
@@ -349,5 +368,28 @@ func TestFirewallControllerRun(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Run did not fail with CloudAPI failing")
+	}
+}
+
+// TestFirewallConfig: the settings are read from the environment and a bad
+// one fails start-up, named by its variable.
+func TestFirewallConfig(t *testing.T) {
+	f := newFWFixture(t)
+	p, _ := f.provider(map[string]string{"TRITON_FIREWALL_NODEPORTS_PUBLIC": "yes", "TRITON_FIREWALL_NODEPORT_RANGE": "31000-31999",
+		"TRITON_FIREWALL_ENABLE_NODES": "true", "TRITON_FIREWALL_RESYNC": "90s"})
+	if want := (FirewallSettings{NodePortsPublic: true, NodePortRange: "31000-31999", EnableNodes: true, Resync: 90 * time.Second}); p.cfg.Firewall != want {
+		t.Errorf("settings %+v, want %+v", p.cfg.Firewall, want)
+	}
+	p, _ = f.provider(nil)
+	if want := (FirewallSettings{NodePortRange: defaultNodePortRange, Resync: defaultFirewallResync}); p.cfg.Firewall != want {
+		t.Errorf("default settings %+v, want %+v", p.cfg.Firewall, want)
+	}
+
+	env := f.sim.Env(f.sim.URL())
+	env["TRITON_FIREWALL_NODEPORT_RANGE"] = "30000-"
+	_, err := framework.NewCloud(f.ctx, New(), &framework.Env{ClusterName: "test",
+		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	if err == nil || !strings.Contains(err.Error(), "TRITON_FIREWALL_NODEPORT_RANGE") {
+		t.Errorf("a bad range: %v, want an error naming TRITON_FIREWALL_NODEPORT_RANGE", err)
 	}
 }
