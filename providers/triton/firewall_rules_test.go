@@ -64,7 +64,7 @@ func TestSameRuleText(t *testing.T) {
 	base := `FROM tag "k8s-cluster" = "c1" TO tag "k8s-cluster" = "c1" ALLOW tcp PORTS 30000 - 32767`
 	for text, same := range map[string]bool{
 		base: true,
-		`from tag k8s-cluster=c1 to  tag "k8s-cluster" = c1 allow TCP ports 30000-32767`: true,
+		`from tag k8s-cluster=c1 to  tag "k8s-cluster" = c1 allow TCP ports 30000-32767`:          true,
 		`FROM tag "k8s-cluster" = "c2" TO tag "k8s-cluster" = "c1" ALLOW tcp PORTS 30000 - 32767`: false,
 		`FROM tag "k8s-cluster" = "c1" TO tag "k8s-cluster" = "c1" BLOCK tcp PORTS 30000 - 32767`: false,
 		`FROM tag "k8s-cluster" = "c1" TO tag "k8s-cluster" = "c1" ALLOW tcp PORTS 30000 - 32768`: false,
