@@ -29,7 +29,8 @@ import (
 // the issuer's key up among the account's keys (or its administrators'),
 // checks the signature with it and refuses an expired certificate. The
 // account key stays in the CCM: Prometheus holds only the certificate and
-// its own key.
+// its own key. With TRITON_USER set, the sub-user's key signs; CMON takes
+// it when the sub-user has the account's administrator role.
 
 // oidJoyentCmon is the joyentCmon extended key usage
 // (github.com/joyent/oid-docs), which makes CMON check a certificate's
