@@ -140,8 +140,10 @@ func (c *firewallController) clusterMachines(ctx context.Context, fresh bool) (m
 	return byID, nil
 }
 
-// tagNode tags a node's machine k8s-cluster=<cluster>. It reports false
-// for a machine that is gone (404, 410): a Node about to be deleted.
+// tagNode tags a node's machine k8s-cluster=<cluster> (one tagged with
+// another value is retagged: its Node is this cluster's). It reports
+// false for a machine that is gone (404, 410): a Node about to be
+// deleted.
 func (c *firewallController) tagNode(ctx context.Context, id string) (bool, error) {
 	klog.FromContext(ctx).Info("Tagging the node's machine with the cluster", "machine", id, "tag", clusterTag)
 	_, err := one(ctx, "machines.tags.add", func(ctx context.Context) (struct{}, error) {
