@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"maps"
 	"net/http"
@@ -295,7 +296,7 @@ func TestCMONIdleSync(t *testing.T) {
 // TestCMONRenewal: a certificate is replaced when less than RenewBefore of
 // it remains, not before, and the controller syncs on its own for it.
 func TestCMONRenewal(t *testing.T) {
-	f := newCMONFixture(t, map[string]string{"TRITON_CMON_CERT_VALIDITY": "6s", "TRITON_CMON_RENEW_BEFORE": "3s"})
+	f := newCMONFixture(t, map[string]string{"TRITON_CMON_CERT_VALIDITY": "3s", "TRITON_CMON_RENEW_BEFORE": "1500ms"})
 	c := f.controller()
 	start := time.Now()
 	clock := start
@@ -305,19 +306,19 @@ func TestCMONRenewal(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := f.secret()
-	// X.509 times are whole seconds: the certificate expires 5 to 6s from
-	// now, so it is due in 2 to 3s.
-	if next < 2*time.Second || next > 3*time.Second {
-		t.Errorf("next sync in %s, want when the certificate is due (2 to 3s)", next)
+	// X.509 times are whole seconds: the certificate expires 2 to 3s from
+	// now, so it is due in 0.5 to 1.5s.
+	if next < time.Second/2 || next > 3*time.Second/2 {
+		t.Errorf("next sync in %s, want when the certificate is due (0.5 to 1.5s)", next)
 	}
-	clock = start.Add(500 * time.Millisecond)
+	clock = start.Add(400 * time.Millisecond)
 	if _, err := c.sync(f.ctx); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(f.secret().Data[corev1.TLSCertKey], first.Data[corev1.TLSCertKey]) {
 		t.Fatal("renewed with more than RenewBefore left")
 	}
-	clock = start.Add(3500 * time.Millisecond)
+	clock = start.Add(2 * time.Second)
 	if _, err := c.sync(f.ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +331,15 @@ func TestCMONRenewal(t *testing.T) {
 	// Run as the framework does, the controller renews on its own.
 	f.run()
 	before := f.secret().Data[corev1.TLSCertKey]
+	block, _ := pem.Decode(before)
+	old, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
 	waitFor(t, "a renewal", func() bool { return !bytes.Equal(f.secret().Data[corev1.TLSCertKey], before) })
+	if !time.Now().Before(old.NotAfter) {
+		t.Errorf("renewed after the certificate expired at %s", old.NotAfter)
+	}
 }
 
 // TestCMONSecretErrors: a Secret of the name that is not a TLS one is left
