@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -379,5 +380,43 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	})
 	if err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+// TestCMONManyNodes: with many nodes a sync reads their machines from one
+// list of the account's (a count and a page), not a GET each, and an idle
+// sync costs those two reads and no write.
+func TestCMONManyNodes(t *testing.T) {
+	f := newCMONFixture(t, nil)
+	const n = 40
+	for i := range n {
+		name := fmt.Sprintf("node-%02d", i)
+		id := f.sim.AddMachine(tritonsim.Machine{Name: name}).ID
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.NodeSpec{ProviderID: "triton://" + id}}
+		if _, err := f.kube.CoreV1().Nodes().Create(f.ctx, node, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := f.controller()
+	before := f.sim.Stats()
+	if _, err := c.sync(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := f.sim.Stats()
+	if gets := first["GET /{account}/machines/{id}"] - before["GET /{account}/machines/{id}"]; gets != 0 {
+		t.Errorf("the first sync read %d machines one by one", gets)
+	}
+	if tags := first["POST /{account}/machines/{id}/tags"] - before["POST /{account}/machines/{id}/tags"]; tags != n+2 {
+		t.Errorf("the first sync tagged %d machines, want %d", tags, n+2)
+	}
+	if _, err := c.sync(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	calls, writes := 0, f.sim.Writes()
+	for op, k := range f.sim.Stats() {
+		calls += k - first[op]
+	}
+	if calls != 2 || writes != n+2 {
+		t.Errorf("an idle sync of %d nodes made %d calls (want a count and a page) and %d writes", n+2, calls, writes-(n+2))
 	}
 }
