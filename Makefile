@@ -37,11 +37,15 @@ CLOUD ?= digitalocean
 
 .PHONY: test
 test: RACE = 1
-test: controlplane verify vet lint unit e2e ## Run every check and test the project has, unit tiers with -race (what CI runs; builds bin/ first).
+test: controlplane verify vet lint unit promcheck e2e ## Run every check and test the project has, unit tiers with -race (what CI runs; builds bin/ first).
 
 .PHONY: unit
 unit: ## Unit, simulator and conformance tests (everything but the e2e suite); RACE=1 adds -race.
 	$(GO) test -count=1 $(if $(RACE),-race) $(GOTESTFLAGS) $$($(GO) list ./... | grep -v /test/e2e)
+
+.PHONY: promcheck
+promcheck: ## Check the Triton metrics controller's Prometheus job with Prometheus's own config loader (hack/promcheck, its own module).
+	cd hack/promcheck && $(GO) test -count=1 ./...
 
 .PHONY: e2e
 e2e: controlplane ## End-to-end suite: the real CCM binaries vs a real kube-apiserver + etcd and the simulated clouds.
@@ -131,6 +135,7 @@ docs: ## Regenerate the reference docs (annotations, config) from the Go structs
 verify: ## Check go.mod is tidy, code is gofmt'ed and generated docs are current.
 	$(GO) mod tidy -diff
 	cd hack && $(GO) mod tidy -diff
+	cd hack/promcheck && $(GO) mod tidy -diff
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed (run 'make fmt'):"; echo "$$out"; exit 1; fi
 	$(GO) run ./internal/docgen -dir docs -check
 

@@ -29,7 +29,9 @@ import (
 // Service gets a Moirai load balancer (an IP and a CNS hostname), another
 // (annotated for CNS) gets CNS service entries on its nodes' tags, which the
 // simulated CNS resolves to exactly the Ready target nodes; a node leaving
-// loses its entry, and deleting the Services leaves nothing behind.
+// loses its entry, and deleting the Services leaves nothing behind. The
+// firewall and metrics controllers run as shipped: see testTritonFirewall
+// and testTritonCMON.
 func TestTriton(t *testing.T) {
 	p, ok := cluster.Lookup("triton")
 	if !ok {
@@ -50,6 +52,13 @@ func TestTriton(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := envAsShipped(t, filepath.Join(root, "examples/manifests/triton/deployment.yaml"), secret, t.TempDir())
+	// Settings, not credentials: the firewall controller's resync, short
+	// enough to show an idle sync writes nothing; CMON's name for the
+	// scrape job (the simulator serves it on 127.0.0.1, and Prometheus
+	// reaches machines as <uuid>.<CMON host>, which needs a DNS name).
+	env["TRITON_FIREWALL_RESYNC"] = "2s"
+	env["TRITON_CMON_URL"] = "https://cmon.us-east-1.triton.zone:9163"
+	tritonControllersOff(t, c, env)
 	if _, err := c.StartCCMWithOnlyEnv("ccm", env); err != nil {
 		t.Fatal(err)
 	}
@@ -61,6 +70,8 @@ func TestTriton(t *testing.T) {
 		t.Errorf("Moirai Service ingress = %+v, want an IP and a hostname", ing)
 	}
 
+	testTritonCMON(t, c, ids)
+	userRule := testTritonFirewall(t, c, svc)
 	testTritonCNS(t, c, ids)
 
 	if err := c.Kube.CoreV1().Services("default").Delete(t.Context(), moirai.Name, metav1.DeleteOptions{}); err != nil {
@@ -70,6 +81,7 @@ func TestTriton(t *testing.T) {
 		_, err := getService(ctx, c, moirai.Name)
 		return apierrors.IsNotFound(err) && len(c.Sim.LoadBalancers()) == 0, nil
 	})
+	tritonRulesAfterDelete(t, c, userRule)
 	noWarnings(t, c)
 }
 
