@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/joyent/triton-go/compute"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccmkit/framework"
@@ -54,23 +53,7 @@ func withCMONGroup(tag, group string) (string, bool, error) {
 
 // nodeMachines returns the machine UUIDs of the Nodes with a Triton
 // providerID, sorted.
-func (c *cmonController) nodeMachines() ([]string, error) {
-	nodes, err := c.nodes.List(labels.Everything())
-	if err != nil {
-		return nil, fmt.Errorf("listing Nodes: %w", err)
-	}
-	var ids []string
-	for _, n := range nodes {
-		if n.Spec.ProviderID == "" {
-			continue
-		}
-		if id, err := c.codec.Parse(n.Spec.ProviderID); err == nil {
-			ids = append(ids, id.Value)
-		}
-	}
-	slices.Sort(ids)
-	return slices.Compact(ids), nil
-}
+func (c *cmonController) nodeMachines() ([]string, error) { return nodeMachineIDs(c.nodes, c.codec) }
 
 // ensureGroups adds the cluster's group to the tag of every node machine
 // that lacks it. The machines are read from one list of the account's

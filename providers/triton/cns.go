@@ -31,8 +31,9 @@ const (
 // keys.
 const (
 	// clusterTag marks a machine the cluster uses: the Moirai appliances,
-	// and every node whose triton.cns.services the provider edited, so
-	// one filtered list finds them all again.
+	// every node whose triton.cns.services the provider edited, and every
+	// Node's machine the firewall controller saw (its rules allow traffic
+	// among them), so one filtered list finds them all again.
 	clusterTag = "k8s-cluster"
 	// serviceUIDTag marks a Moirai appliance with its Service's UID.
 	serviceUIDTag = "k8s-service-uid"

@@ -1,6 +1,15 @@
 package triton
 
-import "github.com/ccmkit/ccmkit/framework"
+import (
+	"fmt"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/labels"
+	corelisters "k8s.io/client-go/listers/core/v1"
+
+	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/framework/providerid"
+)
 
 var _ framework.ControllersProvider = (*Provider)(nil)
 
@@ -12,4 +21,24 @@ var _ framework.ControllersProvider = (*Provider)(nil)
 // metrics controller (cmon_controller.go) sets the nodes up for CMON.
 func (p *Provider) Controllers() []framework.Controller {
 	return []framework.Controller{p.drainControllerFor(), p.firewallControllerFor(), p.cmonControllerFor()}
+}
+
+// nodeMachineIDs returns the machine UUIDs of the Nodes with a Triton
+// providerID, sorted; a Node not initialized yet has none.
+func nodeMachineIDs(nodes corelisters.NodeLister, codec providerid.Codec) ([]string, error) {
+	all, err := nodes.List(labels.Everything())
+	if err != nil {
+		return nil, fmt.Errorf("listing Nodes: %w", err)
+	}
+	var ids []string
+	for _, n := range all {
+		if n.Spec.ProviderID == "" {
+			continue
+		}
+		if id, err := codec.Parse(n.Spec.ProviderID); err == nil {
+			ids = append(ids, id.Value)
+		}
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids), nil
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -167,18 +166,5 @@ func (c *firewallController) sync(ctx context.Context) error {
 // providerID (a Node not initialized yet has none: its providerID update
 // asks for a sync).
 func (c *firewallController) nodeMachines() ([]string, error) {
-	nodes, err := c.nodes.List(labels.Everything())
-	if err != nil {
-		return nil, fmt.Errorf("listing Nodes: %w", err)
-	}
-	var ids []string
-	for _, n := range nodes {
-		if n.Spec.ProviderID == "" {
-			continue
-		}
-		if id, err := c.codec.Parse(n.Spec.ProviderID); err == nil {
-			ids = append(ids, id.Value)
-		}
-	}
-	return ids, nil
+	return nodeMachineIDs(c.nodes, c.codec)
 }

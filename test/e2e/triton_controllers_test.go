@@ -196,7 +196,7 @@ func testTritonCMON(t *testing.T, c *cluster.Cluster, ids map[string]string) {
 		Certificates: []tls.Certificate{cert},
 		// The simulator's own server certificate; what is under test is
 		// the client certificate.
-		InsecureSkipVerify: true, //nolint:gosec // test against the simulator's self-signed CMON
+		InsecureSkipVerify: true,
 	}}}
 	want := slices.Sorted(func(yield func(string) bool) {
 		for _, id := range ids {
