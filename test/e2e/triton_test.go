@@ -52,12 +52,9 @@ func TestTriton(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := envAsShipped(t, filepath.Join(root, "examples/manifests/triton/deployment.yaml"), secret, t.TempDir())
-	// Settings, not credentials: the firewall controller's resync, short
-	// enough to show an idle sync writes nothing; CMON's name for the
-	// scrape job (the simulator serves it on 127.0.0.1, and Prometheus
-	// reaches machines as <uuid>.<CMON host>, which needs a DNS name).
+	// A setting, not a credential: the firewall controller's resync, short
+	// enough to show an idle sync writes nothing.
 	env["TRITON_FIREWALL_RESYNC"] = "2s"
-	env["TRITON_CMON_URL"] = "https://cmon.us-east-1.triton.zone:9163"
 	tritonControllersOff(t, c, env)
 	if _, err := c.StartCCMWithOnlyEnv("ccm", env); err != nil {
 		t.Fatal(err)

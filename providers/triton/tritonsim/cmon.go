@@ -100,7 +100,9 @@ func (c *cmonService) url() string {
 	if c.ts == nil {
 		return ""
 	}
-	return c.ts.URL
+	// By name, as CMON is known (Prometheus scrapes <machine>.<CMON host>,
+	// which needs a DNS name); its certificate names localhost.
+	return strings.Replace(c.ts.URL, "://127.0.0.1:", "://localhost:", 1)
 }
 
 // Start serves CloudAPI and CMON, each on a loopback port.
@@ -116,7 +118,7 @@ func (s *Server) Close() {
 }
 
 // CMONURL is CMON's base URL once the Server is started, e.g.
-// "https://127.0.0.1:41235"; "" before. CloudAPI's ListServices gives it
+// "https://localhost:41235"; "" before. CloudAPI's ListServices gives it
 // as "cmon".
 func (s *Server) CMONURL() string { return s.cmon.url() }
 
