@@ -35,6 +35,11 @@ type Provider struct {
 	LoadBalancers bool
 	// NoZone: the cloud reports no zone (topology.kubernetes.io/zone).
 	NoZone bool
+	// WritingControllers are the provider's extra controllers that write
+	// to the cloud on their own when nodes join (Triton's firewall and
+	// metrics controllers tag the nodes' machines): the suite turns them
+	// off where it counts the writes node initialization makes.
+	WritingControllers []string
 	// New returns the provider value (for its providerID codec).
 	New func() framework.Provider
 	// StartSim starts the provider's simulated cloud on loopback:
@@ -108,12 +113,13 @@ var Providers = []Provider{
 		StartSim:      simulated(gbsim.StartCloud),
 	},
 	{
-		Name:          "triton",
-		Command:       "./cmd/triton-cloud-controller-manager",
-		RBAC:          []string{"examples/manifests/triton/rbac.yaml"},
-		LoadBalancers: true,
-		New:           func() framework.Provider { return triton.New() },
-		StartSim:      simulated(tritonsim.StartCloud),
+		Name:               "triton",
+		Command:            "./cmd/triton-cloud-controller-manager",
+		RBAC:               []string{"examples/manifests/triton/rbac.yaml"},
+		LoadBalancers:      true,
+		WritingControllers: []string{triton.FirewallControllerName, triton.CMONControllerName},
+		New:                func() framework.Provider { return triton.New() },
+		StartSim:           simulated(tritonsim.StartCloud),
 	},
 }
 
