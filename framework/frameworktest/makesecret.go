@@ -3,6 +3,9 @@ package frameworktest
 import (
 	"bytes"
 	"flag"
+	"maps"
+	"os"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -89,4 +92,23 @@ func ReadSecret(t testing.TB, manifest []byte) *corev1.Secret {
 	}
 	s.StringData = nil
 	return &s
+}
+
+// MatchesShippedSecret fails t unless got has the namespace, name and keys
+// of the Secret in the provider's shipped manifest (its
+// examples/manifests/<cloud>/secret.example.yaml, at path): what
+// make-secret prints must be what the shipped manifests read.
+func MatchesShippedSecret(t testing.TB, got *corev1.Secret, path string) {
+	t.Helper()
+	shipped, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ReadSecret(t, shipped)
+	if got.Namespace != want.Namespace || got.Name != want.Name {
+		t.Errorf("Secret %s/%s, the shipped manifests read %s/%s", got.Namespace, got.Name, want.Namespace, want.Name)
+	}
+	if g, w := slices.Sorted(maps.Keys(got.Data)), slices.Sorted(maps.Keys(want.Data)); !slices.Equal(g, w) {
+		t.Errorf("keys %v, the shipped Secret has %v", g, w)
+	}
 }

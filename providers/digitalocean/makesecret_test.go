@@ -1,10 +1,8 @@
 package digitalocean_test
 
 import (
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -34,17 +32,7 @@ func TestMakeSecret(t *testing.T) {
 	}
 	got := readSecret(t, []byte(out))
 
-	shipped, err := os.ReadFile("../../examples/manifests/digitalocean/secret.example.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := readSecret(t, shipped)
-	if got.Namespace != want.Namespace || got.Name != want.Name {
-		t.Errorf("Secret %s/%s, the shipped manifests read %s/%s", got.Namespace, got.Name, want.Namespace, want.Name)
-	}
-	if g, w := slices.Sorted(maps.Keys(got.Data)), slices.Sorted(maps.Keys(want.Data)); !slices.Equal(g, w) {
-		t.Errorf("keys %v, the shipped Secret has %v", g, w)
-	}
+	frameworktest.MatchesShippedSecret(t, got, "../../examples/manifests/digitalocean/secret.example.yaml")
 	if !strings.Contains(log, "/v2/account") {
 		t.Errorf("no API request logged at -v=10, so the check below proves nothing:\n%s", log)
 	}

@@ -1,10 +1,8 @@
 package triton_test
 
 import (
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -30,17 +28,7 @@ func TestMakeSecret(t *testing.T) {
 		t.Fatalf("make-secret: %v\n%s", err, log)
 	}
 	s := frameworktest.ReadSecret(t, []byte(out))
-	shipped, err := os.ReadFile("../../examples/manifests/triton/secret.example.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := frameworktest.ReadSecret(t, shipped)
-	if s.Namespace != want.Namespace || s.Name != want.Name {
-		t.Errorf("Secret %s/%s, the shipped manifests read %s/%s", s.Namespace, s.Name, want.Namespace, want.Name)
-	}
-	if g, w := slices.Sorted(maps.Keys(s.Data)), slices.Sorted(maps.Keys(want.Data)); !slices.Equal(g, w) {
-		t.Errorf("keys %v, the shipped Secret has %v", g, w)
-	}
+	frameworktest.MatchesShippedSecret(t, s, "../../examples/manifests/triton/secret.example.yaml")
 	got := func(k string) string { return string(s.Data[k]) }
 	if got("TRITON_KEY_ID") != sim.KeyFingerprint() || strings.TrimSpace(got("TRITON_KEY_MATERIAL")) != strings.TrimSpace(string(sim.AccountKeyPEM())) ||
 		got("TRITON_URL") != sim.URL() || got("TRITON_ACCOUNT") != sim.Account() {
