@@ -1,11 +1,347 @@
 package rancher
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"reflect"
+	"strings"
+	"time"
+
 	rancher "github.com/rancher/go-rancher/v2"
+
+	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/framework/cloudapi"
 )
 
+// This file builds the go-rancher client and holds the rules every call
+// follows (transport.go says how its requests reach the framework's
+// transport):
+//
+//   - ClientOpts.Timeout, go-rancher's bound on one request, is the
+//     framework's bound on one request with its retries (the cloudapi
+//     Budget), so the framework's retries run inside it;
+//   - the provider's own calls go through api.do, with a context: its
+//     deadline (--instance-lookup-timeout, --cloud-init-timeout) cancels
+//     the request, and its operation names it;
+//   - only Cattle's own 404 ({"type":"error","code":"NotFound"}, JSON) to a
+//     request naming one resource is an authoritative not-found (byID,
+//     api.notFound). go-rancher's typed ById returns (nil, nil) on any 404,
+//     a proxy's included: use byID instead, or nil-check;
+//   - a malformed answer (a resource without its id, a collection without
+//     data) is an error, never a panic.
+
 // api is the Cattle client and what Init learned about the environment.
-// (Stub: the provider helper writes it.)
 type api struct {
+	// client is go-rancher's typed client. Its requests go through the
+	// framework's transport but carry no context (see transport.go).
 	client *rancher.RancherClient
+	route  *route
+	url    string // CATTLE_URL as go-rancher normalized it, redacted
+}
+
+// requiredTypes are the Cattle types the provider uses; an API without
+// them is not an environment's (project's) API.
+var requiredTypes = []string{
+	rancher.HOST_TYPE, rancher.IP_ADDRESS_TYPE, rancher.STACK_TYPE, rancher.SETTING_TYPE,
+	rancher.LOAD_BALANCER_SERVICE_TYPE, rancher.EXTERNAL_SERVICE_TYPE,
+}
+
+// connect builds the client for cfg and checks it against the API: the
+// root and schemas (go-rancher's bootstrap), then that the API is an
+// environment's. Every error names the variable to check and holds no
+// secret.
+func connect(ctx context.Context, cfg *Config, env *framework.Env) (*api, error) {
+	u, err := cfg.apiURL()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := cfg.AccessKey.Reveal(); err != nil {
+		return nil, fmt.Errorf("CATTLE_ACCESS_KEY: %w", err)
+	}
+	if _, err := cfg.SecretKey.Reveal(); err != nil {
+		return nil, fmt.Errorf("CATTLE_SECRET_KEY: %w", err)
+	}
+	r := defaultRouter()
+	o := cloudapi.Options{Base: originalTransport()}
+	hc := env.NewHTTPClient(o)
+	rt := &route{host: u.Host, next: hc.Transport, keys: func() (string, string, error) {
+		access, err := cfg.AccessKey.Reveal()
+		if err != nil {
+			return "", "", fmt.Errorf("CATTLE_ACCESS_KEY: %w", err)
+		}
+		secret, err := cfg.SecretKey.Reveal()
+		if err != nil {
+			return "", "", fmt.Errorf("CATTLE_SECRET_KEY: %w", err)
+		}
+		return access, secret, nil
+	}}
+	normalized, err := rancher.NormalizeUrl(u.String())
+	if err != nil {
+		return nil, errors.New("CATTLE_URL: not a valid URL")
+	}
+	a := &api{route: rt, url: redactedURL(normalized)}
+
+	// The bootstrap requests carry Init's context; the client's later
+	// ones the client's own token.
+	initToken, release := r.bind(rt, cloudapi.WithOperation(ctx, "root.get"))
+	defer release()
+	opts := &rancher.ClientOpts{Url: normalized, AccessKey: initToken, SecretKey: "-", Timeout: clientTimeout(env.CloudAPI)}
+	c, err := rancher.NewRancherClient(opts)
+	if err != nil {
+		return nil, a.connectError(ctx, err)
+	}
+	opts.AccessKey, _ = r.bind(rt, nil) // lives as long as the process: the client has no Close
+	a.client = c
+	for _, t := range requiredTypes {
+		if _, ok := c.GetTypes()[t]; !ok {
+			return nil, fmt.Errorf("CATTLE_URL: the Cattle API at %s has no %q type: it is not an environment's API; use the URL Rancher shows with an environment API key, such as http://rancher.example.com:8080/v2-beta/projects/1a5", a.url, t)
+		}
+	}
+	return a, nil
+}
+
+// connectError turns a failed go-rancher bootstrap into an error naming
+// the variable to check.
+func (a *api) connectError(ctx context.Context, err error) error {
+	var apiErr *rancher.ApiError
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("connecting to the Cattle API at %s (CATTLE_URL): %w", a.url, context.Cause(ctx))
+	case errors.As(err, &apiErr) && (apiErr.StatusCode == http.StatusUnauthorized || apiErr.StatusCode == http.StatusForbidden):
+		return fmt.Errorf("CATTLE_ACCESS_KEY, CATTLE_SECRET_KEY: the Cattle API at %s refused the API key (%s): check both, and that the key is an environment API key of this environment", a.url, apiErr.Status)
+	case errors.As(err, &apiErr):
+		return fmt.Errorf("CATTLE_URL: %s answered %s: it is not a Cattle API v2-beta endpoint (an environment's URL looks like http://rancher.example.com:8080/v2-beta/projects/1a5)", a.url, apiErr.Status)
+	case strings.HasPrefix(err.Error(), "Failed to find schema"):
+		return fmt.Errorf("CATTLE_URL: %s is not a Cattle API: its answer has no X-API-Schemas header", a.url)
+	case isJSONError(err):
+		return fmt.Errorf("CATTLE_URL: %s is not a Cattle API: malformed schemas: %w", a.url, err)
+	}
+	return fmt.Errorf("CATTLE_URL: cannot reach the Cattle API at %s: %w", a.url, err)
+}
+
+func isJSONError(err error) bool {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	return errors.As(err, &syn) || errors.As(err, &typ)
+}
+
+// clientTimeout is go-rancher's bound on one request: the framework's
+// bound on a request with its retries (cloudapi.Options.Budget, by default
+// twice the per-attempt timeout), so go-rancher never cuts the framework's
+// retries short, and a hung request still ends.
+func clientTimeout(o cloudapi.Options) time.Duration {
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = cloudapi.DefaultTimeout
+	}
+	switch {
+	case o.Budget > 0:
+		return o.Budget
+	case o.Budget < 0:
+		// No overall bound asked for: every attempt, and a backoff
+		// between each.
+		retries := o.MaxRetries
+		if retries == 0 {
+			retries = cloudapi.DefaultMaxRetries
+		}
+		return time.Duration(max(retries, 0)+1) * (timeout + cloudapi.DefaultMaxBackoff)
+	}
+	return 2 * timeout
+}
+
+// do runs fn with a go-rancher base client whose requests carry ctx,
+// named op in metrics, logs and the Counter.
+func (a *api) do(ctx context.Context, op string, fn func(c *rancher.RancherBaseClientImpl) error) error {
+	if err := context.Cause(ctx); err != nil {
+		return err
+	}
+	base, ok := a.client.RancherBaseClient.(*rancher.RancherBaseClientImpl)
+	if !ok {
+		return fmt.Errorf("rancher: the client is a %T, not go-rancher's", a.client.RancherBaseClient)
+	}
+	token, release := defaultRouter().bind(a.route, cloudapi.WithOperation(ctx, op))
+	defer release()
+	opts := *base.Opts
+	opts.AccessKey = token
+	err := fn(&rancher.RancherBaseClientImpl{Opts: &opts, Schemas: base.Schemas, Types: base.Types})
+	if err != nil && ctx.Err() != nil {
+		// The context ended the request: say so, rather than go-rancher's
+		// wrapped "context canceled".
+		return fmt.Errorf("%w (%w)", err, context.Cause(ctx))
+	}
+	return err
+}
+
+// notFoundRule is Cattle's "no such resource": a 404 with its JSON error
+// body, {"type":"error","status":404,"code":"NotFound",...}.
+var notFoundRule = cloudapi.NotFoundRule{Condition: func(status int, body []byte) bool {
+	return cloudapi.FieldEquals("error", "type")(status, body) && cloudapi.FieldEquals("NotFound", "code")(status, body)
+}}
+
+// notFoundError marks Cattle's authoritative 404 for the one resource a
+// call named.
+type notFoundError struct{ err error }
+
+func (e *notFoundError) Error() string { return e.err.Error() }
+func (e *notFoundError) Unwrap() error { return e.err }
+
+// notFound reports whether err is Cattle's own 404 for the one resource a
+// request named. For an error from byID (or another call made with
+// api.do and classified there) the answer's media type and body were
+// checked; for a go-rancher *ApiError from a typed call (Update, Delete,
+// an action on one resource) only what go-rancher kept can be: the status
+// and the body's code (go-rancher turns the JSON body into
+// "code=NotFound, message=..."; a proxy's page stays as it was). A 404 to
+// a list, a 401, a 5xx or a timeout is never a not-found.
+func (a *api) notFound(err error) bool {
+	var nf *notFoundError
+	if errors.As(err, &nf) {
+		return true
+	}
+	var apiErr *rancher.ApiError
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusNotFound {
+		return false
+	}
+	for part := range strings.SplitSeq(apiErr.Body, ", ") {
+		if part == "code=NotFound" {
+			return true
+		}
+	}
+	return false
+}
+
+// byID reads the resource of type schemaType with the ID id into a new T.
+// Cattle's own 404 is an error a.notFound reports (go-rancher's base ById,
+// unlike the typed ones, returns it); any other failure is an error, and
+// an answer without the resource's ID is a malformed one.
+func byID[T any](ctx context.Context, a *api, op, schemaType, id string) (*T, error) {
+	if id == "" || strings.ContainsAny(id, "/?#%") {
+		return nil, fmt.Errorf("%q is not a Cattle %s ID", id, schemaType)
+	}
+	ctx, rec := cloudapi.RecordAnswers(ctx)
+	out := new(T)
+	err := a.do(ctx, op, func(c *rancher.RancherBaseClientImpl) error { return c.ById(schemaType, id, out) })
+	if err != nil {
+		if ans, ok := rec.Last(); ok && notFoundRule.IsNotFound(cloudapi.OneResource, ans) {
+			return nil, &notFoundError{err: fmt.Errorf("%s %s: %w", schemaType, id, framework.ErrNotFound)}
+		}
+		return nil, fmt.Errorf("getting %s %s: %w", schemaType, id, err)
+	}
+	if got := resourceID(out); got != id {
+		return nil, fmt.Errorf("getting %s %s: malformed response: the API answered with %s %q", schemaType, id, schemaType, got)
+	}
+	return out, nil
+}
+
+// collection is one page of a Cattle collection of T.
+type collection[T any] struct {
+	rancher.Collection
+	Data []T `json:"data"`
+}
+
+// listAll reads every page of the collection of schemaType that filters
+// select (pagination.next, through cloudapi.Pager: a partial list is an
+// error, never a shorter list). limit, when > 0, is the page size asked
+// for.
+func listAll[T any](ctx context.Context, a *api, op, schemaType string, filters map[string]any, limit int) ([]T, error) {
+	f := make(map[string]any, len(filters)+1)
+	for k, v := range filters {
+		f[k] = v
+	}
+	if limit > 0 {
+		f["limit"] = limit
+	}
+	var all []T
+	err := a.do(ctx, op, func(c *rancher.RancherBaseClientImpl) error {
+		var err error
+		all, err = cloudapi.Pager[T]{
+			Start: cloudapi.PageNumber(1),
+			Fetch: func(_ context.Context, at cloudapi.Cursor) ([]T, cloudapi.Cursor, error) {
+				page := &collection[T]{}
+				var err error
+				if at.Link() == "" {
+					err = c.List(schemaType, &rancher.ListOpts{Filters: f}, page)
+				} else {
+					err = c.GetLink(rancher.Resource{Links: map[string]string{"next": at.Link()}}, "next", page)
+				}
+				if err != nil {
+					return nil, cloudapi.Done, err
+				}
+				if page.Data == nil && page.Type != "collection" {
+					return nil, cloudapi.Done, errors.New("malformed response: not a collection")
+				}
+				if page.Pagination == nil {
+					return page.Data, cloudapi.Done, nil
+				}
+				return page.Data, cloudapi.Link(page.Pagination.Next), nil
+			},
+		}.All(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing %ss: %w", schemaType, err)
+	}
+	return all, nil
+}
+
+// getLink reads the collection a resource's link names (a host's
+// ipAddresses), every page of it.
+func getLink[T any](ctx context.Context, a *api, op string, r rancher.Resource, link string) ([]T, error) {
+	u := r.Links[link]
+	if u == "" {
+		return nil, fmt.Errorf("malformed response: %s %s has no %s link", r.Type, r.Id, link)
+	}
+	var all []T
+	err := a.do(ctx, op, func(c *rancher.RancherBaseClientImpl) error {
+		var err error
+		all, err = cloudapi.Pager[T]{
+			Start: cloudapi.Link(u),
+			Fetch: func(_ context.Context, at cloudapi.Cursor) ([]T, cloudapi.Cursor, error) {
+				page := &collection[T]{}
+				if err := c.GetLink(rancher.Resource{Links: map[string]string{"at": at.Link()}}, "at", page); err != nil {
+					return nil, cloudapi.Done, err
+				}
+				if page.Pagination == nil {
+					return page.Data, cloudapi.Done, nil
+				}
+				return page.Data, cloudapi.Link(page.Pagination.Next), nil
+			},
+		}.All(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the %s of %s %s: %w", link, r.Type, r.Id, err)
+	}
+	return all, nil
+}
+
+// resourceID returns the id of a go-rancher resource type (a struct
+// embedding rancher.Resource), or "" for any other value.
+func resourceID(v any) string {
+	rv := reflect.Indirect(reflect.ValueOf(v))
+	if rv.Kind() != reflect.Struct {
+		return ""
+	}
+	f := rv.FieldByName("Resource")
+	if !f.IsValid() {
+		return ""
+	}
+	r, ok := f.Interface().(rancher.Resource)
+	if !ok {
+		return ""
+	}
+	return r.Id
+}
+
+// redactedURL is a URL as logs and errors may show it.
+func redactedURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(invalid URL)"
+	}
+	return cloudapi.RedactURL(u)
 }

@@ -4,43 +4,63 @@ import (
 	"context"
 
 	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccmkit/framework"
 )
 
 // ProviderName is the --cloud-provider value and the providerID scheme
-// ("rancher://<host uuid>"), as the existing CCM registered them.
+// ("rancher://<host uuid>"), as the existing CCM registered them. It MUST
+// NOT change: the providerID is immutable and every existing Node carries
+// it.
 const ProviderName = "rancher"
 
 // Provider is the Rancher 1.x provider. The framework discovers what it can
 // do from the interfaces it implements, checked here at compile time.
 type Provider struct {
-	cfg Config
-	api *api
-	lb  cloudprovider.LoadBalancer
+	cfg       Config
+	api       *api
+	instances *instances
+	lb        cloudprovider.LoadBalancer
 }
 
 var (
-	_ framework.Provider     = (*Provider)(nil)
-	_ framework.Configurable = (*Provider)(nil)
+	_ framework.Provider          = (*Provider)(nil)
+	_ framework.Configurable      = (*Provider)(nil)
+	_ framework.InstancesProvider = (*Provider)(nil)
 )
 
-// New returns an unconfigured provider.
+// New returns an unconfigured provider; framework.Main or
+// framework.NewCloud loads its Config and calls Init.
 func New() *Provider { return &Provider{} }
 
 // Name implements framework.Provider.
 func (p *Provider) Name() string { return ProviderName }
 
-// Config implements framework.Configurable.
+// Config implements framework.Configurable: the framework fills the struct
+// before Init.
 func (p *Provider) Config() any { return &p.cfg }
 
-// Init implements framework.Provider. (Stub: the provider helper writes it.)
+// Init builds the go-rancher client and fails fast, before the CCM starts
+// its controllers, when the Cattle API is unreachable, is not an
+// environment's API or refuses the key; every error names the variable to
+// check and none contains a secret. Then the load-balancer half starts,
+// and may fail start-up too.
 func (p *Provider) Init(ctx context.Context, env *framework.Env) error {
-	p.api = &api{}
+	a, err := connect(ctx, &p.cfg, env)
+	if err != nil {
+		return err
+	}
+	p.api = a
+	p.instances = newInstances(a, &p.cfg, env)
 	lb, err := newLoadBalancer(ctx, env, p)
 	if err != nil {
 		return err
 	}
 	p.lb = lb
+	klog.FromContext(ctx).Info("Rancher provider initialized", "cattleURL", a.url)
 	return nil
 }
+
+// Instances implements framework.InstancesProvider.
+func (p *Provider) Instances() framework.Instances { return p.instances }

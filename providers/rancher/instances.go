@@ -1,0 +1,308 @@
+package rancher
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	rancher "github.com/rancher/go-rancher/v2"
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/singleflight"
+	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccmkit/framework"
+)
+
+// Host states (Cattle's host and agent state machines) the provider acts on.
+const (
+	hostRemoved      = "removed"
+	hostPurging      = "purging"
+	hostPurged       = "purged"
+	hostInactive     = "inactive"
+	hostDisconnected = "disconnected"
+)
+
+// hostPageSize is the page size of host lists: Cattle's usual default,
+// asked for explicitly so that a list's cost does not depend on the
+// server's setting.
+const hostPageSize = 100
+
+// ipReadParallelism bounds the ipAddresses links read at once by a list.
+const ipReadParallelism = 8
+
+// instances implements framework.Instances over Cattle hosts. The
+// framework builds cloudprovider.InstancesV2 on it: providerID parsing
+// (rancher://<host uuid>, the existing CCM's InstanceID), the lookup by
+// name when a Node has no providerID yet, a shared cache served from
+// ListInstances (one paginated host list per TTL however many Nodes), and
+// the rule that only ErrNotFound means "gone".
+//
+// A host's other addresses are behind its ipAddresses link, one request
+// per host: they are kept with the host for the same TTL, so a host's link
+// is read at most once per TTL, by a list or a direct lookup alike.
+type instances struct {
+	api *api
+	cfg *Config
+	ips *ipCache
+}
+
+var _ framework.Instances = (*instances)(nil)
+
+func newInstances(a *api, cfg *Config, env *framework.Env) *instances {
+	ttl := env.InstanceCacheTTL
+	if ttl == 0 {
+		ttl = framework.DefaultInstanceCacheTTL
+	}
+	return &instances{api: a, cfg: cfg, ips: &ipCache{api: a, ttl: ttl, now: time.Now, byHost: map[string]ipEntry{}}}
+}
+
+// InstanceByID returns the host whose uuid is id. A host Cattle reports
+// removed or purged, or a complete list of the hosts with that uuid that
+// holds none, wraps framework.ErrNotFound; every other failure (a 401, a
+// 5xx, a timeout) stays an error, so the Node is kept.
+func (i *instances) InstanceByID(ctx context.Context, id string) (*framework.Instance, error) {
+	if id == "" || strings.ContainsAny(id, "/?#") {
+		return nil, fmt.Errorf("%q is not a Cattle host uuid", id)
+	}
+	// Not removed_null: a removed host is listed too, and is gone.
+	hosts, err := listAll[rancher.Host](ctx, i.api, "hosts.list", rancher.HOST_TYPE, map[string]any{"uuid": id}, hostPageSize)
+	if err != nil {
+		return nil, err
+	}
+	var found *rancher.Host
+	for k := range hosts {
+		h := &hosts[k]
+		if h.Uuid != id {
+			continue // a server that ignores the filter
+		}
+		if found != nil {
+			return nil, fmt.Errorf("hosts %s and %s both have the uuid %s", found.Id, h.Id, id)
+		}
+		found = h
+	}
+	switch {
+	case found == nil:
+		return nil, framework.NotFound("no host with uuid %s", id)
+	case gone(found):
+		return nil, framework.NotFound("host %s (uuid %s) is %s", found.Id, id, found.State)
+	}
+	return i.convert(ctx, found)
+}
+
+// InstanceByName returns the host backing the Node called name, matched
+// as the existing CCM matched them: hostnames compared case-insensitively,
+// and by their first label when one is a fully-qualified name and the
+// other is not (Node "node-1" is host "Node-1.example.com"). A complete
+// list without a match is a not-found; two matches are an error, not a
+// guess.
+func (i *instances) InstanceByName(ctx context.Context, name string) (*framework.Instance, error) {
+	hosts, err := i.list(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var found []*rancher.Host
+	for k := range hosts {
+		if h := &hosts[k]; !gone(h) && sameHost(name, h.Hostname) {
+			found = append(found, h)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, framework.NotFound("no host named %q", name)
+	case 1:
+		return i.convert(ctx, found[0])
+	}
+	return nil, fmt.Errorf("hosts %s and %s both match the Node name %q: give the Node its providerID, or rename one", found[0].Id, found[1].Id, name)
+}
+
+// ListInstances returns every live host of the environment: one host list
+// (all its pages) and each host's ipAddresses link, read at most once per
+// TTL. Each host is listed under its lower-cased hostname and, when that
+// is fully qualified, its first label as an alias, the names a Node
+// carries. A host whose addresses cannot be read, or that is malformed,
+// is left out and logged: the others still serve their Nodes, and a Node
+// whose host is missing is looked up directly.
+func (i *instances) ListInstances(ctx context.Context) ([]*framework.Instance, error) {
+	hosts, err := i.list(ctx)
+	if err != nil {
+		return nil, err
+	}
+	live := make([]*rancher.Host, 0, len(hosts))
+	for k := range hosts {
+		if h := &hosts[k]; !gone(h) {
+			live = append(live, h)
+		}
+	}
+	i.ips.prune(live)
+	out := make([]*framework.Instance, len(live))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(ipReadParallelism)
+	for k, h := range live {
+		g.Go(func() error {
+			inst, err := i.convert(gctx, h)
+			if err != nil {
+				klog.FromContext(ctx).Error(err, "Leaving a host out of the instance list", "hostID", h.Id, "hostname", h.Hostname)
+				return nil
+			}
+			out[k] = inst
+			return nil
+		})
+	}
+	_ = g.Wait() // convert's errors are logged, not returned
+	if err := context.Cause(ctx); err != nil {
+		return nil, fmt.Errorf("reading the hosts' addresses: %w", err)
+	}
+	kept := out[:0]
+	for _, inst := range out {
+		if inst != nil {
+			kept = append(kept, inst)
+		}
+	}
+	return kept, nil
+}
+
+// list reads every host Cattle has not removed.
+func (i *instances) list(ctx context.Context) ([]rancher.Host, error) {
+	return listAll[rancher.Host](ctx, i.api, "hosts.list", rancher.HOST_TYPE, map[string]any{"removed_null": "1"}, hostPageSize)
+}
+
+// convert maps a host to what a Node needs. A host without an id or uuid
+// is malformed. An address Cattle garbles is logged and left out, so the
+// Node keeps its other addresses.
+func (i *instances) convert(ctx context.Context, h *rancher.Host) (*framework.Instance, error) {
+	if h.Id == "" || h.Uuid == "" {
+		return nil, fmt.Errorf("malformed response: host %q (%s) has no id or uuid", h.Id, h.Hostname)
+	}
+	ips, err := i.ips.get(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	addrs, err := nodeAddresses(h, ips, i.cfg.ExternalIPLabels)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Ignoring malformed host addresses", "hostID", h.Id)
+	}
+	topo := hostTopology(h, i.cfg)
+	name := strings.ToLower(h.Hostname)
+	var aliases []string
+	if short, _, fqdn := strings.Cut(name, "."); fqdn && short != "" {
+		aliases = []string{short}
+	}
+	return &framework.Instance{
+		ID:        h.Uuid,
+		Name:      name,
+		Aliases:   aliases,
+		Type:      topo.Type,
+		Region:    topo.Region,
+		Zone:      topo.Zone,
+		Shutdown:  shutdown(h),
+		Addresses: addrs,
+	}, nil
+}
+
+// gone reports whether Cattle reports the host as no longer existing:
+// removed (its removed time set) or being purged. Every other state,
+// inactive, disconnected and removing included, exists.
+func gone(h *rancher.Host) bool {
+	switch h.State {
+	case hostRemoved, hostPurging, hostPurged:
+		return true
+	}
+	return h.Removed != ""
+}
+
+// shutdown reports whether the host is down but not deleted: deactivated
+// in Rancher (inactive), or its agent disconnected. A host whose agent is
+// reconnecting is not: it is expected back at once.
+func shutdown(h *rancher.Host) bool {
+	return h.State == hostInactive || h.State == hostDisconnected || h.AgentState == hostDisconnected
+}
+
+// sameHost reports whether the Node name and a host's hostname name the
+// same machine, as the existing CCM compared them: case-insensitively, and
+// by the first label alone when exactly one of them is fully qualified.
+func sameHost(nodeName, hostname string) bool {
+	a, b := strings.ToLower(nodeName), strings.ToLower(hostname)
+	if a == "" || b == "" {
+		return false
+	}
+	if a == b {
+		return true
+	}
+	shortA, _, fqdnA := strings.Cut(a, ".")
+	shortB, _, fqdnB := strings.Cut(b, ".")
+	return fqdnA != fqdnB && shortA == shortB
+}
+
+// ipCache keeps each host's ipAddresses for ttl, so a host's link is read
+// at most once per TTL whoever asks; concurrent readers of one host share
+// one request.
+type ipCache struct {
+	api *api
+	ttl time.Duration
+	now func() time.Time
+
+	flight singleflight.Group
+	mu     sync.Mutex
+	byHost map[string]ipEntry
+}
+
+type ipEntry struct {
+	at  time.Time
+	ips []rancher.IpAddress
+}
+
+// get returns h's addresses, read from its ipAddresses link unless read
+// within the TTL.
+func (c *ipCache) get(ctx context.Context, h *rancher.Host) ([]rancher.IpAddress, error) {
+	if ips, ok := c.fresh(h.Id); ok {
+		return ips, nil
+	}
+	ch := c.flight.DoChan(h.Id, func() (any, error) {
+		if ips, ok := c.fresh(h.Id); ok {
+			return ips, nil
+		}
+		ips, err := getLink[rancher.IpAddress](context.WithoutCancel(ctx), c.api, "hosts.ipAddresses", h.Resource, "ipAddresses")
+		if err != nil {
+			return nil, err
+		}
+		c.mu.Lock()
+		c.byHost[h.Id] = ipEntry{at: c.now(), ips: ips}
+		c.mu.Unlock()
+		return ips, nil
+	})
+	select {
+	case <-ctx.Done():
+		return nil, fmt.Errorf("reading the addresses of host %s: %w", h.Id, context.Cause(ctx))
+	case res := <-ch:
+		if res.Err != nil {
+			return nil, res.Err
+		}
+		ips, _ := res.Val.([]rancher.IpAddress)
+		return ips, nil
+	}
+}
+
+func (c *ipCache) fresh(hostID string) ([]rancher.IpAddress, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.byHost[hostID]
+	return e.ips, ok && c.now().Sub(e.at) < c.ttl
+}
+
+// prune forgets the hosts not in live, so the cache holds only the
+// environment's hosts.
+func (c *ipCache) prune(live []*rancher.Host) {
+	keep := make(map[string]bool, len(live))
+	for _, h := range live {
+		keep[h.Id] = true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id := range c.byHost {
+		if !keep[id] {
+			delete(c.byHost, id)
+		}
+	}
+}
