@@ -2,14 +2,412 @@ package rancher
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
 
+	rancher "github.com/rancher/go-rancher/v2"
 	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccmkit/framework"
 )
 
-// newLoadBalancer builds the load-balancer half of the provider. (Stub: the
-// load-balancer helper writes it.)
-func newLoadBalancer(_ context.Context, _ *framework.Env, _ *Provider) (cloudprovider.LoadBalancer, error) {
-	return nil, nil
+// Cattle service states the load-balancer driver acts on.
+const (
+	stateRemoved    = "removed"
+	stateRemoving   = "removing"
+	stateActive     = "active"
+	stateInactive   = "inactive"
+	stateUpgraded   = "upgraded"
+	transitionYes   = "yes"
+	transitionError = "error"
+)
+
+// loadBalancer is a Cattle load-balancer service with the external services
+// of its stack named as its backends (lb-<x>-nodes...): the one in use and
+// any it replaces.
+type loadBalancer struct {
+	svc      *rancher.LoadBalancerService
+	backends []*rancher.ExternalService
+	// pending is what Update waits for that the load-balancer service's
+	// state does not show (its external service becoming active).
+	pending string
+}
+
+var _ framework.LoadBalancerProvider = (*Provider)(nil)
+
+// LoadBalancer implements framework.LoadBalancerProvider.
+func (p *Provider) LoadBalancer() cloudprovider.LoadBalancer { return p.lb }
+
+// newLoadBalancer wraps the driver in the framework's pipeline: annotation
+// decoding with Events, find-or-create, the ID annotation, the shared list
+// of the stack's load balancers, and the status.
+func newLoadBalancer(_ context.Context, env *framework.Env, p *Provider) (cloudprovider.LoadBalancer, error) {
+	if p.api == nil || p.api.client == nil {
+		return nil, errors.New("load balancers: no Cattle client")
+	}
+	d := &lbDriver{api: p.api, env: &lbEnv{api: p.api, settings: p.cfg.LoadBalancer}}
+	return framework.NewLoadBalancer(env, d, framework.LoadBalancerOptions[LoadBalancerConfig]{
+		AnnotationPrefix: AnnotationPrefix,
+		IDAnnotation:     AnnotationLoadBalancerID,
+		Name:             loadBalancerName,
+	}), nil
+}
+
+// lbDriver is the Cattle half of the load-balancer pipeline. Each Service
+// gets a loadBalancerService (HAProxy) in the load-balancer stack, its port
+// rules sending traffic to one externalService holding the nodes' IPs.
+// Update changes both in place, one Cattle transition at a time: the
+// external service's IPs by PUT, the port rules by a PUT of lbConfig, the
+// ports and image by Cattle's in-service upgrade; the load balancer keeps
+// its ID and its public endpoints.
+type lbDriver struct {
+	api *api
+	env *lbEnv
+	// linked holds the IDs of the load balancers whose service links were
+	// read in this process and found to be just their external service
+	// (lb_backends.go); the others are read on their next sync.
+	linked sync.Map
+}
+
+var (
+	_ framework.LoadBalancerDriver[LoadBalancerConfig, loadBalancer] = (*lbDriver)(nil)
+	_ framework.LoadBalancerValidator[LoadBalancerConfig]            = (*lbDriver)(nil)
+	_ framework.LoadBalancerLister[LoadBalancerConfig, loadBalancer] = (*lbDriver)(nil)
+)
+
+// Validate implements framework.LoadBalancerValidator: a Service that no
+// Cattle load balancer can serve gets a Warning Event and no call.
+func (d *lbDriver) Validate(req *lbRequest) error { return validateService(req) }
+
+// Get returns the load-balancer service with this ID and its backends; a
+// 404, or a removed service, wraps ErrNotFound.
+func (d *lbDriver) Get(ctx context.Context, id string) (*loadBalancer, error) {
+	svc, err := d.getLB(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	exts, err := d.listExternal(ctx, svc.StackId)
+	if err != nil {
+		return nil, err
+	}
+	return withBackends(svc, exts), nil
+}
+
+// List implements framework.LoadBalancerLister: the stack's load-balancer
+// services and external services, all pages of each. Before the first
+// load balancer there is no stack, and no call makes one.
+func (d *lbDriver) List(ctx context.Context) ([]*loadBalancer, error) {
+	stackID, err := d.env.stack(ctx, false)
+	if err != nil || stackID == "" {
+		return nil, err
+	}
+	svcs, err := d.listLBs(ctx, map[string]any{"stackId": stackID})
+	if err != nil {
+		return nil, err
+	}
+	exts, err := d.listExternal(ctx, stackID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*loadBalancer, 0, len(svcs))
+	for _, s := range svcs {
+		out = append(out, withBackends(s, exts))
+	}
+	return out, nil
+}
+
+// Owns implements framework.LoadBalancerLister: as the existing CCM, a
+// Service owns the load balancer with its name.
+func (d *lbDriver) Owns(lb *loadBalancer, req *lbRequest) bool { return lb.svc.Name == req.Name }
+
+// Find returns the load balancer named as the Service's in the stack (used
+// when the shared list is off or misses it).
+func (d *lbDriver) Find(ctx context.Context, req *lbRequest) (*loadBalancer, error) {
+	stackID, err := d.env.stack(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	if stackID == "" {
+		return nil, framework.NotFound("no stack %s", d.env.settings.stackName())
+	}
+	svcs, err := d.listLBs(ctx, map[string]any{"stackId": stackID, "name": req.Name})
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range svcs {
+		if s.Name == req.Name {
+			exts, err := d.listExternal(ctx, stackID)
+			if err != nil {
+				return nil, err
+			}
+			return withBackends(s, exts), nil
+		}
+	}
+	return nil, framework.NotFound("no load balancer named %q in stack %s", req.Name, stackID)
+}
+
+// Create makes the external service holding the nodes (or finds it, left
+// by a create that lost its answer), then the load-balancer service with
+// its ports, image and port rules in one POST. Cattle registers it; Update
+// links it to the external service and activates it. A lost answer is
+// recovered by Find (by name) on the next sync.
+func (d *lbDriver) Create(ctx context.Context, req *lbRequest) (*loadBalancer, error) {
+	stackID, err := d.env.stack(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	want, err := desired(ctx, req, d.env.settings.Image)
+	if err != nil {
+		return nil, err
+	}
+	image := want.image
+	if image == "" {
+		if image, err = d.env.defaultImage(ctx); err != nil {
+			return nil, err
+		}
+	}
+	exts, err := d.listExternal(ctx, stackID)
+	if err != nil {
+		return nil, err
+	}
+	backend, _, err := d.ensureBackend(ctx, &loadBalancer{backends: backendsOf(req.Name, exts)}, want, stackID)
+	if err != nil {
+		return nil, err
+	}
+	svc, err := createResource[rancher.LoadBalancerService](ctx, d.api, "loadbalancerservices.create", rancher.LOAD_BALANCER_SERVICE_TYPE, &rancher.LoadBalancerService{
+		Name:         req.Name,
+		StackId:      stackID,
+		Description:  fmt.Sprintf("Load balancer of Service %s/%s", req.Service.Namespace, req.Service.Name),
+		LaunchConfig: launchConfig(nil, want, image),
+		LbConfig:     lbConfig(want, backend.Id),
+	})
+	if err != nil {
+		if isInvalidReference(err) {
+			d.env.forgetStack(stackID)
+		}
+		return nil, fmt.Errorf("creating load-balancer service %s: %w", req.Name, err)
+	}
+	return &loadBalancer{svc: svc, backends: []*rancher.ExternalService{backend}}, nil
+}
+
+// Update brings the external service and the load-balancer service up to
+// date, one Cattle transition per sync: while Cattle works on the load
+// balancer (updating, upgrading) it writes nothing, and Inspect reports the
+// wait. A sync with nothing changed makes no call at all.
+func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest) (bool, error) {
+	lb.pending = ""
+	svc := lb.svc
+	if svc.Transitioning == transitionYes {
+		return false, nil
+	}
+	if svc.State == stateUpgraded {
+		return true, d.action(ctx, lb, "finishupgrade", nil)
+	}
+	want, err := desired(ctx, req, d.env.settings.Image)
+	if err != nil {
+		return false, err
+	}
+	backend, changed, err := d.ensureBackend(ctx, lb, want, svc.StackId)
+	if err != nil {
+		return changed, err
+	}
+	if backend.State != stateActive {
+		return d.activateBackend(ctx, lb, backend, changed)
+	}
+	links, wrote, err := d.ensureLinks(ctx, lb, backend)
+	if wrote || err != nil {
+		return changed || wrote, err
+	}
+	cfg := lbConfig(want, backend.Id)
+	if changes := lbConfigChanges(svc.LbConfig, cfg); len(changes) > 0 {
+		klog.FromContext(ctx).V(2).Info("Updating load balancer", "service", klog.KObj(req.Service), "loadBalancerID", svc.Id, "changes", changes)
+		updated, err := updateResource[rancher.LoadBalancerService](ctx, d.api, "loadbalancerservices.update", rancher.LOAD_BALANCER_SERVICE_TYPE, &svc.Resource, map[string]any{"lbConfig": cfg})
+		if err != nil {
+			return true, fmt.Errorf("updating the port rules of load balancer %s: %w", svc.Id, err)
+		}
+		return true, d.replaceLB(lb, updated)
+	}
+	if changes := launchChanges(svc.LaunchConfig, want); len(changes) > 0 {
+		klog.FromContext(ctx).V(2).Info("Upgrading load balancer", "service", klog.KObj(req.Service), "loadBalancerID", svc.Id, "changes", changes)
+		return true, d.upgrade(ctx, lb, want)
+	}
+	if wrote, err := d.foldBackends(ctx, lb, backend, links); wrote || err != nil {
+		return true, err
+	}
+	if svc.State == stateInactive {
+		return true, d.action(ctx, lb, "activate", nil)
+	}
+	return changed, nil
+}
+
+// upgrade changes the load balancer's launchConfig (ports, image) with
+// Cattle's in-service upgrade, one container at a time and each stopped
+// before its replacement starts (they bind the same host ports). Cattle
+// keeps the service, its ID and its public endpoints; Update finishes the
+// upgrade once Cattle reports it upgraded.
+func (d *lbDriver) upgrade(ctx context.Context, lb *loadBalancer, want *desiredLB) error {
+	lc := launchConfig(lb.svc.LaunchConfig, want, "")
+	return d.action(ctx, lb, "upgrade", &rancher.ServiceUpgrade{InServiceStrategy: &rancher.InServiceUpgradeStrategy{
+		LaunchConfig: lc, BatchSize: 1, IntervalMillis: 2000, StartFirst: false,
+	}})
+}
+
+// action runs a Cattle action on the load-balancer service and reads the
+// service back (actions answer with a generic service).
+func (d *lbDriver) action(ctx context.Context, lb *loadBalancer, name string, input any) error {
+	svc := lb.svc
+	if _, ok := svc.Actions[name]; !ok {
+		return framework.Provisioning("load balancer %s is %s: Cattle offers no %s now", svc.Id, svc.State, name)
+	}
+	if err := runAction(ctx, d.api, "loadbalancerservices."+name, rancher.LOAD_BALANCER_SERVICE_TYPE, name, &svc.Resource, input); err != nil {
+		return fmt.Errorf("%s of load balancer %s: %w", name, svc.Id, err)
+	}
+	fresh, err := d.getLB(ctx, svc.Id)
+	if err != nil {
+		return fmt.Errorf("reading load balancer %s after %s: %w", svc.Id, name, err)
+	}
+	return d.replaceLB(lb, fresh)
+}
+
+// getLB reads one load-balancer service; Cattle's 404, or a removed
+// service, wraps ErrNotFound.
+func (d *lbDriver) getLB(ctx context.Context, id string) (*rancher.LoadBalancerService, error) {
+	svc, err := byID[rancher.LoadBalancerService](ctx, d.api, "loadbalancerservices.get", rancher.LOAD_BALANCER_SERVICE_TYPE, id)
+	switch {
+	case err != nil && d.api.notFound(err):
+		return nil, framework.NotFound("load balancer %s", id)
+	case err != nil:
+		return nil, err
+	case !alive(svc.State, svc.Removed):
+		return nil, framework.NotFound("load balancer %s is %s", id, svc.State)
+	}
+	return svc, nil
+}
+
+// replaceLB makes fresh lb's service, checking Cattle's answer.
+func (d *lbDriver) replaceLB(lb *loadBalancer, fresh *rancher.LoadBalancerService) error {
+	if fresh == nil || fresh.Id != lb.svc.Id {
+		return fmt.Errorf("load balancer %s: malformed response: no such load balancer in the answer", lb.svc.Id)
+	}
+	lb.svc = fresh
+	return nil
+}
+
+// Delete removes the external services only this load balancer consumes
+// (its own, and the per-node ones the existing CCM made), then the
+// load-balancer service. Cattle removes it in the background: Delete
+// answers "provisioning" until it is removed.
+func (d *lbDriver) Delete(ctx context.Context, lb *loadBalancer, _ *lbRequest) error {
+	svc := lb.svc
+	d.linked.Delete(svc.Id)
+	if svc.State == stateRemoving {
+		if _, err := d.Get(ctx, svc.Id); err != nil {
+			return err // gone: ErrNotFound
+		}
+		return framework.Provisioning("load balancer %s is being removed", svc.Id)
+	}
+	if err := d.deleteBackends(ctx, lb); err != nil {
+		return err
+	}
+	err := deleteResource(ctx, d.api, "loadbalancerservices.delete", &svc.Resource)
+	switch {
+	case err != nil && d.api.notFound(err):
+		return framework.NotFound("load balancer %s", svc.Id)
+	case err != nil:
+		return fmt.Errorf("deleting load balancer %s: %w", svc.Id, err)
+	}
+	return framework.Provisioning("load balancer %s is being removed", svc.Id)
+}
+
+// Inspect tells the pipeline what state the load balancer is in. Its
+// addresses are those of its public endpoints: the hosts its HAProxy
+// containers publish the ports on.
+func (d *lbDriver) Inspect(lb *loadBalancer) framework.LoadBalancerState {
+	svc := lb.svc
+	s := framework.LoadBalancerState{ID: svc.Id}
+	for _, e := range svc.PublicEndpoints {
+		if e.IpAddress != "" {
+			s.IPs = append(s.IPs, e.IpAddress)
+		}
+	}
+	slices.Sort(s.IPs)
+	s.IPs = slices.Compact(s.IPs)
+	switch {
+	case svc.Transitioning == transitionError:
+		s.Failed = fmt.Sprintf("%s: %s", svc.State, svc.TransitioningMessage)
+	case svc.State == "requested" || svc.State == "registering" || svc.State == "activating" || svc.State == stateRemoving:
+		s.Provisioning = true
+	case svc.Transitioning == transitionYes || svc.State == stateUpgraded:
+		s.Pending = fmt.Sprintf("is %s in Cattle", svc.State)
+	case lb.pending != "":
+		s.Pending = lb.pending
+	}
+	return s
+}
+
+// listLBs lists the load-balancer services matching filters, not removed,
+// all pages.
+func (d *lbDriver) listLBs(ctx context.Context, filters map[string]any) ([]*rancher.LoadBalancerService, error) {
+	filters["removed_null"] = "1"
+	svcs, err := listAll[rancher.LoadBalancerService](ctx, d.api, "loadbalancerservices.list", rancher.LOAD_BALANCER_SERVICE_TYPE, filters, 0)
+	if err != nil {
+		return nil, err
+	}
+	var out []*rancher.LoadBalancerService
+	for i := range svcs {
+		s := &svcs[i]
+		if s.Id == "" {
+			return nil, errors.New("listing load balancers: malformed response: a load balancer without id")
+		}
+		if alive(s.State, s.Removed) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// listExternal lists the stack's external services, not removed, all
+// pages.
+func (d *lbDriver) listExternal(ctx context.Context, stackID string) ([]*rancher.ExternalService, error) {
+	svcs, err := listAll[rancher.ExternalService](ctx, d.api, "externalservices.list", rancher.EXTERNAL_SERVICE_TYPE, map[string]any{"stackId": stackID, "removed_null": "1"}, 0)
+	if err != nil {
+		return nil, err
+	}
+	var out []*rancher.ExternalService
+	for i := range svcs {
+		s := &svcs[i]
+		if s.Id == "" {
+			return nil, errors.New("listing external services: malformed response: an external service without id")
+		}
+		if alive(s.State, s.Removed) && s.State != stateRemoving {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// withBackends pairs a load-balancer service with its backends among the
+// stack's external services.
+func withBackends(svc *rancher.LoadBalancerService, exts []*rancher.ExternalService) *loadBalancer {
+	return &loadBalancer{svc: svc, backends: backendsOf(svc.Name, exts)}
+}
+
+func backendsOf(lbName string, exts []*rancher.ExternalService) []*rancher.ExternalService {
+	var out []*rancher.ExternalService
+	for _, e := range exts {
+		if isBackendOf(e.Name, lbName) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// isInvalidReference reports Cattle's 422 for a reference to something
+// gone (the stack, removed behind the CCM's back).
+func isInvalidReference(err error) bool {
+	var apiErr *rancher.ApiError
+	return errors.As(err, &apiErr) && apiErr.StatusCode == 422
 }

@@ -1,0 +1,138 @@
+package rancher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	rancher "github.com/rancher/go-rancher/v2"
+	"k8s.io/klog/v2"
+)
+
+// A load balancer's nodes are one externalService in its stack, named
+// lb-<x>-nodes (lb_desired.go), holding the nodes' InternalIPs: a node
+// joining or leaving is one PUT of its externalIpAddresses, and the
+// load-balancer service is not touched. The load balancer consumes it
+// through a service link (setservicelinks) and its port rules' serviceId.
+
+// ensureBackend returns the load balancer's external service as want names
+// it, creating it when missing and setting its IPs when they differ. It
+// reports whether it wrote; lb.backends then holds the new value.
+func (d *lbDriver) ensureBackend(ctx context.Context, lb *loadBalancer, want *desiredLB, stackID string) (*rancher.ExternalService, bool, error) {
+	i := slices.IndexFunc(lb.backends, func(b *rancher.ExternalService) bool { return b.Name == want.backend.name })
+	if i < 0 {
+		created, err := createResource[rancher.ExternalService](ctx, d.api, "externalservices.create", rancher.EXTERNAL_SERVICE_TYPE, &rancher.ExternalService{
+			Name:                want.backend.name,
+			StackId:             stackID,
+			Description:         "Nodes of a Kubernetes load balancer (rancher-cloud-controller-manager)",
+			ExternalIpAddresses: want.backend.ips,
+			HealthCheck:         want.backend.healthCheck,
+			StartOnCreate:       true,
+		})
+		if err != nil {
+			return nil, false, fmt.Errorf("creating external service %s: %w", want.backend.name, err)
+		}
+		lb.backends = append(slices.Clone(lb.backends), created)
+		return created, true, nil
+	}
+	have := lb.backends[i]
+	if sameSet(have.ExternalIpAddresses, want.backend.ips) {
+		return have, false, nil
+	}
+	updated, err := updateResource[rancher.ExternalService](ctx, d.api, "externalservices.update", rancher.EXTERNAL_SERVICE_TYPE, &have.Resource, map[string]any{"externalIpAddresses": want.backend.ips})
+	if err != nil {
+		return nil, false, fmt.Errorf("setting the nodes of external service %s: %w", have.Id, err)
+	}
+	lb.backends = slices.Clone(lb.backends)
+	lb.backends[i] = updated
+	return updated, true, nil
+}
+
+// activateBackend activates an inactive external service (one Cattle did
+// not start on creation) and notes, for Inspect, that the load balancer
+// waits for it: its port rules move to it only once it is active.
+func (d *lbDriver) activateBackend(ctx context.Context, lb *loadBalancer, b *rancher.ExternalService, wrote bool) (bool, error) {
+	lb.pending = fmt.Sprintf("is waiting for external service %s (%s) to be active", b.Name, b.Id)
+	if _, ok := b.Actions["activate"]; b.State != stateInactive || !ok {
+		return wrote, nil
+	}
+	if err := runAction(ctx, d.api, "externalservices.activate", rancher.EXTERNAL_SERVICE_TYPE, "activate", &b.Resource, nil); err != nil {
+		return wrote, fmt.Errorf("activating external service %s: %w", b.Id, err)
+	}
+	return true, nil
+}
+
+// consumed lists the services svc consumes (its service links), not
+// removed or being removed, all pages.
+func (d *lbDriver) consumed(ctx context.Context, res rancher.Resource) ([]rancher.Service, error) {
+	return d.serviceLink(ctx, res, "consumedservices")
+}
+
+// consumers lists the services that consume res, not removed or being
+// removed, but the load balancer except.
+func (d *lbDriver) consumers(ctx context.Context, res rancher.Resource, except string) ([]rancher.Service, error) {
+	svcs, err := d.serviceLink(ctx, res, "consumedbyservices")
+	return slices.DeleteFunc(svcs, func(s rancher.Service) bool { return s.Id == except }), err
+}
+
+// serviceLink reads a link to a service collection, following its pages.
+func (d *lbDriver) serviceLink(ctx context.Context, res rancher.Resource, link string) ([]rancher.Service, error) {
+	svcs, err := getLink[rancher.Service](ctx, d.api, "services."+link, res, link)
+	if err != nil {
+		return nil, err
+	}
+	var out []rancher.Service
+	for _, s := range svcs {
+		if s.Id == "" {
+			return nil, fmt.Errorf("reading the %s of service %s: malformed response: a service without id", link, res.Id)
+		}
+		if alive(s.State, s.Removed) && s.State != stateRemoving {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// deleteExternal removes an external service; one already gone is fine.
+func (d *lbDriver) deleteExternal(ctx context.Context, res rancher.Resource) error {
+	err := deleteResource(ctx, d.api, "externalservices.delete", &res)
+	if err != nil && !d.api.notFound(err) {
+		return fmt.Errorf("removing external service %s: %w", res.Id, err)
+	}
+	return nil
+}
+
+// deleteBackends removes, before the load balancer itself, the external
+// services of its stack it consumes or that are named as its backends,
+// unless another service still consumes them.
+func (d *lbDriver) deleteBackends(ctx context.Context, lb *loadBalancer) error {
+	svc := lb.svc
+	consumed, err := d.consumed(ctx, svc.Resource)
+	if err != nil {
+		return err
+	}
+	candidates := map[string]rancher.Resource{}
+	for _, s := range consumed {
+		if s.Type == rancher.EXTERNAL_SERVICE_TYPE && s.StackId == svc.StackId {
+			candidates[s.Id] = s.Resource
+		}
+	}
+	for _, b := range lb.backends {
+		candidates[b.Id] = b.Resource
+	}
+	var errs []error
+	for id, res := range candidates {
+		users, err := d.consumers(ctx, res, svc.Id)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if len(users) > 0 {
+			klog.FromContext(ctx).V(2).Info("Keeping external service another service consumes", "loadBalancerID", svc.Id, "externalService", id, "consumer", users[0].Id)
+			continue
+		}
+		errs = append(errs, d.deleteExternal(ctx, res))
+	}
+	return errors.Join(errs...)
+}

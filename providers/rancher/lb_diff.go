@@ -1,0 +1,91 @@
+package rancher
+
+import (
+	"slices"
+
+	rancher "github.com/rancher/go-rancher/v2"
+)
+
+// launchChanges names what differs between the load balancer's
+// launchConfig and the desired one: the ports (as a set) and, when the
+// Service names one, the image. Any change needs Cattle's upgrade.
+func launchChanges(have *rancher.LaunchConfig, want *desiredLB) []string {
+	var changes []string
+	var ports []string
+	var image string
+	if have != nil {
+		ports, image = have.Ports, have.ImageUuid
+	}
+	if !sameSet(ports, want.ports) {
+		changes = append(changes, "ports")
+	}
+	if want.image != "" && image != want.image {
+		changes = append(changes, "image")
+	}
+	return changes
+}
+
+// lbConfigChanges names what differs between the load balancer's lbConfig
+// and the desired one (lbConfig(want, backendID)). Port rules are compared
+// by what the CCM sets (ports, protocol, serviceId) as a set: Cattle fills
+// the others (priority) and lists them in its own order.
+func lbConfigChanges(have, want *rancher.LbConfig) []string {
+	if have == nil {
+		have = &rancher.LbConfig{}
+	}
+	var changes []string
+	add := func(name string, same bool) {
+		if !same {
+			changes = append(changes, name)
+		}
+	}
+	add("port rules", slices.Equal(ruleKeys(have.PortRules), ruleKeys(want.PortRules)))
+	add("default certificate", have.DefaultCertificateId == want.DefaultCertificateId)
+	add("certificates", sameSet(have.CertificateIds, want.CertificateIds))
+	add("stickiness", sameStickiness(have.StickinessPolicy, want.StickinessPolicy))
+	return changes
+}
+
+// ruleKey is what the CCM sets in a port rule.
+type ruleKey struct {
+	source, target  int64
+	protocol, svcID string
+}
+
+func ruleKeys(rules []rancher.PortRule) []ruleKey {
+	rules = slices.Clone(rules)
+	sortRules(rules)
+	out := make([]ruleKey, len(rules))
+	for i, r := range rules {
+		out[i] = ruleKey{r.SourcePort, r.TargetPort, r.Protocol, r.ServiceId}
+	}
+	return slices.Compact(out)
+}
+
+// sameStickiness compares the cookie and its mode.
+func sameStickiness(have, want *rancher.LoadBalancerCookieStickinessPolicy) bool {
+	if have == nil || want == nil {
+		return (have == nil || have.Cookie == "") == (want == nil)
+	}
+	return have.Cookie == want.Cookie && have.Mode == want.Mode
+}
+
+// ruleServiceIDs are the services the port rules send traffic to, sorted.
+func ruleServiceIDs(c *rancher.LbConfig) []string {
+	if c == nil {
+		return nil
+	}
+	var ids []string
+	for _, r := range c.PortRules {
+		ids = append(ids, r.ServiceId)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}

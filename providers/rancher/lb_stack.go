@@ -1,0 +1,118 @@
+package rancher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	rancher "github.com/rancher/go-rancher/v2"
+)
+
+// The load-balancer stack and the HAProxy image are looked up once and
+// remembered: the stack by its name and externalId, as the existing CCM
+// found it (created at the first load balancer when missing), and the
+// image from the lb.instance.image setting at the first create.
+
+// lbEnv is what the load balancers share in the environment: the stack's
+// ID and the default image, each read once.
+type lbEnv struct {
+	api      *api
+	settings LoadBalancerSettings
+
+	mu      sync.Mutex
+	stackID string
+	image   string
+}
+
+// stack returns the load-balancer stack's ID, creating the stack when it
+// is missing and create is set. Without it, a missing stack is "" and no
+// error: there are no load balancers yet.
+func (e *lbEnv) stack(ctx context.Context, create bool) (string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stackID != "" {
+		return e.stackID, nil
+	}
+	name, externalID := e.settings.stackName(), e.settings.stackExternalID()
+	stacks, err := listAll[rancher.Stack](ctx, e.api, "stacks.list", rancher.STACK_TYPE, map[string]any{
+		"name": name, "removed_null": "1", "external_id": externalID,
+	}, 0)
+	if err != nil {
+		return "", fmt.Errorf("looking up stack %s: %w", name, err)
+	}
+	for _, s := range stacks {
+		if s.Name != name || !alive(s.State, s.Removed) {
+			continue
+		}
+		if s.ExternalId != externalID {
+			return "", fmt.Errorf("stack %s (%s) has externalId %q, not %q: it is not the load balancers'; set RANCHER_LB_STACK to another name", name, s.Id, s.ExternalId, externalID)
+		}
+		if s.Id == "" {
+			return "", fmt.Errorf("looking up stack %s: malformed response: a stack without id", name)
+		}
+		e.stackID = s.Id
+		return s.Id, nil
+	}
+	if !create {
+		return "", nil
+	}
+	s, err := createResource[rancher.Stack](ctx, e.api, "stacks.create", rancher.STACK_TYPE, &rancher.Stack{Name: name, ExternalId: externalID, StartOnCreate: true})
+	if err != nil {
+		return "", fmt.Errorf("creating stack %s: %w", name, err)
+	}
+	e.stackID = s.Id
+	return s.Id, nil
+}
+
+// forgetStack drops the remembered stack ID: Cattle said it is gone.
+func (e *lbEnv) forgetStack(id string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stackID == id {
+		e.stackID = ""
+	}
+}
+
+// defaultImage is the imageUuid of new load balancers whose Service names
+// no image: RANCHER_LB_IMAGE, else the lb.instance.image setting.
+func (e *lbEnv) defaultImage(ctx context.Context) (string, error) {
+	if e.settings.Image != "" {
+		return "docker:" + e.settings.Image, nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.image != "" {
+		return e.image, nil
+	}
+	settings, err := listAll[rancher.Setting](ctx, e.api, "settings.list", rancher.SETTING_TYPE, map[string]any{"name": imageSetting}, 0)
+	if err != nil {
+		return "", fmt.Errorf("reading setting %s: %w", imageSetting, err)
+	}
+	for _, s := range settings {
+		if s.Name != imageSetting {
+			continue
+		}
+		v := strings.TrimSpace(s.Value)
+		if v == "" {
+			v = strings.TrimSpace(s.ActiveValue)
+		}
+		if v == "" {
+			break
+		}
+		e.image = "docker:" + strings.TrimPrefix(v, "docker:")
+		return e.image, nil
+	}
+	return "", errors.New("setting " + imageSetting + " is empty or missing: set RANCHER_LB_IMAGE")
+}
+
+// alive reports whether a Cattle resource in this state exists for the
+// CCM: removed (and purged) ones do not; one being removed still does.
+func alive(state, removed string) bool {
+	switch state {
+	case stateRemoved, "purging", "purged":
+		return false
+	}
+	return removed == ""
+}
