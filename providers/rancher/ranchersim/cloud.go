@@ -1,0 +1,121 @@
+package ranchersim
+
+import (
+	"slices"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
+)
+
+// Cloud is the simulator as a simkit.Cloud, through which the conformance
+// suite (frameworktest.SimCloud), the end-to-end suite, the demo and the
+// benchmarks drive every provider's simulated cloud alike. It is the
+// Server, with the provider-neutral methods on top. Instances are hosts,
+// named by their UUID (the providerID is rancher://<uuid>).
+type Cloud struct {
+	*Server
+}
+
+var _ simkit.Cloud = (*Cloud)(nil)
+
+// Cloud returns the server as a simkit.Cloud.
+func (s *Server) Cloud() *Cloud { return &Cloud{Server: s} }
+
+// StartCloud starts a simulated Cattle with c's settings (the defaults for
+// the rest) on a loopback port; Close stops it.
+func StartCloud(c simkit.Common) *Cloud {
+	s := New(Options{Common: c})
+	s.Start()
+	return s.Cloud()
+}
+
+// AddInstance adds an active host whose hostname is name, with a private
+// agent IP and a public IP in its ipAddresses (AddHost's defaults), and
+// returns its UUID.
+func (c *Cloud) AddInstance(name string) string {
+	return c.AddHost(Host{Hostname: name}).UUID
+}
+
+// hostID returns the ID of the host with uuid.
+func (c *Cloud) hostID(uuid string) (string, bool) {
+	for _, h := range c.Hosts() {
+		if h.UUID == uuid {
+			return h.ID, true
+		}
+	}
+	return "", false
+}
+
+// DeleteInstance removes the host with the UUID (RemoveHost: removed now,
+// purged after its reads or the next Advance).
+func (c *Cloud) DeleteInstance(uuid string) {
+	if id, ok := c.hostID(uuid); ok {
+		c.RemoveHost(id)
+	}
+}
+
+// ShutdownInstance makes the host with the UUID inactive, as a user
+// deactivating it does.
+func (c *Cloud) ShutdownInstance(uuid string) {
+	if id, ok := c.hostID(uuid); ok {
+		c.SetHostState(id, StateInactive)
+	}
+}
+
+// Env is what the Rancher provider needs to reach the cloud.
+func (c *Cloud) Env() map[string]string { return c.Server.Env(c.URL()) }
+
+// CloudConfig is "": the provider is configured by its environment.
+func (c *Cloud) CloudConfig() string { return "" }
+
+// Routes is nil: Cattle has no route API (its managed network is an
+// overlay).
+func (c *Cloud) Routes() map[string]string { return nil }
+
+// LoadBalancers lists the load balancer services neither removed nor
+// being removed, oldest first: listeners from their port rules
+// ("TCP:80->:30080", source port to target port), members the UUIDs of
+// the hosts whose agent IP (or another of their addresses) the consumed
+// external services' IPs name.
+func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	byIP := map[string]string{}
+	for _, h := range c.st.hosts.All() {
+		for _, ip := range h.IPAddresses {
+			byIP[ip.Address] = h.UUID
+		}
+		byIP[h.AgentIPAddress] = h.UUID
+	}
+	var out []simkit.LoadBalancer
+	for _, svc := range c.st.services.All() {
+		if svc.Kind != KindLoadBalancer || svc.Removed != nil || svc.State == StateRemoving {
+			continue
+		}
+		lb := simkit.LoadBalancer{ID: svc.ID, Name: svc.Name}
+		members := map[string]bool{}
+		if svc.LBConfig != nil {
+			for _, pr := range svc.LBConfig.PortRules {
+				lb.Listeners = append(lb.Listeners, simkit.FormatListener(pr.Protocol, pr.SourcePort, pr.TargetPort))
+			}
+		}
+		for _, l := range svc.Links {
+			target, ok := c.st.services.Get(l.ServiceID)
+			if !ok || target.Removed != nil {
+				continue
+			}
+			for _, ip := range target.ExternalIPAddresses {
+				if uuid, ok := byIP[ip]; ok {
+					members[uuid] = true
+				}
+			}
+		}
+		slices.Sort(lb.Listeners)
+		lb.Listeners = slices.Compact(lb.Listeners)
+		for m := range members {
+			lb.Members = append(lb.Members, m)
+		}
+		slices.Sort(lb.Members)
+		out = append(out, lb)
+	}
+	return out
+}

@@ -1,0 +1,95 @@
+// Package ranchersim is a simulated Rancher 1.x Cattle API v2-beta: the
+// subset a cloud-controller-manager uses, close enough that go-rancher's
+// v2 client talks to it unchanged over real HTTP. State lives in memory;
+// tests never need a Rancher server.
+//
+//	s := ranchersim.NewServer(t, ranchersim.Options{})
+//	env := s.Env(s.URL()) // CATTLE_URL, CATTLE_ACCESS_KEY, CATTLE_SECRET_KEY
+//	c, _ := rancher.NewRancherClient(&rancher.ClientOpts{
+//		Url: env["CATTLE_URL"], AccessKey: env["CATTLE_ACCESS_KEY"], SecretKey: env["CATTLE_SECRET_KEY"],
+//	})
+//
+// # Authentication and bootstrap
+//
+// Every request needs HTTP Basic credentials of an environment API key
+// (Options.AccessKey/SecretKey; AddAPIKey adds more, RevokeAPIKey refuses
+// one); others get 401 {"type":"error","status":401,"code":"Unauthorized",
+// "message":"Unauthorized"} with a Basic challenge. GET /v2-beta and GET
+// /v2-beta/projects/<project> (CATTLE_URL) answer with the header
+// X-API-Schemas naming <project URL>/schemas, the schema collection,
+// built in code for the types served (ids, pluralName, links self and
+// collection, resourceMethods, collectionMethods, resourceActions,
+// collectionFilters with their modifiers, resourceFields with create and
+// update flags): go-rancher knows no other type ("Unknown schema type").
+// Every link, action and next-page URL is absolute, built from the URL
+// the request came to.
+//
+// # Endpoints
+//
+// Under <base>/v2-beta/projects/<project> (Options.Project, default 1a5):
+//
+//	GET    /schemas[/{id}]               (also /v2-beta/schemas)
+//	GET    /hosts[/{id}]                 a read counts towards settling
+//	PUT    /hosts/{id}                   name, labels
+//	DELETE /hosts/{id}                   409 unless inactive or disconnected
+//	POST   /hosts/{id}?action=           activate, deactivate, remove, update
+//	GET    /hosts/{id}/ipaddresses       the host's ipAddresses link
+//	GET    /ipaddresses[/{id}]
+//	GET    /settings[/{id}]              lb.instance.image = Options.LBImage
+//	GET    /stacks[/{id}], POST /stacks, PUT, DELETE /stacks/{id}, POST ?action=remove
+//	GET    /_sim/state, /_sim/stats      what the cloud holds, what it served
+//
+// # Lists
+//
+// Collections are {"type":"collection","resourceType",...,"data":[...],
+// "pagination":{"next","limit","partial"},"filters"}. Filters are query
+// parameters on the fields the type's schema lists in collectionFilters:
+// name=x (eq), and with a modifier after an underscore: name_ne,
+// name_prefix, name_like (SQL %, _), name_notlike, removed_null,
+// removed_notnull, id_lt/_lte/_gt/_gte; several values of one key match
+// any. A field may be written in snake case (external_id, as the old CCM
+// sends it); keys that name no filterable field are ignored. limit
+// (default 100, at most 1000) pages a list; pagination.next is the next
+// page's absolute URL (with a marker: the last ID seen) and partial says
+// more follow. Lists are in creation order.
+//
+// # Errors
+//
+// Errors are {"id","type":"error","status","code","message","detail"}: 404
+// NotFound for an unknown ID (go-rancher's typed ById then returns (nil,
+// nil)), path or project; 422 for a request's fields, with fieldName and
+// gdapi's codes (MissingRequired, InvalidCharacters, MaxLengthExceeded,
+// NotUnique, InvalidReference, InvalidOption, InvalidFormat,
+// MinLimitExceeded, MaxLimitExceeded); 422 InvalidAction for an action
+// the type does not have, 422 ActionNotAvailable for one the resource's
+// state does not offer (its actions map lists those it does); 405 for a
+// POST to a resource without an action. As Cattle does, a PUT drops the
+// fields the schema does not mark updatable.
+//
+// # Hosts
+//
+// A host has id 1h<n>, uuid, hostname, name, state (active, inactive,
+// disconnected, reconnecting; activating and deactivating on the way;
+// removing, then removed with its removed timestamp, then purged: 404),
+// agentState, agentIpAddress, labels, info, physicalHostId and its
+// ipAddresses link (address, kind, role: the agent IP is primary). Actions
+// by state: active {deactivate, update}, inactive {activate, remove,
+// update}, disconnected {deactivate, remove, update}.
+//
+// # Asynchronous resources
+//
+// Nothing moves on a timer (simkit.Lifecycle): a resource in a
+// transitioning state (transitioning "yes") reaches the next one on its
+// Options.ProvisioningReads-th read (a GET of it or a list page holding
+// it), or on Advance. A removed host is purged as many reads later (at
+// least two), or on the next Advance.
+//
+// # For tests
+//
+// AddHost, UpdateHost, SetHostState, SetHostLabels, SetHostAddresses,
+// RemoveHost and PurgeHost change hosts; AddStack seeds stacks; SetSetting
+// changes a setting; Host, HostByHostname, Hosts, Stack, StackByName,
+// Stacks and State read the cloud. Base brings Stats, Writes, Inject,
+// Fail, RateLimit, ResetConnections and SetLatency. Cloud adapts the
+// Server to simkit.Cloud (instances are hosts, by UUID).
+package ranchersim

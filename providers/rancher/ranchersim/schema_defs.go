@@ -1,0 +1,118 @@
+package ranchersim
+
+// Field constructors for the schema definitions below.
+func ro(typ string) field         { return field{Type: typ, Nullable: true} }
+func createOnly(typ string) field { return field{Type: typ, Create: true, Nullable: true} }
+func rw(typ string) field         { return field{Type: typ, Create: true, Update: true, Nullable: true} }
+
+func required(f field) field { f.Required = true; return f }
+
+func withLength(f field, minLen, maxLen int, validChars string) field {
+	f.MinLength, f.MaxLength, f.ValidChars = &minLen, &maxLen, validChars
+	return f
+}
+
+func withRange(f field, lo, hi int) field {
+	f.Min, f.Max = &lo, &hi
+	return f
+}
+
+func enum(f field, def string, options ...string) field {
+	f.Type, f.Options = "enum", options
+	if def != "" {
+		f.Default = def
+	}
+	return f
+}
+
+// nameField is a stack's or service's name: 1-63 of [a-zA-Z0-9-].
+func nameField() field { return required(withLength(rw("string"), 1, 63, "a-zA-Z0-9-")) }
+
+// commonFields are the read-only fields every resource has.
+func commonFields(m map[string]field) map[string]field {
+	for _, f := range []string{"id", "name", "state", "kind", "uuid", "description", "created", "removed",
+		"transitioning", "transitioningMessage", "accountId"} {
+		if _, ok := m[f]; !ok {
+			m[f] = ro("string")
+		}
+	}
+	return m
+}
+
+func in(name string) *string { return &name }
+
+// Methods.
+var (
+	get       = []string{"GET"}
+	getPost   = []string{"GET", "POST"}
+	getPutDel = []string{"GET", "PUT", "DELETE"}
+	post      = []string{"POST"}
+)
+
+// serviceActions are the actions of loadBalancerService (externalService
+// has those without the service-link ones).
+func serviceActions(withLinks bool) map[string]action {
+	m := map[string]action{
+		"activate": {Output: "service"}, "deactivate": {Output: "service"}, "remove": {Output: "service"},
+		"update": {Output: "service"}, "restart": {Input: in("serviceRestart"), Output: "service"},
+		"upgrade": {Input: in("serviceUpgrade"), Output: "service"}, "finishupgrade": {Output: "service"},
+		"rollback": {Output: "service"},
+	}
+	if withLinks {
+		m["setservicelinks"] = action{Input: in("setServiceLinksInput"), Output: "service"}
+		m["addservicelink"] = action{Input: in("addRemoveServiceLinkInput"), Output: "service"}
+		m["removeservicelink"] = action{Input: in("addRemoveServiceLinkInput"), Output: "service"}
+	}
+	return m
+}
+
+// serviceFilters are the filters of service collections.
+var serviceFilters = []string{"accountId", "created", "description", "externalId", "healthState", "id", "kind",
+	"name", "removeTime", "removed", "stackId", "state", "uuid", "vip"}
+
+// schemaDefs are the types the simulator serves: go-rancher knows a type
+// only from here, and says "Unknown schema type" for the others.
+var schemaDefs = []schemaDef{
+	{id: "schema", plural: "schemas", resourceMethods: get, collectionMethods: get},
+	{id: "apiVersion", plural: "apiVersions", resourceMethods: get},
+	{id: "error", plural: "errors", resourceMethods: get},
+	{id: "project", plural: "projects", resourceMethods: get, collectionMethods: get,
+		filters: []string{"id", "name", "state", "kind", "uuid"}, fields: commonFields(map[string]field{})},
+	{
+		id: "host", plural: "hosts", resourceMethods: getPutDel, collectionMethods: get,
+		actions: map[string]action{
+			"activate": {Output: "host"}, "deactivate": {Output: "host"}, "remove": {Output: "host"},
+			"update": {Output: "host"},
+		},
+		filters: []string{"accountId", "agentState", "created", "description", "id", "kind", "name",
+			"physicalHostId", "removeTime", "removed", "state", "uuid"},
+		fields: commonFields(map[string]field{
+			"name": rw("string"), "description": rw("string"), "labels": rw("map[string]"),
+			"hostname": ro("string"), "agentIpAddress": ro("string"), "agentState": ro("string"),
+			"physicalHostId": ro("reference[physicalHost]"), "info": ro("json"),
+			"publicEndpoints": ro("array[publicEndpoint]"),
+		}),
+	},
+	{
+		id: "ipAddress", plural: "ipAddresses", resourceMethods: get, collectionMethods: get,
+		filters: []string{"accountId", "address", "created", "description", "id", "kind", "name", "removed",
+			"role", "state", "uuid"},
+		fields: commonFields(map[string]field{"address": ro("string"), "role": ro("string"), "hostId": ro("reference[host]")}),
+	},
+	{
+		id: "setting", plural: "settings", resourceMethods: get, collectionMethods: get,
+		filters: []string{"id", "name", "value"},
+		fields:  map[string]field{"id": ro("string"), "name": ro("string"), "value": ro("string"), "activeValue": ro("string")},
+	},
+	{
+		id: "stack", plural: "stacks", resourceMethods: getPutDel, collectionMethods: getPost,
+		actions: map[string]action{"remove": {Output: "stack"}, "update": {Output: "stack"}},
+		filters: []string{"accountId", "created", "description", "externalId", "group", "healthState", "id",
+			"kind", "name", "removeTime", "removed", "state", "uuid"},
+		fields: commonFields(map[string]field{
+			"name": nameField(), "description": rw("string"), "externalId": withLength(rw("string"), 0, 128, ""),
+			"group": rw("string"), "startOnCreate": createOnly("boolean"), "environment": createOnly("map[string]"),
+			"serviceIds": ro("array[reference[service]]"), "healthState": ro("string"),
+		}),
+	},
+}

@@ -1,0 +1,154 @@
+package ranchersim
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
+)
+
+// ID prefixes: Cattle writes a resource's ID as "1" (the API version),
+// its type's prefix and its database ID.
+const (
+	prefixHost      = "1h"
+	prefixIPAddress = "1ia"
+	prefixStack     = "1st"
+	prefixService   = "1s"
+	prefixInstance  = "1i"
+)
+
+// state is everything the cloud holds. The Server's mutex guards it.
+type state struct {
+	opts     Options
+	hosts    *simkit.Table[Host]
+	stacks   *simkit.Table[Stack]
+	services *simkit.Table[Service]
+	settings []Setting
+	// life moves resources out of their transitioning states: each
+	// pending resource settles on its ProvisioningReads-th read, or on
+	// Advance.
+	life *simkit.Lifecycle
+	// purge drops removed hosts after as many reads (at least
+	// DefaultProvisioningReads), or on the Advance after they were
+	// removed.
+	purge *simkit.Lifecycle
+	seq   map[string]int
+}
+
+func newState(opts Options) *state {
+	return &state{
+		opts:     opts,
+		hosts:    simkit.NewTable[Host](),
+		stacks:   simkit.NewTable[Stack](),
+		services: simkit.NewTable[Service](),
+		settings: defaultSettings(opts),
+		life:     simkit.NewLifecycle(opts.ProvisioningReads),
+		purge:    simkit.NewLifecycle(max(opts.ProvisioningReads, 0)),
+		seq:      map[string]int{},
+	}
+}
+
+// newID returns the next unused ID with prefix ("1h", "1s"...).
+func (st *state) newID(prefix string) string {
+	for {
+		st.seq[prefix]++
+		id := prefix + strconv.Itoa(st.seq[prefix])
+		if !st.exists(id) {
+			return id
+		}
+	}
+}
+
+// claimID makes sure the counter of prefix never hands out id, an ID a
+// test or scenario chose.
+func (st *state) claimID(prefix, id string) {
+	if n, err := strconv.Atoi(id[len(prefix):]); err == nil && len(id) > len(prefix) && id[:len(prefix)] == prefix {
+		st.seq[prefix] = max(st.seq[prefix], n)
+	}
+}
+
+func (st *state) exists(id string) bool {
+	_, a := st.hosts.Get(id)
+	_, b := st.stacks.Get(id)
+	_, c := st.services.Get(id)
+	return a || b || c
+}
+
+// now is the server's clock, to the second, in UTC.
+func (st *state) now() time.Time { return st.opts.Now().UTC().Truncate(time.Second) }
+
+// uuidFor is the resource's uuid: a version 4 UUID derived from its ID, so
+// answers are deterministic.
+func uuidFor(id string) string {
+	h := sha256.Sum256([]byte("ranchersim/" + id))
+	h[6] = h[6]&0x0f | 0x40
+	h[8] = h[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
+}
+
+// transitioning is the transitioning field of a resource in state: "yes"
+// in the states that settle by themselves (the -ing ones), "no"
+// otherwise.
+func transitioning(state string) string {
+	if isTransitioning(state) {
+		return "yes"
+	}
+	return "no"
+}
+
+func isTransitioning(state string) bool {
+	switch state {
+	case StateRegistering, StateActivating, StateDeactivating, StateUpdatingActive, StateUpdatingInactive,
+		StateUpgrading, StateFinishingUpgrade, StateRollingBack, StateRestarting, StateRemoving:
+		return true
+	}
+	return false
+}
+
+// Snapshot is a copy of the cloud's state, as /_sim/state serves it.
+type Snapshot struct {
+	Project  string    `json:"project"`
+	Hosts    []Host    `json:"hosts"`
+	Stacks   []Stack   `json:"stacks"`
+	Services []Service `json:"services"`
+	Settings []Setting `json:"settings"`
+}
+
+// State returns a copy of everything the cloud holds.
+func (s *Server) State() Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Snapshot{
+		Project:  s.opts.Project,
+		Hosts:    cloneAll(s.st.hosts.All(), (*Host).clone),
+		Stacks:   cloneAll(s.st.stacks.All(), (*Stack).clone),
+		Services: cloneAll(s.st.services.All(), (*Service).clone),
+		Settings: append([]Setting(nil), s.st.settings...),
+	}
+}
+
+func cloneAll[T, U any](in []*T, clone func(*T) U) []U {
+	out := make([]U, 0, len(in))
+	for _, v := range in {
+		out = append(out, clone(v))
+	}
+	return out
+}
+
+// Advance settles every resource in a transitioning state now (one step:
+// a removed host is purged by the next Advance).
+func (s *Server) Advance() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.st.purge.Advance()
+	s.st.life.Advance()
+}
+
+// read counts a read of resource id (a GET of it, or a list page holding
+// it), which may settle it.
+func (st *state) read(id string) {
+	st.life.Read(id)
+	st.purge.Read(id)
+}
