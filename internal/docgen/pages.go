@@ -7,6 +7,7 @@ import (
 	"github.com/ccmkit/ccmkit/providers/brightbox"
 	"github.com/ccmkit/ccmkit/providers/digitalocean"
 	"github.com/ccmkit/ccmkit/providers/openstack"
+	"github.com/ccmkit/ccmkit/providers/rancher"
 	"github.com/ccmkit/ccmkit/providers/triton"
 )
 
@@ -47,5 +48,11 @@ var pages = []page{
 	}},
 	{"triton/config.md", func() ([]byte, error) {
 		return config.Markdown("Triton configuration", triton.Config{})
+	}},
+	{"rancher/annotations.md", func() ([]byte, error) {
+		return annotations.Markdown("Rancher Service annotations", rancher.AnnotationPrefix, rancher.LoadBalancerConfig{})
+	}},
+	{"rancher/config.md", func() ([]byte, error) {
+		return config.Markdown("Rancher configuration", rancher.Config{})
 	}},
 }
