@@ -104,13 +104,6 @@ func invalid(code, field string) simkit.Response {
 	return simkit.JSON(http.StatusUnprocessableEntity, errorDoc(http.StatusUnprocessableEntity, code, field, ""))
 }
 
-// invalidMsg is a 422 with a message, for the checks Cattle's own
-// validators make (service links, ports).
-func invalidMsg(code, field, format string, args ...any) simkit.Response {
-	return simkit.JSON(http.StatusUnprocessableEntity,
-		errorDoc(http.StatusUnprocessableEntity, code, field, fmt.Sprintf(format, args...)))
-}
-
 // decode reads r's JSON body into v; an empty body leaves v as it is (go-
 // rancher posts actions without input with no body).
 func decode(r *http.Request, v any) *simkit.Response {

@@ -116,3 +116,91 @@ var schemaDefs = []schemaDef{
 		}),
 	},
 }
+
+// serviceFields are the fields of loadBalancerService (lb) or
+// externalService.
+func serviceFields(lb bool) map[string]field {
+	m := commonFields(map[string]field{
+		"name": nameField(), "description": rw("string"), "stackId": createOnly("reference[stack]"),
+		"externalId": createOnly("string"), "metadata": rw("map[json]"), "startOnCreate": createOnly("boolean"),
+		"healthState": ro("string"), "upgrade": ro("serviceUpgrade"), "fqdn": ro("string"),
+	})
+	if lb {
+		m["launchConfig"] = required(createOnly("launchConfig"))
+		m["lbConfig"] = required(rw("lbConfig"))
+		m["scale"] = field{Type: "int", Create: true, Update: true, Default: 1}
+		m["currentScale"] = ro("int")
+		m["publicEndpoints"] = ro("array[publicEndpoint]")
+		return m
+	}
+	m["launchConfig"] = createOnly("launchConfig")
+	m["externalIpAddresses"] = rw("array[string]")
+	m["hostname"] = rw("string")
+	m["healthCheck"] = rw("instanceHealthCheck")
+	return m
+}
+
+// embedded are the types of embedded objects and action inputs, with
+// their fields (create only: they are set as part of their parent).
+var embedded = []schemaDef{
+	{id: "launchConfig", plural: "launchConfigs", resourceMethods: get, collectionMethods: post, fields: map[string]field{
+		"imageUuid": createOnly("string"), "ports": createOnly("array[string]"), "expose": createOnly("array[string]"),
+		"labels": createOnly("map[string]"), "environment": createOnly("map[string]"),
+	}},
+	{id: "lbConfig", plural: "lbConfigs", resourceMethods: get, collectionMethods: post, fields: map[string]field{
+		"portRules": {Type: "array[portRule]", Create: true}, "certificateIds": createOnly("array[reference[certificate]]"),
+		"defaultCertificateId": createOnly("reference[certificate]"), "config": createOnly("string"),
+		"stickinessPolicy": createOnly("loadBalancerCookieStickinessPolicy"),
+	}},
+	{id: "portRule", plural: "portRules", resourceMethods: get, collectionMethods: post, fields: map[string]field{
+		"sourcePort": required(withRange(createOnly("int"), 1, 65535)), "targetPort": withRange(createOnly("int"), 1, 65535),
+		"protocol":  enum(field{Create: true}, "http", Protocols...),
+		"serviceId": createOnly("reference[service]"), "hostname": createOnly("string"), "path": createOnly("string"),
+		"priority": withRange(createOnly("int"), 1, 1<<31-1), "backendName": createOnly("string"),
+		"selector": createOnly("string"),
+	}},
+	{id: "loadBalancerCookieStickinessPolicy", plural: "loadBalancerCookieStickinessPolicies", resourceMethods: get,
+		collectionMethods: post, fields: map[string]field{
+			"name": createOnly("string"), "cookie": createOnly("string"), "domain": createOnly("string"),
+			"indirect": createOnly("boolean"), "nocache": createOnly("boolean"), "postonly": createOnly("boolean"),
+			"mode": enum(createOnly(""), "", StickinessModes...),
+		}},
+	{id: "instanceHealthCheck", plural: "instanceHealthChecks", resourceMethods: get, collectionMethods: post,
+		fields: map[string]field{
+			"port": required(withRange(createOnly("int"), 1, 65535)), "requestLine": createOnly("string"),
+			"interval": createOnly("int"), "responseTimeout": createOnly("int"), "healthyThreshold": createOnly("int"),
+			"unhealthyThreshold": createOnly("int"), "initializingTimeout": createOnly("int"), "strategy": createOnly("string"),
+		}},
+	{id: "publicEndpoint", plural: "publicEndpoints", resourceMethods: get, fields: map[string]field{
+		"ipAddress": ro("string"), "port": ro("int"), "hostId": ro("reference[host]"),
+		"instanceId": ro("reference[instance]"), "serviceId": ro("reference[service]"),
+	}},
+	{id: "serviceLink", plural: "serviceLinks", resourceMethods: get, collectionMethods: post, fields: map[string]field{
+		"serviceId": required(field{Type: "reference[service]", Create: true}), "name": createOnly("string"),
+	}},
+	{id: "setServiceLinksInput", plural: "setServiceLinksInputs", resourceMethods: get, collectionMethods: post,
+		fields: map[string]field{"serviceLinks": createOnly("array[serviceLink]")}},
+	{id: "addRemoveServiceLinkInput", plural: "addRemoveServiceLinkInputs", resourceMethods: get, collectionMethods: post,
+		fields: map[string]field{"serviceLink": required(createOnly("serviceLink"))}},
+	{id: "serviceUpgrade", plural: "serviceUpgrades", resourceMethods: get, collectionMethods: post,
+		fields: map[string]field{"inServiceStrategy": createOnly("inServiceUpgradeStrategy")}},
+	{id: "inServiceUpgradeStrategy", plural: "inServiceUpgradeStrategys", resourceMethods: get, collectionMethods: post,
+		fields: map[string]field{
+			"launchConfig": createOnly("launchConfig"), "previousLaunchConfig": ro("launchConfig"),
+			"startFirst": createOnly("boolean"), "batchSize": createOnly("int"), "intervalMillis": createOnly("int"),
+		}},
+	{id: "serviceRestart", plural: "serviceRestarts", resourceMethods: get, collectionMethods: post,
+		fields: map[string]field{"rollingRestartStrategy": createOnly("rollingRestartStrategy")}},
+}
+
+func init() {
+	schemaDefs = append(schemaDefs,
+		schemaDef{id: KindLoadBalancer, plural: "loadBalancerServices", resourceMethods: getPutDel,
+			collectionMethods: getPost, actions: serviceActions(true), filters: serviceFilters, fields: serviceFields(true)},
+		schemaDef{id: KindExternal, plural: "externalServices", resourceMethods: getPutDel,
+			collectionMethods: getPost, actions: serviceActions(false), filters: serviceFilters, fields: serviceFields(false)},
+		schemaDef{id: "service", plural: "services", resourceMethods: get, collectionMethods: get,
+			filters: serviceFilters, fields: commonFields(map[string]field{"stackId": ro("reference[stack]")})},
+	)
+	schemaDefs = append(schemaDefs, embedded...)
+}

@@ -13,7 +13,7 @@ func TestClientConstruction(t *testing.T) {
 	s := NewServer(t, Options{})
 	for _, url := range []string{s.ProjectURL(s.URL()), s.URL(), s.URL() + "/v2-beta"} {
 		c := connectAs(t, url, DefaultAccessKey, DefaultSecretKey)
-		for _, typ := range []string{"host", "stack", "setting", "ipAddress"} {
+		for _, typ := range []string{"host", "stack", "setting", "ipAddress", "loadBalancerService", "externalService", "service"} {
 			if _, ok := c.GetTypes()[typ]; !ok {
 				t.Errorf("%s: schema %s missing", url, typ)
 			}
