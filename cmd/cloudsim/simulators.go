@@ -9,6 +9,7 @@ import (
 	"github.com/ccmkit/ccmkit/providers/brightbox/gbsim"
 	"github.com/ccmkit/ccmkit/providers/digitalocean/dosim"
 	"github.com/ccmkit/ccmkit/providers/openstack/openstacksim"
+	"github.com/ccmkit/ccmkit/providers/rancher/ranchersim"
 	"github.com/ccmkit/ccmkit/providers/triton/tritonsim"
 )
 
@@ -30,6 +31,7 @@ var simulators = map[string]func(scenario []byte) (simulator, error){
 	"brightbox":    fromScenario(gbsim.NewFromScenario),
 	"digitalocean": fromScenario(dosim.NewFromScenario),
 	"openstack":    fromScenario(openstacksim.NewFromScenario),
+	"rancher":      fromScenario(ranchersim.NewFromScenario),
 	"triton":       fromScenario(tritonsim.NewFromScenario),
 }
 

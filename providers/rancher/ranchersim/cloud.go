@@ -74,8 +74,8 @@ func (c *Cloud) Routes() map[string]string { return nil }
 // LoadBalancers lists the load balancer services neither removed nor
 // being removed, oldest first: listeners from their port rules
 // ("TCP:80->:30080", source port to target port), members the UUIDs of
-// the hosts whose agent IP (or another of their addresses) the consumed
-// external services' IPs name.
+// the hosts whose agent IP (or another of their addresses) the IPs of
+// the external services it links to or its port rules name.
 func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -93,13 +93,20 @@ func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
 		}
 		lb := simkit.LoadBalancer{ID: svc.ID, Name: svc.Name}
 		members := map[string]bool{}
+		backends := map[string]bool{}
+		for _, l := range svc.Links {
+			backends[l.ServiceID] = true
+		}
 		if svc.LBConfig != nil {
 			for _, pr := range svc.LBConfig.PortRules {
 				lb.Listeners = append(lb.Listeners, simkit.FormatListener(pr.Protocol, pr.SourcePort, pr.TargetPort))
+				if pr.ServiceID != "" {
+					backends[pr.ServiceID] = true
+				}
 			}
 		}
-		for _, l := range svc.Links {
-			target, ok := c.st.services.Get(l.ServiceID)
+		for id := range backends {
+			target, ok := c.st.services.Get(id)
 			if !ok || target.Removed != nil {
 				continue
 			}

@@ -25,6 +25,11 @@ const (
 // HostStates are the states a test may put a host in (SetHostState).
 var HostStates = []string{StateActive, StateInactive, StateDisconnected, StateReconnecting, StateActivating, StateDeactivating}
 
+// ServiceStates are the states a service may be seeded in.
+var ServiceStates = []string{StateRegistering, StateInactive, StateActivating, StateActive, StateDeactivating,
+	StateUpdatingActive, StateUpdatingInactive, StateUpgrading, StateUpgraded, StateFinishingUpgrade,
+	StateRollingBack, StateRestarting, StateRemoving, StateRemoved}
+
 // Kinds of services.
 const (
 	KindLoadBalancer = "loadBalancerService"

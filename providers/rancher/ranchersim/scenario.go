@@ -1,0 +1,276 @@
+package ranchersim
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
+)
+
+// providerName is the scenario's provider field for this simulator.
+const providerName = "rancher"
+
+// Scenario describes a simulated Cattle in YAML (or JSON): what it holds
+// when it starts and how it misbehaves. Every field is optional:
+//
+//	provider: rancher            # "" or "rancher"; cmd/cloudsim picks the simulator by it
+//	description: three hosts and the old CCM's load balancer
+//	project: 1a5                 # the environment (CATTLE_URL ends in /v2-beta/projects/<project>)
+//	accessKey: 5C1D0A4F1B6E7C9D2E3F   # the environment API key (CATTLE_ACCESS_KEY, CATTLE_SECRET_KEY)
+//	secretKey: s3cret
+//	lbImage: rancher/lb-service-haproxy:v0.9.14   # the lb.instance.image setting
+//	seed: 42                     # seeds fault rates, so runs repeat
+//	latency: 30ms                # added to every API request (not /_sim)
+//	provisioningReads: 2         # reads until a transitioning resource settles; -1: at once
+//	hosts:
+//	- hostname: worker-1         # hosts are referred to by hostname
+//	  id: 1h1                    # default: generated
+//	  state: active              # active (default), inactive, disconnected, reconnecting
+//	  agentIpAddress: 10.0.0.11  # default derived
+//	  ipAddresses: [10.0.0.11, 203.0.113.1]   # default: the agent IP and a public one
+//	  labels: {zone: z1}
+//	stacks:
+//	- name: kubernetes-loadbalancers
+//	  externalId: kubernetes-loadbalancers://
+//	services:                    # a service refers only to services listed before it
+//	- name: worker-1
+//	  kind: externalService      # or loadBalancerService (the default)
+//	  stack: kubernetes-loadbalancers          # name or ID
+//	  externalIpAddresses: [10.0.0.11]
+//	- name: lb-a1b2c3
+//	  stack: kubernetes-loadbalancers
+//	  state: active              # default active
+//	  launchConfig: {imageUuid: "docker:rancher/lb-service-haproxy:v0.9.14", ports: ["80:80/tcp"]}
+//	  lbConfig: {portRules: [{sourcePort: 80, targetPort: 31080, protocol: tcp, serviceId: worker-1}]}
+//	  links: [worker-1]          # service links, by name or ID
+//	faults:                      # see simkit.ScenarioFault; operation "*", an endpoint or a short name
+//	- {operation: hosts.list, status: 503, rate: 0.1}
+//
+// Short operation names: see Operations.
+type Scenario struct {
+	// ScenarioHeader holds provider, description, seed, latency,
+	// provisioningReads and faults.
+	simkit.ScenarioHeader
+	Project   string            `json:"project,omitempty"`
+	AccessKey string            `json:"accessKey,omitempty"`
+	SecretKey string            `json:"secretKey,omitempty"`
+	LBImage   string            `json:"lbImage,omitempty"`
+	Hosts     []ScenarioHost    `json:"hosts,omitempty"`
+	Stacks    []ScenarioStack   `json:"stacks,omitempty"`
+	Services  []ScenarioService `json:"services,omitempty"`
+}
+
+// ScenarioHost is a host of a Scenario.
+type ScenarioHost struct {
+	Hostname       string            `json:"hostname"`
+	ID             string            `json:"id,omitempty"`
+	Name           string            `json:"name,omitempty"`
+	State          string            `json:"state,omitempty"`
+	AgentIPAddress string            `json:"agentIpAddress,omitempty"`
+	IPAddresses    []string          `json:"ipAddresses,omitempty"`
+	Labels         map[string]string `json:"labels,omitempty"`
+	PhysicalHostID string            `json:"physicalHostId,omitempty"`
+}
+
+// ScenarioStack is a stack of a Scenario.
+type ScenarioStack struct {
+	Name       string `json:"name"`
+	ID         string `json:"id,omitempty"`
+	ExternalID string `json:"externalId,omitempty"`
+}
+
+// ScenarioService is a load balancer or external service of a Scenario;
+// stack, links and port rules' serviceId are names or IDs of the
+// scenario's stacks and earlier services.
+type ScenarioService struct {
+	Name                string        `json:"name"`
+	ID                  string        `json:"id,omitempty"`
+	Kind                string        `json:"kind,omitempty"`
+	Stack               string        `json:"stack"`
+	State               string        `json:"state,omitempty"`
+	Scale               int           `json:"scale,omitempty"`
+	LaunchConfig        *LaunchConfig `json:"launchConfig,omitempty"`
+	LBConfig            *LBConfig     `json:"lbConfig,omitempty"`
+	ExternalIPAddresses []string      `json:"externalIpAddresses,omitempty"`
+	Hostname            string        `json:"hostname,omitempty"`
+	HealthCheck         *HealthCheck  `json:"healthCheck,omitempty"`
+	Links               []string      `json:"links,omitempty"`
+}
+
+// ScenarioFault is a fault of a Scenario.
+type ScenarioFault = simkit.ScenarioFault
+
+// Operations are the short names of the endpoints, for scenario faults.
+var Operations = map[string]string{
+	"root":                    "GET " + APIVersion,
+	"project":                 "GET " + projectPath,
+	"schemas":                 "GET " + projectPath + "/schemas",
+	"hosts.list":              "GET " + projectPath + "/hosts",
+	"hosts.get":               "GET " + projectPath + "/hosts/{id}",
+	"hosts.ipAddresses":       "GET " + projectPath + "/hosts/{id}/ipaddresses",
+	"settings.list":           "GET " + projectPath + "/settings",
+	"stacks.list":             "GET " + projectPath + "/stacks",
+	"stacks.create":           "POST " + projectPath + "/stacks",
+	"loadBalancers.list":      "GET " + projectPath + "/" + collLB,
+	"loadBalancers.create":    "POST " + projectPath + "/" + collLB,
+	"loadBalancers.get":       "GET " + projectPath + "/" + collLB + "/{id}",
+	"loadBalancers.update":    "PUT " + projectPath + "/" + collLB + "/{id}",
+	"loadBalancers.delete":    "DELETE " + projectPath + "/" + collLB + "/{id}",
+	"loadBalancers.action":    "POST " + projectPath + "/" + collLB + "/{id}",
+	"externalServices.list":   "GET " + projectPath + "/" + collExternal,
+	"externalServices.create": "POST " + projectPath + "/" + collExternal,
+	"externalServices.update": "PUT " + projectPath + "/" + collExternal + "/{id}",
+	"externalServices.delete": "DELETE " + projectPath + "/" + collExternal + "/{id}",
+	"externalServices.action": "POST " + projectPath + "/" + collExternal + "/{id}",
+}
+
+// LoadScenario parses a YAML (or JSON) scenario and validates it, reporting
+// every problem at once, unknown keys included.
+func LoadScenario(data []byte) (*Scenario, error) {
+	return simkit.LoadScenario(data, (*Scenario).validate)
+}
+
+// NewFromScenario returns a Server, not listening yet, seeded from a
+// scenario.
+func NewFromScenario(data []byte) (*Server, error) {
+	sc, err := LoadScenario(data)
+	if err != nil {
+		return nil, err
+	}
+	s := New(sc.Options())
+	if err := sc.Apply(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Validate reports every problem with sc, as LoadScenario does.
+func (sc *Scenario) Validate() error { return errors.Join(sc.validate()...) }
+
+func (sc *Scenario) validate() []error {
+	var errs []error
+	for _, err := range sc.ScenarioHeader.Validate(providerName, scenarioOperations) {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	// The resources are checked by seeding a scratch cloud with them.
+	if err := sc.Apply(New(sc.Options())); err != nil {
+		errs = append(errs, err)
+	}
+	return errs
+}
+
+// Options returns the server options sc asks for. sc's header must be
+// valid.
+func (sc *Scenario) Options() Options {
+	return Options{
+		Common: sc.Common(scenarioOperations), Project: sc.Project, AccessKey: sc.AccessKey, SecretKey: sc.SecretKey,
+		LBImage: sc.LBImage, ProvisioningReads: sc.ProvisioningReads,
+	}
+}
+
+// Apply adds sc's resources to s; it reports the first one the cloud
+// refuses.
+func (sc *Scenario) Apply(s *Server) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			msg, ok := r.(string)
+			if !ok || !strings.HasPrefix(msg, "ranchersim: ") {
+				panic(r)
+			}
+			err = errors.New(strings.TrimPrefix(msg, "ranchersim: "))
+		}
+	}()
+	for i, h := range sc.Hosts {
+		if h.Hostname == "" {
+			return fmt.Errorf("hosts[%d].hostname: required", i)
+		}
+		host := Host{ID: h.ID, Hostname: h.Hostname, Name: h.Name, State: h.State, AgentIPAddress: h.AgentIPAddress,
+			Labels: h.Labels, PhysicalHostID: h.PhysicalHostID}
+		for _, a := range h.IPAddresses {
+			host.IPAddresses = append(host.IPAddresses, IPAddress{Address: a})
+		}
+		s.AddHost(host)
+	}
+	stacks, services := map[string]string{}, map[string]string{}
+	for i, k := range sc.Stacks {
+		if _, bad := checkName(k.Name); bad {
+			return fmt.Errorf("stacks[%d].name: %q is not 1-63 of a-z, A-Z, 0-9 and -", i, k.Name)
+		}
+		added := s.AddStack(Stack{ID: k.ID, Name: k.Name, ExternalID: k.ExternalID})
+		stacks[k.Name], stacks[added.ID] = added.ID, added.ID
+	}
+	for i, ss := range sc.Services {
+		svc, err := ss.service(fmt.Sprintf("services[%d]", i), stacks, services)
+		if err != nil {
+			return err
+		}
+		added := s.AddService(svc)
+		services[ss.Name], services[added.ID] = added.ID, added.ID
+	}
+	return nil
+}
+
+// service converts a scenario service, resolving its references.
+func (ss ScenarioService) service(at string, stacks, services map[string]string) (Service, error) {
+	if _, bad := checkName(ss.Name); bad {
+		return Service{}, fmt.Errorf("%s.name: %q is not 1-63 of a-z, A-Z, 0-9 and -", at, ss.Name)
+	}
+	if ss.Kind != "" && ss.Kind != KindLoadBalancer && ss.Kind != KindExternal {
+		return Service{}, fmt.Errorf("%s.kind: %q is not %s or %s", at, ss.Kind, KindLoadBalancer, KindExternal)
+	}
+	if ss.State != "" && !slices.Contains(ServiceStates, ss.State) {
+		return Service{}, fmt.Errorf("%s.state: %q is not one of %s", at, ss.State, strings.Join(ServiceStates, ", "))
+	}
+	stack, ok := stacks[ss.Stack]
+	if !ok {
+		return Service{}, fmt.Errorf("%s.stack: no stack %q in the scenario", at, ss.Stack)
+	}
+	svc := Service{ID: ss.ID, Kind: ss.Kind, Name: ss.Name, StackID: stack, State: ss.State, Scale: ss.Scale,
+		LaunchConfig: ss.LaunchConfig.clone(), LBConfig: ss.LBConfig.clone(), ExternalIPAddresses: ss.ExternalIPAddresses,
+		Hostname: ss.Hostname, HealthCheck: ss.HealthCheck}
+	for _, l := range ss.Links {
+		id, ok := services[l]
+		if !ok {
+			return Service{}, fmt.Errorf("%s.links: no service %q before it in the scenario", at, l)
+		}
+		svc.Links = append(svc.Links, ServiceLink{ServiceID: id, Name: l})
+	}
+	if svc.LBConfig != nil {
+		for j := range svc.LBConfig.PortRules {
+			pr := &svc.LBConfig.PortRules[j]
+			if pr.Protocol == "" {
+				pr.Protocol = "http"
+			}
+			if !slices.Contains(Protocols, pr.Protocol) {
+				return Service{}, fmt.Errorf("%s.lbConfig.portRules[%d].protocol: %q is not one of %s", at, j, pr.Protocol, strings.Join(Protocols, ", "))
+			}
+			if pr.ServiceID == "" {
+				continue
+			}
+			id, ok := services[pr.ServiceID]
+			if !ok {
+				return Service{}, fmt.Errorf("%s.lbConfig.portRules[%d].serviceId: no service %q before it in the scenario", at, j, pr.ServiceID)
+			}
+			pr.ServiceID = id
+		}
+	}
+	if p := checkLaunchConfig(svc.LaunchConfig); p != nil {
+		return Service{}, fmt.Errorf("%s.launchConfig.ports: %v is not [ip:][public:]private[/tcp|udp]", at, svc.LaunchConfig.Ports)
+	}
+	return svc, nil
+}
+
+// scenarioOperations resolves a scenario fault's operation: "*", a short
+// name, or an endpoint.
+var scenarioOperations = simkit.Operations{Names: Operations, IsEndpoint: func(op string) bool {
+	return slices.Contains(endpoints(), op)
+}}
+
+// endpoints are the API's endpoints, as Fault.Op writes them.
+var endpoints = sync.OnceValue(func() []string { return New(Options{}).kit.Ops() })
