@@ -37,6 +37,11 @@
 //	GET    /ipaddresses[/{id}]
 //	GET    /settings[/{id}]              lb.instance.image = Options.LBImage
 //	GET    /stacks[/{id}], POST /stacks, PUT, DELETE /stacks/{id}, POST ?action=remove
+//	GET    /stacks/{id}/services         the stack's services link
+//	GET    /loadbalancerservices[/{id}], POST, PUT, DELETE /{id}, POST /{id}?action=
+//	GET    /externalservices[/{id}],     POST, PUT, DELETE /{id}, POST /{id}?action=
+//	GET    /<services>/{id}/consumedservices, /consumedbyservices   the links' both ends
+//	GET    /services[/{id}]              every service, read-only
 //	GET    /_sim/state, /_sim/stats      what the cloud holds, what it served
 //
 // # Lists
@@ -76,6 +81,67 @@
 // by state: active {deactivate, update}, inactive {activate, remove,
 // update}, disconnected {deactivate, remove, update}.
 //
+// # Stacks
+//
+// A stack (1st<n>) has name (1-63 of a-zA-Z0-9-, unique among stacks not
+// removed: 422 NotUnique), externalId and group; it is created activating
+// (201), then active; removing it removes its services.
+//
+// # Services
+//
+// loadBalancerService and externalService (1s<n>) share Cattle's state
+// machine, with transitioning "yes" in the -ing states and actions only
+// where the state offers them:
+//
+//	create (201)     registering -> inactive (startOnCreate: then activating -> active)
+//	activate         inactive -> activating -> active
+//	PUT, update,     active -> updating-active -> active,
+//	  service links  inactive -> updating-inactive -> inactive
+//	upgrade          active -> upgrading -> upgraded; finishupgrade -> finishing-upgrade -> active,
+//	                 or rollback -> rolling-back -> active (the previous launch config back)
+//	restart          active -> restarting -> active
+//	deactivate       active -> deactivating -> inactive
+//	remove, DELETE   -> removing -> removed (removed timestamp; hidden by removed_null;
+//	                 services linking to it lose the link)
+//
+// Actions by state: inactive {activate, remove, update, setservicelinks,
+// addservicelink, removeservicelink}; active {deactivate, remove, update,
+// restart, upgrade, and the link actions}; upgraded {finishupgrade,
+// rollback, remove}; other states {remove}. External services have no
+// link actions. Actions answer 202 with the service.
+//
+// A create needs name (1-63 of a-zA-Z0-9-, unique in its stack among
+// services not removed: 422 NotUnique) and stackId (MissingRequired,
+// InvalidReference); a load balancer needs launchConfig and lbConfig.
+// launchConfig.ports are "[ip:][public:]private[/tcp|udp]" (else 422
+// InvalidFormat, field ports). Port rules need sourcePort (1-65535),
+// protocol (http by default; http, tcp, https, tls, sni, udp, else
+// InvalidOption), a serviceId of a live service (else InvalidReference),
+// priority >= 1; certificateIds and defaultCertificateId are always
+// InvalidReference (no certificates are simulated); a stickiness policy's
+// mode is rewrite, insert or prefix. Service links name live services
+// (InvalidReference). External services' externalIpAddresses must be IPs
+// (InvalidFormat) and a healthCheck needs port.
+//
+// A PUT sets name, description, scale, metadata, a load balancer's
+// lbConfig (the whole object), an external service's externalIpAddresses,
+// hostname and healthCheck; launchConfig (as the Rancher 1.2 API docs
+// have it: a load balancer's ports change by upgrade), stackId and
+// externalId are dropped. upgrade takes {"inServiceStrategy":
+// {"launchConfig": {...}, "startFirst": true}}: the service keeps its ID,
+// its launchConfig is the new one at once, its upgrade field holds the
+// previous one.
+//
+// A load balancer's containers run on every active host when its
+// launchConfig labels io.rancher.scheduler.global "true" (LabelGlobal),
+// else on its first scale (default 1) active hosts, oldest first, while
+// it is active, updating-active, upgrading (the previous launch config's
+// ports), upgraded, finishing-upgrade, rolling-back or restarting: its
+// publicEndpoints are one per such host and published port, ipAddress the
+// host's agentIpAddress (each host's publicEndpoints lists those on it).
+// A service's consumedservices link lists the services it links to,
+// consumedbyservices those linking to it.
+//
 // # Asynchronous resources
 //
 // Nothing moves on a timer (simkit.Lifecycle): a resource in a
@@ -87,9 +153,25 @@
 // # For tests
 //
 // AddHost, UpdateHost, SetHostState, SetHostLabels, SetHostAddresses,
-// RemoveHost and PurgeHost change hosts; AddStack seeds stacks; SetSetting
-// changes a setting; Host, HostByHostname, Hosts, Stack, StackByName,
-// Stacks and State read the cloud. Base brings Stats, Writes, Inject,
-// Fail, RateLimit, ResetConnections and SetLatency. Cloud adapts the
-// Server to simkit.Cloud (instances are hosts, by UUID).
+// RemoveHost and PurgeHost change hosts; AddStack and AddService seed
+// stacks and services in any state (what the old CCM left behind: the
+// stack, an LB whose port rules point at one external service per node
+// and its service links), SetServiceState moves one; SetSetting changes a
+// setting; Host, HostByHostname, Hosts, Stack, StackByName, Stacks,
+// Service, ServiceByName, Services, Endpoints (an LB's public endpoints)
+// and State read the cloud. Base brings Stats, Writes, Inject, Fail,
+// RateLimit, ResetConnections and SetLatency. Cloud adapts the Server to
+// simkit.Cloud (instances are hosts, by UUID; LoadBalancers' members are
+// the hosts the linked external services' IPs name), and Scenario seeds
+// it from YAML for cmd/cloudsim (examples/cloudsim/rancher.yaml).
+//
+// # Not simulated
+//
+// Containers, volumes, certificates, networks, environments other than
+// the key's, sorting (sort, order), the include parameter, host label
+// scheduling affinity, toServiceStrategy upgrades and cancelupgrade,
+// websockets and events; account API keys (an environment key's scope is
+// all there is). Where Cattle's behaviour is not documented (the code of
+// a malformed port, a DELETE of an active host: 409), the choice is
+// plausible and marked so here.
 package ranchersim
