@@ -8,6 +8,8 @@ import (
 
 	rancher "github.com/rancher/go-rancher/v2"
 	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccmkit/framework"
 )
 
 // A load balancer's nodes are one externalService in its stack, named
@@ -50,17 +52,18 @@ func (d *lbDriver) ensureBackend(ctx context.Context, lb *loadBalancer, want *de
 }
 
 // activateBackend activates an inactive external service (one Cattle did
-// not start on creation) and notes, for Inspect, that the load balancer
-// waits for it: its port rules move to it only once it is active.
-func (d *lbDriver) activateBackend(ctx context.Context, lb *loadBalancer, b *rancher.ExternalService, wrote bool) (bool, error) {
-	lb.pending = fmt.Sprintf("is waiting for external service %s (%s) to be active", b.Name, b.Id)
-	if _, ok := b.Actions["activate"]; b.State != stateInactive || !ok {
-		return wrote, nil
+// not start on creation) and answers "provisioning": the load balancer's
+// port rules move to it only once it is active. (The error also has the
+// pipeline read the load balancer afresh on the next sync, rather than
+// from its shared list.)
+func (d *lbDriver) activateBackend(ctx context.Context, b *rancher.ExternalService, wrote bool) (bool, error) {
+	if _, ok := b.Actions["activate"]; b.State == stateInactive && ok {
+		if err := runAction(ctx, d.api, "externalservices.activate", rancher.EXTERNAL_SERVICE_TYPE, "activate", &b.Resource, nil); err != nil {
+			return wrote, fmt.Errorf("activating external service %s: %w", b.Id, err)
+		}
+		wrote = true
 	}
-	if err := runAction(ctx, d.api, "externalservices.activate", rancher.EXTERNAL_SERVICE_TYPE, "activate", &b.Resource, nil); err != nil {
-		return wrote, fmt.Errorf("activating external service %s: %w", b.Id, err)
-	}
-	return true, nil
+	return wrote, framework.Provisioning("waiting for external service %s (%s, %s) to be active", b.Name, b.Id, b.State)
 }
 
 // consumed lists the services svc consumes (its service links), not
@@ -135,4 +138,14 @@ func (d *lbDriver) deleteBackends(ctx context.Context, lb *loadBalancer) error {
 		errs = append(errs, d.deleteExternal(ctx, res))
 	}
 	return errors.Join(errs...)
+}
+
+// started reports whether a service in this state serves: active, or
+// being updated or upgraded while active.
+func started(state string) bool {
+	switch state {
+	case "requested", "registering", stateInactive, "activating", "deactivating", "updating-inactive":
+		return false
+	}
+	return true
 }

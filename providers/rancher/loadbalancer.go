@@ -31,9 +31,6 @@ const (
 type loadBalancer struct {
 	svc      *rancher.LoadBalancerService
 	backends []*rancher.ExternalService
-	// pending is what Update waits for that the load-balancer service's
-	// state does not show (its external service becoming active).
-	pending string
 }
 
 var _ framework.LoadBalancerProvider = (*Provider)(nil)
@@ -198,7 +195,6 @@ func (d *lbDriver) Create(ctx context.Context, req *lbRequest) (*loadBalancer, e
 // balancer (updating, upgrading) it writes nothing, and Inspect reports the
 // wait. A sync with nothing changed makes no call at all.
 func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest) (bool, error) {
-	lb.pending = ""
 	svc := lb.svc
 	if svc.Transitioning == transitionYes {
 		return false, nil
@@ -214,8 +210,8 @@ func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest)
 	if err != nil {
 		return changed, err
 	}
-	if backend.State != stateActive {
-		return d.activateBackend(ctx, lb, backend, changed)
+	if !started(backend.State) {
+		return d.activateBackend(ctx, backend, changed)
 	}
 	links, wrote, err := d.ensureLinks(ctx, lb, backend)
 	if wrote || err != nil {
@@ -342,8 +338,6 @@ func (d *lbDriver) Inspect(lb *loadBalancer) framework.LoadBalancerState {
 		s.Provisioning = true
 	case svc.Transitioning == transitionYes || svc.State == stateUpgraded:
 		s.Pending = fmt.Sprintf("is %s in Cattle", svc.State)
-	case lb.pending != "":
-		s.Pending = lb.pending
 	}
 	return s
 }
