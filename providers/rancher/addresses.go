@@ -41,12 +41,13 @@ func nodeAddresses(h *rancher.Host, ips []rancher.IpAddress, externalLabels []st
 	addInternal(h.AgentIpAddress)
 	var public []string
 	for _, ip := range ips {
-		a, ok := usable(ip.Address)
+		a, err := netip.ParseAddr(strings.TrimSpace(ip.Address))
+		_, ok := usable(ip.Address)
 		switch {
-		case !ok && ip.Address != "":
-			b.AddInternal(ip.Address) // reported as malformed, or skipped when special
+		case err != nil && ip.Address != "":
+			b.AddInternal(ip.Address) // Build reports it as malformed
 		case !ok:
-		case isPrivate(a):
+		case isPrivate(a.Unmap()):
 			addInternal(ip.Address)
 		default:
 			public = append(public, ip.Address)

@@ -43,12 +43,13 @@ type api struct {
 	url    string // CATTLE_URL as go-rancher normalized it, redacted
 }
 
-// requiredTypes are the Cattle types the provider uses; an API without
-// them is not an environment's (project's) API.
-var requiredTypes = []string{
-	rancher.HOST_TYPE, rancher.IP_ADDRESS_TYPE, rancher.STACK_TYPE, rancher.SETTING_TYPE,
-	rancher.LOAD_BALANCER_SERVICE_TYPE, rancher.EXTERNAL_SERVICE_TYPE,
-}
+// exampleURL is what an environment's API URL looks like, for errors.
+const exampleURL = "http://rancher.example.com:8080/v2-beta/projects/1a5"
+
+// requiredTypes are the Cattle types the instances use; an API without
+// them is not an environment's (project's) API. (The load-balancer half
+// checks its own.)
+var requiredTypes = []string{rancher.HOST_TYPE, rancher.IP_ADDRESS_TYPE}
 
 // connect builds the client for cfg and checks it against the API: the
 // root and schemas (go-rancher's bootstrap), then that the API is an
@@ -98,7 +99,7 @@ func connect(ctx context.Context, cfg *Config, env *framework.Env) (*api, error)
 	a.client = c
 	for _, t := range requiredTypes {
 		if _, ok := c.GetTypes()[t]; !ok {
-			return nil, fmt.Errorf("CATTLE_URL: the Cattle API at %s has no %q type: it is not an environment's API; use the URL Rancher shows with an environment API key, such as http://rancher.example.com:8080/v2-beta/projects/1a5", a.url, t)
+			return nil, fmt.Errorf("CATTLE_URL: the Cattle API at %s has no %q type: it is not an environment's API; use the URL Rancher shows with an environment API key, such as %s", a.url, t, exampleURL)
 		}
 	}
 	return a, nil
@@ -114,9 +115,9 @@ func (a *api) connectError(ctx context.Context, err error) error {
 	case errors.As(err, &apiErr) && (apiErr.StatusCode == http.StatusUnauthorized || apiErr.StatusCode == http.StatusForbidden):
 		return fmt.Errorf("CATTLE_ACCESS_KEY, CATTLE_SECRET_KEY: the Cattle API at %s refused the API key (%s): check both, and that the key is an environment API key of this environment", a.url, apiErr.Status)
 	case errors.As(err, &apiErr):
-		return fmt.Errorf("CATTLE_URL: %s answered %s: it is not a Cattle API v2-beta endpoint (an environment's URL looks like http://rancher.example.com:8080/v2-beta/projects/1a5)", a.url, apiErr.Status)
+		return fmt.Errorf("CATTLE_URL: %s answered %s: it is not a Cattle environment's API (an environment's URL looks like %s)", a.url, apiErr.Status, exampleURL)
 	case strings.HasPrefix(err.Error(), "Failed to find schema"):
-		return fmt.Errorf("CATTLE_URL: %s is not a Cattle API: its answer has no X-API-Schemas header", a.url)
+		return fmt.Errorf("CATTLE_URL: %s is not a Cattle environment's API: its answer has no X-API-Schemas header (an environment's URL looks like %s)", a.url, exampleURL)
 	case isJSONError(err):
 		return fmt.Errorf("CATTLE_URL: %s is not a Cattle API: malformed schemas: %w", a.url, err)
 	}

@@ -40,7 +40,7 @@ import (
 // transport's base.
 
 // tokenPrefix starts every token the router hands out.
-const tokenPrefix = "ccmkit-rancher-"
+const tokenPrefix = "ccmkit-rancher-" //nolint:gosec // a prefix of the random tokens the router hands out, not a credential
 
 var (
 	installOnce sync.Once
