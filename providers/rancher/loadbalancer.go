@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"sync"
 
@@ -403,5 +404,5 @@ func backendsOf(lbName string, exts []*rancher.ExternalService) []*rancher.Exter
 // gone (the stack, removed behind the CCM's back).
 func isInvalidReference(err error) bool {
 	var apiErr *rancher.ApiError
-	return errors.As(err, &apiErr) && apiErr.StatusCode == 422
+	return errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusUnprocessableEntity
 }
