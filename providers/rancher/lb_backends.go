@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	rancher "github.com/rancher/go-rancher/v2"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccmkit/framework"
@@ -148,4 +149,25 @@ func started(state string) bool {
 		return false
 	}
 	return true
+}
+
+// desired is req's load balancer as Cattle should hold it. The nodes' IPs
+// are their InternalIPs; only when a Node has none yet (its node
+// controller has not run) are the hosts listed, once, for its host's
+// agent IP.
+func (d *lbDriver) desired(ctx context.Context, req *lbRequest) (*desiredLB, error) {
+	var hostIPs map[string]string
+	if slices.ContainsFunc(req.Nodes, func(n *corev1.Node) bool { return internalIP(n) == "" && hostUUID(n) != "" }) {
+		hosts, err := listAll[rancher.Host](ctx, d.api, "hosts.list", rancher.HOST_TYPE, map[string]any{"removed_null": "1"}, 0)
+		if err != nil {
+			return nil, fmt.Errorf("reading the agent IPs of Nodes without an InternalIP: %w", err)
+		}
+		hostIPs = map[string]string{}
+		for _, h := range hosts {
+			if alive(h.State, h.Removed) && h.Uuid != "" {
+				hostIPs[h.Uuid] = h.AgentIpAddress
+			}
+		}
+	}
+	return desired(ctx, req, d.env.settings.Image, hostIPs)
 }

@@ -125,8 +125,9 @@ func validateService(req *lbRequest) error {
 }
 
 // desired is the full spec of req's load balancer. image is the
-// cluster-wide image (RANCHER_LB_IMAGE), "" when unset.
-func desired(ctx context.Context, req *lbRequest, image string) (*desiredLB, error) {
+// cluster-wide image (RANCHER_LB_IMAGE), "" when unset; hostIPs are the
+// agent IPs of the hosts of Nodes without an InternalIP, by host uuid.
+func desired(ctx context.Context, req *lbRequest, image string, hostIPs map[string]string) (*desiredLB, error) {
 	cfg := req.Config
 	want := &desiredLB{certs: slices.Clone(cfg.CertificateIDs)}
 	if img := cmp.Or(cfg.Image, image); img != "" {
@@ -154,7 +155,7 @@ func desired(ctx context.Context, req *lbRequest, image string) (*desiredLB, err
 			Name: "cookie", Cookie: cfg.StickinessCookie, Mode: cmp.Or(cfg.StickinessMode, "insert"), Indirect: true, Nocache: true,
 		}
 	}
-	want.backend = desiredBackend{ips: nodeIPs(ctx, req.Nodes), healthCheck: healthCheck(req.Service, cfg)}
+	want.backend = desiredBackend{ips: nodeIPs(ctx, req.Nodes, hostIPs), healthCheck: healthCheck(req.Service, cfg)}
 	want.backend.name = backendName(req.Name, want.backend.healthCheck)
 	return want, nil
 }
@@ -192,21 +193,42 @@ func healthCheckHash(hc *rancher.InstanceHealthCheck) string {
 	return fmt.Sprintf("%08x", h.Sum32())
 }
 
-// nodeIPs are the nodes' InternalIPs (the hosts' agentIpAddress), sorted
-// and without duplicates. A Node without one has not been initialized yet;
-// it joins on a later sync.
-func nodeIPs(ctx context.Context, nodes []*corev1.Node) []string {
+// nodeIPs are the nodes' InternalIPs (the hosts' agentIpAddress, as the
+// node controller sets it), sorted and without duplicates. A Node without
+// one takes its host's agent IP from hostIPs, by its providerID's uuid;
+// one without either joins on a later sync.
+func nodeIPs(ctx context.Context, nodes []*corev1.Node, hostIPs map[string]string) []string {
 	ips := []string{}
 	for _, n := range nodes {
-		i := slices.IndexFunc(n.Status.Addresses, func(a corev1.NodeAddress) bool { return a.Type == corev1.NodeInternalIP })
-		if i < 0 {
+		if ip := internalIP(n); ip != "" {
+			ips = append(ips, ip)
+		} else if ip := hostIPs[hostUUID(n)]; ip != "" {
+			ips = append(ips, ip)
+		} else {
 			klog.FromContext(ctx).V(2).Info("Leaving node out of the load balancer until it has an InternalIP", "node", klog.KObj(n))
-			continue
 		}
-		ips = append(ips, n.Status.Addresses[i].Address)
 	}
 	slices.Sort(ips)
 	return slices.Compact(ips)
+}
+
+// internalIP is the Node's first InternalIP, "" when it has none.
+func internalIP(n *corev1.Node) string {
+	i := slices.IndexFunc(n.Status.Addresses, func(a corev1.NodeAddress) bool { return a.Type == corev1.NodeInternalIP })
+	if i < 0 {
+		return ""
+	}
+	return n.Status.Addresses[i].Address
+}
+
+// hostUUID is the host uuid of the Node's providerID, rancher://<uuid>;
+// "" for any other.
+func hostUUID(n *corev1.Node) string {
+	uuid, ok := strings.CutPrefix(n.Spec.ProviderID, ProviderName+"://")
+	if !ok || strings.Contains(uuid, "/") {
+		return ""
+	}
+	return uuid
 }
 
 // launchConfig is the launchConfig of a new load balancer, or of an

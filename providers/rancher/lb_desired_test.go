@@ -36,6 +36,11 @@ func testNode(name string, addrs ...corev1.NodeAddress) *corev1.Node {
 	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{Addresses: addrs}}
 }
 
+func withProviderID(n *corev1.Node, id string) *corev1.Node {
+	n.Spec.ProviderID = id
+	return n
+}
+
 // testRequest decodes annotations as the pipeline does.
 func testRequest(t *testing.T, svc *corev1.Service, nodes ...*corev1.Node) *lbRequest {
 	t.Helper()
@@ -73,6 +78,7 @@ func TestDesired(t *testing.T) {
 		testNode("a", internal("10.0.0.1")),
 		testNode("a-again", internal("10.0.0.1")),
 		testNode("uninitialized"),
+		withProviderID(testNode("agent-ip-only"), "rancher://u-1"),
 	}
 	svc := testService(func(s *corev1.Service) {
 		s.Annotations = map[string]string{
@@ -82,7 +88,7 @@ func TestDesired(t *testing.T) {
 			annotationKey("image"):             "rancher/lb-service-haproxy:v0.9.14",
 		}
 	})
-	got, err := desired(context.Background(), testRequest(t, svc, nodes...), "ignored/by-annotation:1")
+	got, err := desired(context.Background(), testRequest(t, svc, nodes...), "ignored/by-annotation:1", map[string]string{"u-1": "10.0.0.3"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +102,7 @@ func TestDesired(t *testing.T) {
 		},
 		certs:      []string{"1c3", "1c4"},
 		stickiness: &rancher.LoadBalancerCookieStickinessPolicy{Name: "cookie", Cookie: "SRV", Mode: "insert", Indirect: true, Nocache: true},
-		backend:    desiredBackend{name: "lb-a1b4e28ba2fa111d2883f0016d3cca42-nodes", ips: []string{"10.0.0.1", "10.0.0.2"}},
+		backend:    desiredBackend{name: "lb-a1b4e28ba2fa111d2883f0016d3cca42-nodes", ips: []string{"10.0.0.1", "10.0.0.2", "10.0.0.3"}},
 	}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(desiredLB{}, desiredBackend{})); diff != "" {
 		t.Errorf("desired (-want +got):\n%s", diff)
@@ -124,7 +130,7 @@ func TestDesiredHealthCheck(t *testing.T) {
 		s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
 		s.Spec.HealthCheckNodePort = 32000
 	})
-	got, err := desired(context.Background(), testRequest(t, local), "")
+	got, err := desired(context.Background(), testRequest(t, local), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,11 +142,11 @@ func TestDesiredHealthCheck(t *testing.T) {
 		t.Errorf("backend name = %q, want the load balancer's with -nodes-<hash>", got.backend.name)
 	}
 	local.Annotations = map[string]string{annotationKey("healthcheck-interval"): "5000"}
-	other, _ := desired(context.Background(), testRequest(t, local), "")
+	other, _ := desired(context.Background(), testRequest(t, local), "", nil)
 	if other.backend.name == got.backend.name {
 		t.Errorf("a changed health check keeps the name %q: Cattle cannot change it in place", got.backend.name)
 	}
-	cluster, _ := desired(context.Background(), testRequest(t, testService()), "")
+	cluster, _ := desired(context.Background(), testRequest(t, testService()), "", nil)
 	if cluster.backend.healthCheck != nil {
 		t.Errorf("externalTrafficPolicy Cluster: health check %+v, want none", cluster.backend.healthCheck)
 	}

@@ -157,7 +157,7 @@ func (d *lbDriver) Create(ctx context.Context, req *lbRequest) (*loadBalancer, e
 	if err != nil {
 		return nil, err
 	}
-	want, err := desired(ctx, req, d.env.settings.Image)
+	want, err := d.desired(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +203,7 @@ func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest)
 	if svc.State == stateUpgraded {
 		return true, d.action(ctx, lb, "finishupgrade", nil)
 	}
-	want, err := desired(ctx, req, d.env.settings.Image)
+	want, err := d.desired(ctx, req)
 	if err != nil {
 		return false, err
 	}
