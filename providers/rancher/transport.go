@@ -133,7 +133,15 @@ func (r *router) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	out := req.Clone(ctx)
 	out.SetBasicAuth(access, secret)
-	return b.route.next.RoundTrip(out)
+	resp, err := b.route.next.RoundTrip(out)
+	if resp != nil {
+		// A copy: http.Client replaces the Body of what it gets (with a
+		// timer-stopping wrapper), and the framework's answer recorder
+		// holds the original, whose Body keeps the error body it reads.
+		cp := *resp
+		resp = &cp
+	}
+	return resp, err
 }
 
 // mergeContexts returns call's context (its values and deadline), also

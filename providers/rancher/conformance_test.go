@@ -1,0 +1,52 @@
+package rancher_test
+
+import (
+	"testing"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
+	"github.com/ccmkit/ccmkit/providers/rancher"
+	"github.com/ccmkit/ccmkit/providers/rancher/ranchersim"
+)
+
+// TestConformance runs the framework's behavioural contract (providerID
+// round trip, not-found semantics, shutdown, listing, idempotent load
+// balancers with zero writes on a no-op, invalid annotations) against the
+// provider and the simulator, with the real go-rancher client. Cattle has
+// no route API; the suite skips routes.
+func TestConformance(t *testing.T) {
+	frameworktest.RunConformance(t, harness{})
+}
+
+// TestSecretRotation rotates the secret key in CATTLE_SECRET_KEY_FILE the
+// way the kubelet updates a Secret volume and expects the very next
+// request, and so the very next lookup, to use it.
+func TestSecretRotation(t *testing.T) {
+	frameworktest.RunSecretRotation(t, harness{}, "CATTLE_SECRET_KEY")
+}
+
+// harness connects the conformance suite to a fresh simulated cloud.
+type harness struct{}
+
+func (harness) Setup(t *testing.T) *frameworktest.Target {
+	sim := ranchersim.NewServer(t, ranchersim.Options{})
+	return &frameworktest.Target{
+		Provider: rancher.New(),
+		Env:      sim.Env(sim.URL()),
+		Cloud:    frameworktest.SimCloud(rotatingCloud{sim.Cloud()}),
+		// Hosts carry no topology labels unless a user adds them.
+		NoZone: true, NoRegion: true,
+		InvalidAnnotations: map[string]string{
+			rancher.AnnotationPrefix + "healthcheck-interval": "abc",
+		},
+	}
+}
+
+// rotatingCloud is the simulated cloud whose environment API key's secret
+// can be rotated (a new secret for the same access key, as Rancher's UI
+// does it with a new key).
+type rotatingCloud struct{ *ranchersim.Cloud }
+
+// RotateSecret implements frameworktest.SecretRotator.
+func (c rotatingCloud) RotateSecret(secret string) {
+	c.AddAPIKey(ranchersim.DefaultAccessKey, secret)
+}
