@@ -14,6 +14,8 @@ import (
 	"github.com/ccmkit/ccmkit/providers/digitalocean/dosim"
 	"github.com/ccmkit/ccmkit/providers/openstack"
 	"github.com/ccmkit/ccmkit/providers/openstack/openstacksim"
+	"github.com/ccmkit/ccmkit/providers/rancher"
+	"github.com/ccmkit/ccmkit/providers/rancher/ranchersim"
 	"github.com/ccmkit/ccmkit/providers/triton"
 	"github.com/ccmkit/ccmkit/providers/triton/tritonsim"
 )
@@ -120,6 +122,14 @@ var Providers = []Provider{
 		WritingControllers: []string{triton.FirewallControllerName, triton.CMONControllerName},
 		New:                func() framework.Provider { return triton.New() },
 		StartSim:           simulated(tritonsim.StartCloud),
+	},
+	{
+		Name:          "rancher",
+		Command:       "./cmd/rancher-cloud-controller-manager",
+		RBAC:          []string{"examples/manifests/rancher/rbac.yaml"},
+		LoadBalancers: true,
+		New:           func() framework.Provider { return rancher.New() },
+		StartSim:      simulated(ranchersim.StartCloud),
 	},
 }
 

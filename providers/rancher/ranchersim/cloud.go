@@ -29,10 +29,12 @@ func StartCloud(c simkit.Common) *Cloud {
 }
 
 // AddInstance adds an active host whose hostname is name, with a private
-// agent IP and a public IP in its ipAddresses (AddHost's defaults), and
-// returns its UUID.
+// agent IP and a public IP in its ipAddresses (AddHost's defaults), labelled
+// with its region and zone as docs/rancher's set-up asks of a host no
+// machine driver made, and returns its UUID.
 func (c *Cloud) AddInstance(name string) string {
-	return c.AddHost(Host{Hostname: name}).UUID
+	labels := map[string]string{"topology.kubernetes.io/region": "sim-1", "topology.kubernetes.io/zone": "sim-1a"}
+	return c.AddHost(Host{Hostname: name, Labels: labels}).UUID
 }
 
 // hostID returns the ID of the host with uuid.
