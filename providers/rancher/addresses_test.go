@@ -116,10 +116,17 @@ func TestHostTopology(t *testing.T) {
 			DigitaloceanConfig: &rancher.DigitaloceanConfig{Region: "ams3", Size: "s-2vcpu-4gb"},
 		},
 		want: topology{Region: "ams3", Type: "big"},
+	}, {
+		name: "a value that cannot be a label value is passed over",
+		host: rancher.Host{
+			Labels:          map[string]any{"topology.kubernetes.io/zone": "zone a", "failure-domain.beta.kubernetes.io/zone": "zone-a"},
+			Amazonec2Config: &rancher.Amazonec2Config{InstanceType: "not/valid"},
+		},
+		want: topology{Zone: "zone-a", Type: "rancher"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := hostTopology(&tt.host, cfg); got != tt.want {
+			if got, _ := hostTopology(&tt.host, cfg); got != tt.want {
 				t.Errorf("hostTopology = %+v, want %+v", got, tt.want)
 			}
 		})

@@ -7,4 +7,24 @@
 // load-balancer names, so an existing installation is adopted. It talks to
 // the Cattle API v2-beta through go-rancher's v2 client;
 // providers/rancher/ranchersim simulates that API for its tests.
+//
+// Nodes (instances.go, addresses.go, region.go):
+//
+//   - the providerID is rancher://<host uuid>, the existing CCM's
+//     InstanceID; a Node without one is matched by hostname as the
+//     existing CCM matched it (case-insensitive, short name against FQDN);
+//   - a Node's host is gone only when Cattle lists it removed or purged,
+//     or no longer lists it; it is shut down when inactive or disconnected;
+//   - the InternalIP is the host's agentIpAddress; the host's other IPs
+//     are InternalIPs when private and ExternalIPs when public, and the
+//     io.rancher.host.external_dns_ip label adds ExternalIPs;
+//   - zone, region and instance type come from host labels (the
+//     Kubernetes well-known keys by default), else from the machine
+//     driver's configuration, else none (and the type "rancher");
+//   - all Nodes are served from one paginated host list per cache TTL,
+//     and each host's ipAddresses link is read at most once per TTL.
+//
+// go-rancher takes neither an *http.Client nor a context; transport.go
+// says how its requests still go through the framework's transport, and
+// client.go the rules every call follows (not-found, malformed answers).
 package rancher

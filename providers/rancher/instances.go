@@ -183,7 +183,10 @@ func (i *instances) convert(ctx context.Context, h *rancher.Host) (*framework.In
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Ignoring malformed host addresses", "hostID", h.Id)
 	}
-	topo := hostTopology(h, i.cfg)
+	topo, skipped := hostTopology(h, i.cfg)
+	if len(skipped) > 0 {
+		klog.FromContext(ctx).Info("Ignoring host values that cannot be Node label values", "hostID", h.Id, "values", skipped)
+	}
 	name := strings.ToLower(h.Hostname)
 	var aliases []string
 	if short, _, fqdn := strings.Cut(name, "."); fqdn && short != "" {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	rancher "github.com/rancher/go-rancher/v2"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // topology is where a host is and what it is, as the Node's labels say it.
@@ -15,14 +16,35 @@ type topology struct {
 // hostTopology returns a host's region, zone and instance type: from the
 // first of the configured labels the host carries, else from the machine
 // driver's configuration Rancher kept for the host, else no region and
-// zone and cfg.DefaultInstanceType (see Config).
-func hostTopology(h *rancher.Host, cfg *Config) topology {
+// zone and cfg.DefaultInstanceType (see Config). A value that cannot be a
+// Kubernetes label value (Rancher's labels can hold any string) is passed
+// over, as if absent, and named in skipped: written on the Node it would
+// fail the Node's whole update.
+func hostTopology(h *rancher.Host, cfg *Config) (t topology, skipped []string) {
 	m := machineTopology(h)
-	return topology{
-		Region: firstOf(firstLabel(h.Labels, cfg.RegionLabels), m.Region),
-		Zone:   firstOf(firstLabel(h.Labels, cfg.ZoneLabels), m.Zone),
-		Type:   firstOf(firstLabel(h.Labels, cfg.InstanceTypeLabels), m.Type, cfg.DefaultInstanceType),
+	pick := func(keys []string, fallbacks ...string) string {
+		for _, k := range keys {
+			if v := labelValue(h.Labels, k); v != "" {
+				if len(validation.IsValidLabelValue(v)) == 0 {
+					return v
+				}
+				skipped = append(skipped, fmt.Sprintf("label %s=%q", k, v))
+			}
+		}
+		for _, v := range fallbacks {
+			if v != "" {
+				if len(validation.IsValidLabelValue(v)) == 0 {
+					return v
+				}
+				skipped = append(skipped, fmt.Sprintf("machine driver value %q", v))
+			}
+		}
+		return ""
 	}
+	t.Region = pick(cfg.RegionLabels, m.Region)
+	t.Zone = pick(cfg.ZoneLabels, m.Zone)
+	t.Type = pick(cfg.InstanceTypeLabels, m.Type, cfg.DefaultInstanceType)
+	return t, skipped
 }
 
 // machineTopology is what the docker-machine driver configuration of a
@@ -49,17 +71,6 @@ func machineTopology(h *rancher.Host) topology {
 	return topology{}
 }
 
-// firstLabel returns the value of the first of keys that labels has with a
-// non-empty value.
-func firstLabel(labels map[string]any, keys []string) string {
-	for _, k := range keys {
-		if v := labelValue(labels, k); v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
 // labelValue returns the label key of a host as a string (Cattle's labels
 // are a JSON object whose values are strings; anything else is printed).
 func labelValue(labels map[string]any, key string) string {
@@ -71,13 +82,4 @@ func labelValue(labels map[string]any, key string) string {
 	default:
 		return strings.TrimSpace(fmt.Sprint(v))
 	}
-}
-
-func firstOf(values ...string) string {
-	for _, v := range values {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
