@@ -33,8 +33,6 @@ func (harness) Setup(t *testing.T) *frameworktest.Target {
 		Provider: rancher.New(),
 		Env:      sim.Env(sim.URL()),
 		Cloud:    frameworktest.SimCloud(rotatingCloud{sim.Cloud()}),
-		// Hosts carry no topology labels unless a user adds them.
-		NoZone: true, NoRegion: true,
 		InvalidAnnotations: map[string]string{
 			rancher.AnnotationPrefix + "healthcheck-interval": "abc",
 		},
