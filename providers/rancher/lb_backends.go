@@ -9,8 +9,6 @@ import (
 	rancher "github.com/rancher/go-rancher/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
-
-	"github.com/ccmkit/ccmkit/framework"
 )
 
 // A load balancer's nodes are one externalService in its stack, named
@@ -52,19 +50,33 @@ func (d *lbDriver) ensureBackend(ctx context.Context, lb *loadBalancer, want *de
 	return updated, true, nil
 }
 
-// activateBackend activates an inactive external service (one Cattle did
-// not start on creation) and answers "provisioning": the load balancer's
-// port rules move to it only once it is active. (The error also has the
-// pipeline read the load balancer afresh on the next sync, rather than
-// from its shared list.)
-func (d *lbDriver) activateBackend(ctx context.Context, b *rancher.ExternalService, wrote bool) (bool, error) {
-	if _, ok := b.Actions["activate"]; b.State == stateInactive && ok {
-		if err := runAction(ctx, d.api, "externalservices.activate", rancher.EXTERNAL_SERVICE_TYPE, "activate", &b.Resource, nil); err != nil {
-			return wrote, fmt.Errorf("activating external service %s: %w", b.Id, err)
+// waitBackend handles an external service that does not serve yet: read
+// afresh (the shared list may hold an older state), activated when
+// inactive (Cattle did not start it on creation), and, until it serves,
+// noted in lb.pending for Inspect: the load balancer's port rules move to
+// it only once it serves. It returns the backend as read and whether it
+// wrote.
+func (d *lbDriver) waitBackend(ctx context.Context, lb *loadBalancer, b *rancher.ExternalService) (*rancher.ExternalService, bool, error) {
+	fresh, err := byID[rancher.ExternalService](ctx, d.api, "externalservices.get", rancher.EXTERNAL_SERVICE_TYPE, b.Id)
+	if err != nil {
+		return nil, false, fmt.Errorf("reading external service %s: %w", b.Id, err)
+	}
+	if i := slices.Index(lb.backends, b); i >= 0 {
+		lb.backends = slices.Clone(lb.backends)
+		lb.backends[i] = fresh
+	}
+	if started(fresh.State) {
+		return fresh, false, nil
+	}
+	wrote := false
+	if _, ok := fresh.Actions["activate"]; fresh.State == stateInactive && ok {
+		if err := runAction(ctx, d.api, "externalservices.activate", rancher.EXTERNAL_SERVICE_TYPE, "activate", &fresh.Resource, nil); err != nil {
+			return nil, false, fmt.Errorf("activating external service %s: %w", b.Id, err)
 		}
 		wrote = true
 	}
-	return wrote, framework.Provisioning("waiting for external service %s (%s, %s) to be active", b.Name, b.Id, b.State)
+	lb.pending = fmt.Sprintf("is waiting for external service %s (%s, %s) to be active", fresh.Name, fresh.Id, fresh.State)
+	return fresh, wrote, nil
 }
 
 // consumed lists the services svc consumes (its service links), not

@@ -32,6 +32,9 @@ const (
 type loadBalancer struct {
 	svc      *rancher.LoadBalancerService
 	backends []*rancher.ExternalService
+	// pending is what Update waits for that the load-balancer service's
+	// state does not show: its external service starting.
+	pending string
 }
 
 var _ framework.LoadBalancerProvider = (*Provider)(nil)
@@ -196,6 +199,7 @@ func (d *lbDriver) Create(ctx context.Context, req *lbRequest) (*loadBalancer, e
 // balancer (updating, upgrading) it writes nothing, and Inspect reports the
 // wait. A sync with nothing changed makes no call at all.
 func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest) (bool, error) {
+	lb.pending = ""
 	svc := lb.svc
 	if svc.Transitioning == transitionYes {
 		return false, nil
@@ -212,7 +216,10 @@ func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest)
 		return changed, err
 	}
 	if !started(backend.State) {
-		return d.activateBackend(ctx, backend, changed)
+		var wrote bool
+		if backend, wrote, err = d.waitBackend(ctx, lb, backend); err != nil || lb.pending != "" {
+			return changed || wrote, err
+		}
 	}
 	links, wrote, err := d.ensureLinks(ctx, lb, backend)
 	if wrote || err != nil {
@@ -339,6 +346,8 @@ func (d *lbDriver) Inspect(lb *loadBalancer) framework.LoadBalancerState {
 		s.Provisioning = true
 	case svc.Transitioning == transitionYes || svc.State == stateUpgraded:
 		s.Pending = fmt.Sprintf("is %s in Cattle", svc.State)
+	case lb.pending != "":
+		s.Pending = lb.pending
 	}
 	return s
 }
