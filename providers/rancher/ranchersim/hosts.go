@@ -369,7 +369,7 @@ func (s *Server) getIPAddress(r *http.Request) simkit.Response {
 
 // AddHost adds a host, as if its agent had registered. Defaults: the ID
 // "1h<n>", a UUID derived from it, Hostname "host-<n>", State active,
-// AgentIPAddress 10.0.<n/250>.<n%250+10>, IPAddresses the agent IP
+// AgentIPAddress 10.0.<n/240>.<n%240+10>, IPAddresses the agent IP
 // (primary) and a public IP 203.0.113.<n> (secondary; an empty non-nil
 // slice means none), Created now. It panics on a duplicate ID or an
 // unknown state, as a test's mistake.
@@ -403,7 +403,7 @@ func (st *state) addHost(h Host) Host {
 		h.AgentState = agentState(h.State)
 	}
 	if h.AgentIPAddress == "" {
-		h.AgentIPAddress = fmt.Sprintf("10.0.%d.%d", n/250, n%250+10)
+		h.AgentIPAddress = fmt.Sprintf("10.0.%d.%d", n/240, n%240+10)
 	}
 	if h.IPAddresses == nil {
 		h.IPAddresses = []IPAddress{{Address: h.AgentIPAddress}, {Address: fmt.Sprintf("203.0.113.%d", n%250+1)}}
