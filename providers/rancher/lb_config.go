@@ -23,8 +23,9 @@ const (
 // LoadBalancerSettings are the cluster-wide load-balancer settings, part of
 // Config. A Service's image annotation overrides the image.
 type LoadBalancerSettings struct {
-	Stack string `json:"stack" env:"RANCHER_LB_STACK" default:"kubernetes-loadbalancers" doc:"Stack that holds the load-balancer services and their external services; it is found by its name and the externalId <name>:// (kubernetes-loadbalancers:// by default, as the existing CCM made it, so its stack and load balancers are adopted), and created when missing."`
-	Image string `json:"image" env:"RANCHER_LB_IMAGE" doc:"HAProxy image of new load balancers (and of those whose ports change), such as rancher/lb-service-haproxy:v0.9.14. Unset: the environment's lb.instance.image setting, read at the first load balancer the CCM creates. A Service's image annotation overrides it."`
+	Stack  string `json:"stack" env:"RANCHER_LB_STACK" default:"kubernetes-loadbalancers" doc:"Stack that holds the load-balancer services and their external services; it is found by its name and the externalId <name>:// (kubernetes-loadbalancers:// by default, as the existing CCM made it, so its stack and load balancers are adopted), and created when missing."`
+	Image  string `json:"image" env:"RANCHER_LB_IMAGE" doc:"HAProxy image of new load balancers (and of those whose ports change), such as rancher/lb-service-haproxy:v0.9.14. Unset: the environment's lb.instance.image setting, read at the first load balancer the CCM creates. A Service's image annotation overrides it."`
+	Global bool   `json:"global" env:"RANCHER_LB_GLOBAL" default:"false" doc:"Run every load balancer's HAProxy containers on every active host (Cattle's io.rancher.scheduler.global launch-config label), so that each Service's status lists every host's IP and a joining host serves it too. Off (the default, as the existing CCM made them): a load balancer runs scale containers, one by default. A Service's global annotation overrides it; a change upgrades the load balancers in place, keeping their IDs."`
 }
 
 // stackName is the load-balancer stack's name.
@@ -97,7 +98,16 @@ type LoadBalancerConfig struct {
 
 	Image string `annotation:"image" doc:"HAProxy image of the load balancer (rancher/lb-service-haproxy:v0.9.14). A change upgrades the load balancer in place. Unset: RANCHER_LB_IMAGE, else the lb.instance.image setting at creation (an existing load balancer keeps its image)."`
 
+	Global bool  `annotation:"global" doc:"Run the load balancer's HAProxy containers on every active host (Cattle's io.rancher.scheduler.global launch-config label): the Service's status lists every host's IP (a host joining Cattle serves it at once, and is in the status from the Service's next sync), and a host failing loses one address, not the load balancer. Unset: RANCHER_LB_GLOBAL (false by default). A change upgrades the load balancer in place (same ID). Cannot be combined with scale."`
+	Scale  int64 `annotation:"scale" min:"1" doc:"How many HAProxy containers run the load balancer, each on its own host: the Service's status lists their hosts' IPs. A change is one update of the load balancer (same ID). Unset: the CCM leaves the scale as it is (1 for a new load balancer, Cattle's default), so a load balancer scaled in Rancher keeps its scale. Not for global load balancers (the global annotation or RANCHER_LB_GLOBAL)."`
+
 	HealthCheck healthCheckConfig
+}
+
+// newConfig returns a Service's config before its annotations are read:
+// the cluster-wide defaults of settings that annotations override.
+func (s *LoadBalancerSettings) newConfig() *LoadBalancerConfig {
+	return &LoadBalancerConfig{Global: s.Global}
 }
 
 // healthCheckConfig groups the health-check annotations. The external
@@ -136,6 +146,9 @@ func (c *LoadBalancerConfig) Validate() error {
 	}
 	if c.StickinessCookie != "" && !cookiePattern.MatchString(c.StickinessCookie) {
 		bad("stickiness-cookie", "%s is not a cookie name", annotations.Quote(c.StickinessCookie))
+	}
+	if c.Scale != 0 && c.Global {
+		bad("scale", "a global load balancer (annotation %q, or RANCHER_LB_GLOBAL) runs on every active host: set one of scale and global", annotationKey("global"))
 	}
 	return errors.Join(errs...)
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -61,6 +62,11 @@ type desiredLB struct {
 	// image is the launchConfig.imageUuid the Service asks for
 	// ("docker:<image>"), "" when it leaves the image to the environment.
 	image string
+	// global is whether the HAProxy containers run on every active host:
+	// launchConfig.labels holds labelGlobal "true", else not at all.
+	global bool
+	// scale is how many containers run it; 0 leaves Cattle's as it is.
+	scale int64
 	// rules are lbConfig.portRules without serviceId (the backend's ID,
 	// known once it exists), sorted.
 	rules      []rancher.PortRule
@@ -129,7 +135,7 @@ func validateService(req *lbRequest) error {
 // agent IPs of the hosts of Nodes without an InternalIP, by host uuid.
 func desired(ctx context.Context, req *lbRequest, image string, hostIPs map[string]string) (*desiredLB, error) {
 	cfg := req.Config
-	want := &desiredLB{certs: slices.Clone(cfg.CertificateIDs)}
+	want := &desiredLB{certs: slices.Clone(cfg.CertificateIDs), global: cfg.Global, scale: cfg.Scale}
 	if img := cmp.Or(cfg.Image, image); img != "" {
 		want.image = "docker:" + img
 	}
@@ -231,9 +237,15 @@ func hostUUID(n *corev1.Node) string {
 	return uuid
 }
 
+// labelGlobal is the launch-config label with which Cattle's scheduler
+// runs one container of a service on every active host, whatever its
+// scale.
+const labelGlobal = "io.rancher.scheduler.global"
+
 // launchConfig is the launchConfig of a new load balancer, or of an
 // upgrade: have's (the load balancer's current one, nil when creating)
-// with want's ports and image, the image kept when want leaves it.
+// with want's ports, image and global label, the image kept when want
+// leaves it, have's other labels kept.
 func launchConfig(have *rancher.LaunchConfig, want *desiredLB, defaultImage string) *rancher.LaunchConfig {
 	lc := &rancher.LaunchConfig{}
 	if have != nil {
@@ -242,7 +254,26 @@ func launchConfig(have *rancher.LaunchConfig, want *desiredLB, defaultImage stri
 	}
 	lc.Ports = slices.Clone(want.ports)
 	lc.ImageUuid = cmp.Or(want.image, lc.ImageUuid, defaultImage)
+	lc.Labels = maps.Clone(lc.Labels)
+	if want.global {
+		if lc.Labels == nil {
+			lc.Labels = map[string]any{}
+		}
+		lc.Labels[labelGlobal] = "true"
+	} else {
+		delete(lc.Labels, labelGlobal)
+	}
 	return lc
+}
+
+// isGlobal reports whether a launchConfig runs its service on every active
+// host.
+func isGlobal(lc *rancher.LaunchConfig) bool {
+	if lc == nil {
+		return false
+	}
+	v, _ := lc.Labels[labelGlobal].(string)
+	return strings.EqualFold(v, "true")
 }
 
 // lbConfig is the load balancer's lbConfig with its port rules sent to the

@@ -214,8 +214,9 @@ func TestLoadBalancerConfigValidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.Global, cfg.Scale = true, 2
 	err = cfg.Validate()
-	for _, w := range []string{"port-protocols", "certificate-ids", "-image", "stickiness-cookie"} {
+	for _, w := range []string{"port-protocols", "certificate-ids", "-image", "stickiness-cookie", "-scale", "-global"} {
 		if err == nil || !strings.Contains(err.Error(), w) {
 			t.Errorf("Validate: %v, want an error naming %s", err, w)
 		}

@@ -1,14 +1,16 @@
 package rancher
 
 import (
+	"cmp"
 	"slices"
 
 	rancher "github.com/rancher/go-rancher/v2"
 )
 
 // launchChanges names what differs between the load balancer's
-// launchConfig and the desired one: the ports (as a set) and, when the
-// Service names one, the image. Any change needs Cattle's upgrade.
+// launchConfig and the desired one: the ports (as a set), when the
+// Service names one, the image, and the global label. Any change needs
+// Cattle's upgrade.
 func launchChanges(have *rancher.LaunchConfig, want *desiredLB) []string {
 	var changes []string
 	var ports []string
@@ -22,7 +24,28 @@ func launchChanges(have *rancher.LaunchConfig, want *desiredLB) []string {
 	if want.image != "" && image != want.image {
 		changes = append(changes, "image")
 	}
+	if isGlobal(have) != want.global {
+		changes = append(changes, "global")
+	}
 	return changes
+}
+
+// serviceUpdates is the PUT that brings the load-balancer service to
+// want with lbConfig cfg: lbConfig when it differs, scale when the
+// Service sets one other than Cattle's (1 when it shows none); nil when nothing differs. changes
+// names what it changes.
+func serviceUpdates(have *rancher.LoadBalancerService, want *desiredLB, cfg *rancher.LbConfig) (updates map[string]any, changes []string) {
+	if changes = lbConfigChanges(have.LbConfig, cfg); len(changes) > 0 {
+		updates = map[string]any{"lbConfig": cfg}
+	}
+	if want.scale != 0 && !want.global && cmp.Or(have.Scale, 1) != want.scale {
+		if updates == nil {
+			updates = map[string]any{}
+		}
+		updates["scale"] = want.scale
+		changes = append(changes, "scale")
+	}
+	return updates, changes
 }
 
 // lbConfigChanges names what differs between the load balancer's lbConfig

@@ -57,3 +57,57 @@ func TestLbConfigChanges(t *testing.T) {
 		t.Errorf("ruleServiceIDs = %q", ids)
 	}
 }
+
+func TestLaunchChangesGlobal(t *testing.T) {
+	ports := []string{"80:80/tcp"}
+	plain := &rancher.LaunchConfig{Ports: ports, Labels: map[string]any{"io.rancher.container.pull_image": "always"}}
+	global := &rancher.LaunchConfig{Ports: ports, Labels: map[string]any{labelGlobal: "true"}}
+	for name, tc := range map[string]struct {
+		have *rancher.LaunchConfig
+		want bool
+		diff []string
+	}{
+		"not global, as the existing CCM made it": {have: plain},
+		"global kept":  {have: global, want: true},
+		"switched on":  {have: plain, want: true, diff: []string{"global"}},
+		"switched off": {have: global, diff: []string{"global"}},
+	} {
+		if got := launchChanges(tc.have, &desiredLB{ports: ports, global: tc.want}); !slices.Equal(got, tc.diff) {
+			t.Errorf("%s: changes %q, want %q", name, got, tc.diff)
+		}
+	}
+	// The upgrade's launchConfig sets or drops the label alone, and leaves
+	// the load balancer's own map as it was.
+	lc := launchConfig(plain, &desiredLB{ports: ports, global: true}, "")
+	if !isGlobal(lc) || lc.Labels["io.rancher.container.pull_image"] != "always" || isGlobal(plain) {
+		t.Errorf("switching on: labels %v (the current ones now %v)", lc.Labels, plain.Labels)
+	}
+	if lc := launchConfig(global, &desiredLB{ports: ports}, ""); isGlobal(lc) || !isGlobal(global) {
+		t.Errorf("switching off: labels %v (the current ones now %v)", lc.Labels, global.Labels)
+	}
+}
+
+func TestServiceUpdates(t *testing.T) {
+	cfg := &rancher.LbConfig{PortRules: []rancher.PortRule{{SourcePort: 80, TargetPort: 30080, Protocol: "tcp", ServiceId: "1s2"}}}
+	have := &rancher.LoadBalancerService{LbConfig: cfg, Scale: 1}
+	for name, tc := range map[string]struct {
+		have *rancher.LoadBalancerService
+		want *desiredLB
+		diff []string
+	}{
+		"scale left to Cattle":         {have: &rancher.LoadBalancerService{LbConfig: cfg, Scale: 3}, want: &desiredLB{}},
+		"same scale":                   {have: have, want: &desiredLB{scale: 1}},
+		"no scale shown is Cattle's 1": {have: &rancher.LoadBalancerService{LbConfig: cfg}, want: &desiredLB{scale: 1}},
+		"scale up":                     {have: have, want: &desiredLB{scale: 2}, diff: []string{"scale"}},
+		"global ignores scale":         {have: have, want: &desiredLB{scale: 2, global: true}},
+		"rules and scale in one PUT":   {have: &rancher.LoadBalancerService{Scale: 1}, want: &desiredLB{scale: 2}, diff: []string{"port rules", "scale"}},
+	} {
+		updates, changes := serviceUpdates(tc.have, tc.want, cfg)
+		if !slices.Equal(changes, tc.diff) || (len(changes) == 0) != (updates == nil) {
+			t.Errorf("%s: changes %q (updates %v), want %q", name, changes, updates, tc.diff)
+		}
+		if slices.Contains(tc.diff, "scale") && updates["scale"] != tc.want.scale {
+			t.Errorf("%s: updates %v, want scale %d", name, updates, tc.want.scale)
+		}
+	}
+}

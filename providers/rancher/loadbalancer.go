@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 
 	rancher "github.com/rancher/go-rancher/v2"
@@ -54,6 +55,7 @@ func newLoadBalancer(_ context.Context, env *framework.Env, p *Provider) (cloudp
 		AnnotationPrefix: AnnotationPrefix,
 		IDAnnotation:     AnnotationLoadBalancerID,
 		Name:             loadBalancerName,
+		NewConfig:        p.cfg.LoadBalancer.newConfig,
 	}), nil
 }
 
@@ -61,9 +63,9 @@ func newLoadBalancer(_ context.Context, env *framework.Env, p *Provider) (cloudp
 // gets a loadBalancerService (HAProxy) in the load-balancer stack, its port
 // rules sending traffic to one externalService holding the nodes' IPs.
 // Update changes both in place, one Cattle transition at a time: the
-// external service's IPs by PUT, the port rules by a PUT of lbConfig, the
-// ports and image by Cattle's in-service upgrade; the load balancer keeps
-// its ID and its public endpoints.
+// external service's IPs by PUT, the port rules and scale by a PUT of the
+// load balancer, the ports, image and global label (its launchConfig) by
+// Cattle's in-service upgrade; the load balancer keeps its ID.
 type lbDriver struct {
 	api *api
 	env *lbEnv
@@ -184,6 +186,7 @@ func (d *lbDriver) Create(ctx context.Context, req *lbRequest) (*loadBalancer, e
 		Description:  fmt.Sprintf("Load balancer of Service %s/%s", req.Service.Namespace, req.Service.Name),
 		LaunchConfig: launchConfig(nil, want, image),
 		LbConfig:     lbConfig(want, backend.Id),
+		Scale:        want.scale, // 0 is omitted: Cattle's 1
 	})
 	if err != nil {
 		if isInvalidReference(err) {
@@ -225,12 +228,11 @@ func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest)
 	if wrote || err != nil {
 		return changed || wrote, err
 	}
-	cfg := lbConfig(want, backend.Id)
-	if changes := lbConfigChanges(svc.LbConfig, cfg); len(changes) > 0 {
+	if updates, changes := serviceUpdates(svc, want, lbConfig(want, backend.Id)); len(changes) > 0 {
 		klog.FromContext(ctx).V(2).Info("Updating load balancer", "service", klog.KObj(req.Service), "loadBalancerID", svc.Id, "changes", changes)
-		updated, err := updateResource[rancher.LoadBalancerService](ctx, d.api, "loadbalancerservices.update", rancher.LOAD_BALANCER_SERVICE_TYPE, &svc.Resource, map[string]any{"lbConfig": cfg})
+		updated, err := updateResource[rancher.LoadBalancerService](ctx, d.api, "loadbalancerservices.update", rancher.LOAD_BALANCER_SERVICE_TYPE, &svc.Resource, updates)
 		if err != nil {
-			return true, fmt.Errorf("updating the port rules of load balancer %s: %w", svc.Id, err)
+			return true, fmt.Errorf("updating the %s of load balancer %s: %w", strings.Join(changes, ", "), svc.Id, err)
 		}
 		return true, d.replaceLB(lb, updated)
 	}

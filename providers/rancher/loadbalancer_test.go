@@ -3,6 +3,7 @@ package rancher_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -42,6 +43,8 @@ type lbFixture struct {
 	lb         cloudprovider.LoadBalancer
 	nodes      []*corev1.Node
 	afterWrite func(r *http.Request)
+	// env are variables of the CCM's besides the simulator's CATTLE_*.
+	env map[string]string
 }
 
 func newLBFixture(t *testing.T) *lbFixture {
@@ -75,6 +78,7 @@ func newLBFixture(t *testing.T) *lbFixture {
 func (f *lbFixture) newLB(t *testing.T, client kubernetes.Interface) cloudprovider.LoadBalancer {
 	t.Helper()
 	vars := f.sim.Env(f.url)
+	maps.Copy(vars, f.env)
 	cloud, err := framework.NewCloud(f.ctx, rancher.New(), &framework.Env{
 		Client: client, Recorder: f.events, ClusterName: "test-cluster",
 		LookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok },
