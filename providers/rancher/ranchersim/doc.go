@@ -123,11 +123,16 @@
 // (InvalidReference). External services' externalIpAddresses must be IPs
 // (InvalidFormat) and a healthCheck needs port.
 //
-// A PUT sets name, description, scale, metadata, a load balancer's
-// lbConfig (the whole object), an external service's externalIpAddresses,
-// hostname and healthCheck; launchConfig (as the Rancher 1.2 API docs
-// have it: a load balancer's ports change by upgrade), stackId and
-// externalId are dropped. upgrade takes {"inServiceStrategy":
+// A PUT sets name, description, metadata, a load balancer's scale and
+// lbConfig (the whole object), an external service's externalIpAddresses
+// and hostname. It drops, without an error, every field the schema does
+// not mark updatable, as Cattle's validation does: stackId, externalId,
+// an external service's healthCheck (update false in the v2-beta dump:
+// a new health check takes a new external service) and launchConfig (the
+// dump marks a load balancer's updatable, but as the Rancher 1.2 API docs
+// have it its ports change by upgrade; the one deliberate difference from
+// the dump's flags, which schema_dump_test.go checks against go-rancher's
+// docs/input/schemas.json). upgrade takes {"inServiceStrategy":
 // {"launchConfig": {...}, "startFirst": true}}: the service keeps its ID,
 // its launchConfig is the new one at once, its upgrade field holds the
 // previous one.

@@ -136,7 +136,7 @@ func serviceFields(lb bool) map[string]field {
 	m["launchConfig"] = createOnly("launchConfig")
 	m["externalIpAddresses"] = rw("array[string]")
 	m["hostname"] = rw("string")
-	m["healthCheck"] = rw("instanceHealthCheck")
+	m["healthCheck"] = createOnly("instanceHealthCheck") // update false in the v2-beta schema
 	return m
 }
 

@@ -35,11 +35,14 @@ func (s *Server) createService(kind string) simkit.HandlerFunc {
 	}
 }
 
-// updateService answers PUT: name, description, scale, metadata, a load
-// balancer's lbConfig, an external service's externalIpAddresses,
-// hostname and healthCheck change; launchConfig, stackId and externalId
-// are dropped (a load balancer's ports change by upgrade). An active
-// service goes through updating-active, an inactive one through
+// updateService answers PUT: name, description, metadata, a load
+// balancer's scale and lbConfig, an external service's
+// externalIpAddresses and hostname change; the fields the schema does not
+// mark updatable are dropped, as Cattle's validation drops them:
+// launchConfig (a load balancer's ports change by upgrade), stackId,
+// externalId and an external service's healthCheck (update false in the
+// v2-beta schema: a new health check needs a new external service). An
+// active service goes through updating-active, an inactive one through
 // updating-inactive.
 func (s *Server) updateService(kind string) simkit.HandlerFunc {
 	return func(r *http.Request) simkit.Response {
@@ -48,14 +51,8 @@ func (s *Server) updateService(kind string) simkit.HandlerFunc {
 			return notFound()
 		}
 		var in serviceInput
-		if resp := decode(r, &in); resp != nil {
+		if resp := decodeUpdate(r, mustSchema(kind), &in); resp != nil {
 			return *resp
-		}
-		in.LaunchConfig, in.StackID, in.ExternalID = nil, nil, nil
-		if kind == KindLoadBalancer {
-			in.ExternalIPAddresses, in.Hostname, in.HealthCheck = nil, nil, nil
-		} else {
-			in.LBConfig, in.Scale = nil, nil
 		}
 		if in.Name != nil {
 			if _, bad := checkName(*in.Name); bad {

@@ -1,7 +1,9 @@
 package ranchersim
 
 import (
+	"encoding/json"
 	"net"
+	"net/http"
 	"slices"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
@@ -22,6 +24,29 @@ type serviceInput struct {
 	Hostname            *string        `json:"hostname"`
 	HealthCheck         *HealthCheck   `json:"healthCheck"`
 	Metadata            map[string]any `json:"metadata"`
+}
+
+// decodeUpdate reads a PUT's body into in, keeping only the fields def
+// marks updatable: Cattle drops the others without an error.
+func decodeUpdate(r *http.Request, def schemaDef, in any) *simkit.Response {
+	var body map[string]json.RawMessage
+	if resp := decode(r, &body); resp != nil {
+		return resp
+	}
+	for k := range body {
+		if !def.fields[k].Update {
+			delete(body, k)
+		}
+	}
+	b, err := json.Marshal(body)
+	if err == nil {
+		err = json.Unmarshal(b, in)
+	}
+	if err != nil {
+		resp := simkit.JSON(http.StatusBadRequest, errorDoc(http.StatusBadRequest, codeInvalidFormat, "", "invalid JSON body: "+err.Error()))
+		return &resp
+	}
+	return nil
 }
 
 // problem is a 422: a gdapi code about a field.

@@ -190,3 +190,31 @@ func TestServiceTransitions(t *testing.T) {
 		t.Errorf("after Advance = %s/%s %v", got.State, got.Transitioning, got.Actions)
 	}
 }
+
+// TestExternalServiceUpdate: a PUT changes an external service's IPs and
+// drops its healthCheck, which the v2-beta schema does not mark
+// updatable, as Cattle does: no error, the health check unchanged.
+func TestExternalServiceUpdate(t *testing.T) {
+	s, c, k := lbSetup(t)
+	ext, err := c.ExternalService.Create(&rancher.ExternalService{Name: "nodes", StackId: k.Id,
+		ExternalIpAddresses: []string{"10.0.0.11"}, HealthCheck: &rancher.InstanceHealthCheck{Port: 32100, RequestLine: "GET /healthz"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ExternalService.Update(ext, map[string]any{
+		"externalIpAddresses": []string{"10.0.0.11", "10.0.0.12"},
+		"healthCheck":         rancher.InstanceHealthCheck{Port: 32200, RequestLine: "GET /other"},
+	}); err != nil {
+		t.Fatalf("PUT: %v", err)
+	}
+	got, _ := s.Service(ext.Id)
+	if !slices.Equal(got.ExternalIPAddresses, []string{"10.0.0.11", "10.0.0.12"}) {
+		t.Errorf("externalIpAddresses = %v, want the PUT's", got.ExternalIPAddresses)
+	}
+	if hc := got.HealthCheck; hc == nil || hc.Port != 32100 || hc.RequestLine != "GET /healthz" {
+		t.Errorf("healthCheck after a PUT = %+v, want the created one (port 32100) unchanged", hc)
+	}
+	if f := mustSchema(KindExternal).fields["healthCheck"]; !f.Create || f.Update {
+		t.Errorf("externalService.healthCheck schema: create %v update %v, want create only", f.Create, f.Update)
+	}
+}
