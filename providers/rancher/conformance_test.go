@@ -32,19 +32,9 @@ func (harness) Setup(t *testing.T) *frameworktest.Target {
 	return &frameworktest.Target{
 		Provider: rancher.New(),
 		Env:      sim.Env(sim.URL()),
-		Cloud:    frameworktest.SimCloud(rotatingCloud{sim.Cloud()}),
+		Cloud:    frameworktest.SimCloud(sim.Cloud()),
 		InvalidAnnotations: map[string]string{
 			rancher.AnnotationPrefix + "healthcheck-interval": "abc",
 		},
 	}
-}
-
-// rotatingCloud is the simulated cloud whose environment API key's secret
-// can be rotated (a new secret for the same access key, as Rancher's UI
-// does it with a new key).
-type rotatingCloud struct{ *ranchersim.Cloud }
-
-// RotateSecret implements frameworktest.SecretRotator.
-func (c rotatingCloud) RotateSecret(secret string) {
-	c.AddAPIKey(ranchersim.DefaultAccessKey, secret)
 }

@@ -37,6 +37,11 @@ func (c *Cloud) AddInstance(name string) string {
 	return c.AddHost(Host{Hostname: name, Labels: labels}).UUID
 }
 
+// RotateSecret gives the environment API key of Options (the one Env
+// names) a new secret: the old one is refused from now on, as after a
+// user replaces the key's secret in Rancher (frameworktest.SecretRotator).
+func (c *Cloud) RotateSecret(secret string) { c.AddAPIKey(c.opts.AccessKey, secret) }
+
 // hostID returns the ID of the host with uuid.
 func (c *Cloud) hostID(uuid string) (string, bool) {
 	for _, h := range c.Hosts() {

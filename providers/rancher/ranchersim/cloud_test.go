@@ -7,6 +7,7 @@ import (
 
 	rancher "github.com/rancher/go-rancher/v2"
 
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
@@ -70,4 +71,16 @@ func TestCloud(t *testing.T) {
 	if cloud.Routes() != nil || cloud.CloudConfig() != "" {
 		t.Error("Routes or CloudConfig set")
 	}
+}
+
+// TestRotateSecret: after a rotation the environment key works with the
+// new secret alone.
+func TestRotateSecret(t *testing.T) {
+	s := NewServer(t, Options{})
+	var _ frameworktest.SecretRotator = s.Cloud()
+	s.Cloud().RotateSecret("rotated")
+	if _, err := rancher.NewRancherClient(&rancher.ClientOpts{Url: s.ProjectURL(s.URL()), AccessKey: DefaultAccessKey, SecretKey: DefaultSecretKey}); err == nil {
+		t.Error("the old secret still works")
+	}
+	connectAs(t, s.ProjectURL(s.URL()), DefaultAccessKey, "rotated")
 }

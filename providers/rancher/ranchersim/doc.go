@@ -167,7 +167,8 @@
 // and State read the cloud. Base brings Stats, Writes, Inject, Fail,
 // RateLimit, ResetConnections and SetLatency. Cloud adapts the Server to
 // simkit.Cloud (instances are hosts, by UUID; LoadBalancers' members are
-// the hosts the linked external services' IPs name), and Scenario seeds
+// the hosts the linked external services' IPs name; RotateSecret gives
+// the environment key a new secret), and Scenario seeds
 // it from YAML for cmd/cloudsim (examples/cloudsim/rancher.yaml).
 //
 // # Not simulated
