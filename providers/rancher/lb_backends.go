@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	rancher "github.com/rancher/go-rancher/v2"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 )
 
@@ -164,21 +163,21 @@ func started(state string) bool {
 }
 
 // desired is req's load balancer as Cattle should hold it. The nodes' IPs
-// are their InternalIPs; only when a Node has none yet (its node
-// controller has not run) are the hosts listed, once, for its host's
-// agent IP.
+// are their InternalIPs; a Node without one yet (its node controller has
+// written its providerID, not yet its addresses) takes its host's agent
+// IP from the shared host list (lb_agents.go).
 func (d *lbDriver) desired(ctx context.Context, req *lbRequest) (*desiredLB, error) {
-	var hostIPs map[string]string
-	if slices.ContainsFunc(req.Nodes, func(n *corev1.Node) bool { return internalIP(n) == "" && hostUUID(n) != "" }) {
-		hosts, err := listAll[rancher.Host](ctx, d.api, "hosts.list", rancher.HOST_TYPE, map[string]any{"removed_null": "1"}, 0)
-		if err != nil {
-			return nil, fmt.Errorf("reading the agent IPs of Nodes without an InternalIP: %w", err)
+	var missing []string
+	for _, n := range req.Nodes {
+		if internalIP(n) == "" && hostUUID(n) != "" {
+			missing = append(missing, hostUUID(n))
 		}
-		hostIPs = map[string]string{}
-		for _, h := range hosts {
-			if alive(h.State, h.Removed) && h.Uuid != "" {
-				hostIPs[h.Uuid] = h.AgentIpAddress
-			}
+	}
+	var hostIPs map[string]string
+	if len(missing) > 0 {
+		var err error
+		if hostIPs, err = d.agents.lookup(ctx, missing); err != nil {
+			return nil, err
 		}
 	}
 	return desired(ctx, req, d.env.settings.Image, hostIPs)

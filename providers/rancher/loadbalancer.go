@@ -50,7 +50,11 @@ func newLoadBalancer(_ context.Context, env *framework.Env, p *Provider) (cloudp
 	if p.api == nil || p.api.client == nil {
 		return nil, errors.New("load balancers: no Cattle client")
 	}
-	d := &lbDriver{api: p.api, env: &lbEnv{api: p.api, settings: p.cfg.LoadBalancer}}
+	ttl := env.InstanceCacheTTL
+	if ttl == 0 {
+		ttl = framework.DefaultInstanceCacheTTL
+	}
+	d := &lbDriver{api: p.api, env: &lbEnv{api: p.api, settings: p.cfg.LoadBalancer}, agents: newAgentIPs(p.api, ttl)}
 	return framework.NewLoadBalancer(env, d, framework.LoadBalancerOptions[LoadBalancerConfig]{
 		AnnotationPrefix: AnnotationPrefix,
 		IDAnnotation:     AnnotationLoadBalancerID,
@@ -73,6 +77,8 @@ type lbDriver struct {
 	// read in this process and found to be just their external service
 	// (lb_backends.go); the others are read on their next sync.
 	linked sync.Map
+	// agents are the hosts' agent IPs for Nodes without an InternalIP yet.
+	agents *agentIPs
 }
 
 var (

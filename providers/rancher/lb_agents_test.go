@@ -1,0 +1,64 @@
+package rancher
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/klog/v2/ktesting"
+
+	"github.com/ccmkit/ccmkit/providers/rancher/ranchersim"
+)
+
+// The agent IPs of Nodes without an InternalIP cost one host list for a
+// whole sync of many load balancers, however many ask at once; a host the
+// kept list lacks is listed for once, a gone one once per missRefresh;
+// a stale list (past the TTL) is listed again.
+func TestAgentIPsShareOneHostList(t *testing.T) {
+	sim, a := startAPI(t)
+	_, ctx := ktesting.NewTestContext(t)
+	h1 := sim.AddHost(ranchersim.Host{Hostname: "node-1"})
+	now := time.Unix(1_000_000, 0)
+	c := newAgentIPs(a, 30*time.Second)
+	c.now = func() time.Time { return now }
+	lists := func() int { return sim.Stats()[ranchersim.Operations["hosts.list"]] }
+	before := lists()
+
+	var wg sync.WaitGroup
+	for range 200 { // one load balancer each
+		wg.Go(func() {
+			got, err := c.lookup(ctx, []string{h1.UUID})
+			if err != nil || got[h1.UUID] != h1.AgentIPAddress {
+				t.Errorf("lookup = %v, %v; want %s", got, err, h1.AgentIPAddress)
+			}
+		})
+	}
+	wg.Wait()
+	if n := lists() - before; n != 1 {
+		t.Fatalf("200 lookups listed the hosts %d times, want 1", n)
+	}
+
+	h2 := sim.AddHost(ranchersim.Host{Hostname: "node-2"})
+	if got, _ := c.lookup(ctx, []string{h2.UUID}); got[h2.UUID] != h2.AgentIPAddress || lists()-before != 2 {
+		t.Fatalf("a host newer than the list: %v after %d lists, want %s and a second list", got, lists()-before, h2.AgentIPAddress)
+	}
+	for range 50 { // a gone host's Node, in 50 load balancers' syncs
+		if got, _ := c.lookup(ctx, []string{"gone"}); len(got) != 0 {
+			t.Fatalf("a gone host has IPs: %v", got)
+		}
+	}
+	if n := lists() - before; n != 3 {
+		t.Fatalf("a gone host listed the hosts %d times in all, want once more (3)", n)
+	}
+	now = now.Add(missRefresh)
+	if _, _ = c.lookup(ctx, []string{"gone"}); lists()-before != 4 {
+		t.Fatalf("a gone host was not looked for again after missRefresh: %d lists", lists()-before)
+	}
+	if _, _ = c.lookup(ctx, []string{h1.UUID, h2.UUID}); lists()-before != 4 {
+		t.Fatalf("known hosts listed again: %d lists", lists()-before)
+	}
+	now = now.Add(31 * time.Second)
+	if _, _ = c.lookup(ctx, []string{h1.UUID}); lists()-before != 5 {
+		t.Fatalf("a stale list was not refreshed: %d lists", lists()-before)
+	}
+}
