@@ -183,7 +183,7 @@ type meter struct {
 
 func (m meter) measure(ctx context.Context, name string, step func() error) (scenario, error) {
 	before, writes := m.c.Sim.Stats(), m.c.Sim.Writes()
-	warnings, err := warningEvents(ctx, m.c)
+	warnings, seen, err := warningEvents(ctx, m.c)
 	if err != nil {
 		return scenario{}, err
 	}
@@ -192,11 +192,16 @@ func (m meter) measure(ctx context.Context, name string, step func() error) (sce
 		return scenario{}, fmt.Errorf("%s: %w", name, err)
 	}
 	sc := scenario{Name: name, Seconds: time.Since(start).Seconds(), Calls: map[string]int{}, Writes: m.c.Sim.Writes() - writes}
-	after, err := warningEvents(ctx, m.c)
+	after, seenAfter, err := warningEvents(ctx, m.c)
 	if err != nil {
 		return scenario{}, err
 	}
 	sc.Warnings = after - warnings
+	for text, n := range seenAfter { // what they said, for the one reading the figures
+		if d := n - seen[text]; d > 0 {
+			fmt.Fprintf(os.Stderr, "%s: %d Warning Event(s): %s\n", name, d, text)
+		}
+	}
 	for op, n := range m.c.Sim.Stats() {
 		if d := n - before[op]; d > 0 {
 			sc.Calls[op] = d
@@ -215,17 +220,19 @@ func (m meter) measure(ctx context.Context, name string, step func() error) (sce
 }
 
 // warningEvents counts the Warning Events in the cluster, repeats
-// included.
-func warningEvents(ctx context.Context, c *cluster.Cluster) (int, error) {
+// included, in all and by reason and message.
+func warningEvents(ctx context.Context, c *cluster.Cluster) (int, map[string]int, error) {
 	list, err := c.Kube.CoreV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "type=" + corev1.EventTypeWarning})
 	if err != nil {
-		return 0, fmt.Errorf("listing Warning Events: %w", err)
+		return 0, nil, fmt.Errorf("listing Warning Events: %w", err)
 	}
-	n := 0
+	n, by := 0, map[string]int{}
 	for _, e := range list.Items {
-		n += int(max(e.Count, 1))
+		c := int(max(e.Count, 1))
+		n += c
+		by[e.Reason+": "+e.Message] += c
 	}
-	return n, nil
+	return n, by, nil
 }
 
 func waitFor(ctx context.Context, timeout time.Duration, cond wait.ConditionWithContextFunc) error {
