@@ -29,8 +29,17 @@ const (
 // server's setting.
 const hostPageSize = 100
 
-// ipReadParallelism bounds the ipAddresses links read at once by a list.
+// ipReadParallelism bounds the ipAddresses links read at once by a list
+// (only for hosts a server answered without their addresses embedded).
 const ipReadParallelism = 8
+
+// listedHost is a host as a list with include=ipAddresses answers it:
+// IpAddresses is the ipAddresses link's data, nil when the server left it
+// out (one that ignores include, as the API spec lets it).
+type listedHost struct {
+	rancher.Host
+	IpAddresses *[]rancher.IpAddress `json:"ipAddresses"` // go-rancher's spelling
+}
 
 // instances implements framework.Instances over Cattle hosts. The
 // framework builds cloudprovider.InstancesV2 on it: providerID parsing
@@ -39,9 +48,12 @@ const ipReadParallelism = 8
 // ListInstances (one paginated host list per TTL however many Nodes), and
 // the rule that only ErrNotFound means "gone".
 //
-// A host's other addresses are behind its ipAddresses link, one request
-// per host: they are kept with the host for the same TTL, so a host's link
-// is read at most once per TTL, by a list or a direct lookup alike.
+// A host's other addresses are behind its ipAddresses link: every host
+// list asks for them embedded (include=ipAddresses), so the steady state
+// is one host list per TTL and no per-host request. A host answered
+// without them (a server that ignores include) has its link read instead,
+// kept for the same TTL, so that link is read at most once per TTL, by a
+// list or a direct lookup alike.
 type instances struct {
 	api *api
 	cfg *Config
@@ -67,11 +79,11 @@ func (i *instances) InstanceByID(ctx context.Context, id string) (*framework.Ins
 		return nil, fmt.Errorf("%q is not a Cattle host uuid", id)
 	}
 	// Not removed_null: a removed host is listed too, and is gone.
-	hosts, err := listAll[rancher.Host](ctx, i.api, "hosts.list", rancher.HOST_TYPE, map[string]any{"uuid": id}, hostPageSize)
+	hosts, err := listAll[listedHost](ctx, i.api, "hosts.list", rancher.HOST_TYPE, withIPs(map[string]any{"uuid": id}), hostPageSize)
 	if err != nil {
 		return nil, err
 	}
-	var found *rancher.Host
+	var found *listedHost
 	for k := range hosts {
 		h := &hosts[k]
 		if h.Uuid != id {
@@ -85,7 +97,7 @@ func (i *instances) InstanceByID(ctx context.Context, id string) (*framework.Ins
 	switch {
 	case found == nil:
 		return nil, framework.NotFound("no host with uuid %s", id)
-	case gone(found):
+	case gone(&found.Host):
 		return nil, framework.NotFound("host %s (uuid %s) is %s", found.Id, id, found.State)
 	}
 	return i.convert(ctx, found)
@@ -102,9 +114,9 @@ func (i *instances) InstanceByName(ctx context.Context, name string) (*framework
 	if err != nil {
 		return nil, err
 	}
-	var found []*rancher.Host
+	var found []*listedHost
 	for k := range hosts {
-		if h := &hosts[k]; !gone(h) && sameHost(name, h.Hostname) {
+		if h := &hosts[k]; !gone(&h.Host) && sameHost(name, h.Hostname) {
 			found = append(found, h)
 		}
 	}
@@ -118,8 +130,8 @@ func (i *instances) InstanceByName(ctx context.Context, name string) (*framework
 }
 
 // ListInstances returns every live host of the environment: one host list
-// (all its pages) and each host's ipAddresses link, read at most once per
-// TTL. Each host is listed under its lower-cased hostname and, when that
+// (all its pages) with the hosts' addresses embedded; a host answered
+// without them has its ipAddresses link read, at most once per TTL. Each host is listed under its lower-cased hostname and, when that
 // is fully qualified, its first label as an alias, the names a Node
 // carries. A host whose addresses cannot be read, or that is malformed,
 // is left out and logged: the others still serve their Nodes, and a Node
@@ -129,9 +141,9 @@ func (i *instances) ListInstances(ctx context.Context) ([]*framework.Instance, e
 	if err != nil {
 		return nil, err
 	}
-	live := make([]*rancher.Host, 0, len(hosts))
+	live := make([]*listedHost, 0, len(hosts))
 	for k := range hosts {
-		if h := &hosts[k]; !gone(h) {
+		if h := &hosts[k]; !gone(&h.Host) {
 			live = append(live, h)
 		}
 	}
@@ -163,21 +175,36 @@ func (i *instances) ListInstances(ctx context.Context) ([]*framework.Instance, e
 	return kept, nil
 }
 
-// list reads every host Cattle has not removed.
-func (i *instances) list(ctx context.Context) ([]rancher.Host, error) {
-	return listAll[rancher.Host](ctx, i.api, "hosts.list", rancher.HOST_TYPE, map[string]any{"removed_null": "1"}, hostPageSize)
+// list reads every host Cattle has not removed, their addresses embedded.
+func (i *instances) list(ctx context.Context) ([]listedHost, error) {
+	return listAll[listedHost](ctx, i.api, "hosts.list", rancher.HOST_TYPE, withIPs(map[string]any{"removed_null": "1"}), hostPageSize)
 }
 
-// convert maps a host to what a Node needs. A host without an id or uuid
-// is malformed. An address Cattle garbles is logged and left out, so the
-// Node keeps its other addresses.
-func (i *instances) convert(ctx context.Context, h *rancher.Host) (*framework.Instance, error) {
+// withIPs adds include=ipAddresses to filters: Cattle then embeds each
+// host's ipAddresses link in the list (the link is among the host
+// schema's includeableLinks), so one list carries every host's addresses.
+func withIPs(filters map[string]any) map[string]any {
+	filters["include"] = "ipAddresses"
+	return filters
+}
+
+// convert maps a host to what a Node needs: its addresses are the
+// embedded ones, or else its ipAddresses link's (cached). A host without
+// an id or uuid is malformed. An address Cattle garbles is logged and left
+// out, so the Node keeps its other addresses.
+func (i *instances) convert(ctx context.Context, lh *listedHost) (*framework.Instance, error) {
+	h := &lh.Host
 	if h.Id == "" || h.Uuid == "" {
 		return nil, fmt.Errorf("malformed response: host %q (%s) has no id or uuid", h.Id, h.Hostname)
 	}
-	ips, err := i.ips.get(ctx, h)
-	if err != nil {
-		return nil, err
+	var ips []rancher.IpAddress
+	if lh.IpAddresses != nil {
+		ips = *lh.IpAddresses
+	} else {
+		var err error
+		if ips, err = i.ips.get(ctx, h); err != nil {
+			return nil, err
+		}
 	}
 	addrs, err := nodeAddresses(h, ips, i.cfg.ExternalIPLabels)
 	if err != nil {
@@ -238,7 +265,8 @@ func sameHost(nodeName, hostname string) bool {
 	return fqdnA != fqdnB && shortA == shortB
 }
 
-// ipCache keeps each host's ipAddresses for ttl, so a host's link is read
+// ipCache keeps each host's ipAddresses, read from its link when a list
+// did not embed them, for ttl, so a host's link is read
 // at most once per TTL whoever asks; concurrent readers of one host share
 // one request.
 type ipCache struct {
@@ -296,7 +324,7 @@ func (c *ipCache) fresh(hostID string) ([]rancher.IpAddress, bool) {
 
 // prune forgets the hosts not in live, so the cache holds only the
 // environment's hosts.
-func (c *ipCache) prune(live []*rancher.Host) {
+func (c *ipCache) prune(live []*listedHost) {
 	keep := make(map[string]bool, len(live))
 	for _, h := range live {
 		keep[h.Id] = true

@@ -3,6 +3,9 @@ package rancher_test
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"testing"
 	"time"
 
@@ -36,10 +39,38 @@ func node(name, providerID string) *corev1.Node {
 func simCloud(t *testing.T, ttl time.Duration, vars ...string) (*ranchersim.Server, *rancher.Provider, cloudprovider.InstancesV2, *cloudapi.Counter) {
 	t.Helper()
 	sim := ranchersim.NewServer(t, ranchersim.Options{})
+	return startCloud(t, sim, sim.URL(), ttl, vars...)
+}
+
+// olderCattleCloud is simCloud behind a proxy that drops the include
+// parameter of every request: a Cattle that ignores include, as the API
+// spec lets a server, and answers hosts without their addresses embedded.
+func olderCattleCloud(t *testing.T, ttl time.Duration) (*ranchersim.Server, cloudprovider.InstancesV2, *cloudapi.Counter) {
+	t.Helper()
+	sim := ranchersim.NewServer(t, ranchersim.Options{})
+	target, err := url.Parse(sim.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(target)
+		r.Out.Host = r.In.Host // the answer's links lead back through the proxy
+		q := r.Out.URL.Query()
+		q.Del("include")
+		r.Out.URL.RawQuery = q.Encode()
+	}})
+	t.Cleanup(proxy.Close)
+	_, _, v2, counter := startCloud(t, sim, proxy.URL, ttl)
+	return sim, v2, counter
+}
+
+// startCloud starts the provider on sim, reached at baseURL.
+func startCloud(t *testing.T, sim *ranchersim.Server, baseURL string, ttl time.Duration, vars ...string) (*ranchersim.Server, *rancher.Provider, cloudprovider.InstancesV2, *cloudapi.Counter) {
+	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
 	p := rancher.New()
 	counter := cloudapi.NewCounter()
-	cloud, err := newCloud(ctx, p, with(sim.Env(sim.URL()), vars...), counter, ttl)
+	cloud, err := newCloud(ctx, p, with(sim.Env(baseURL), vars...), counter, ttl)
 	if err != nil {
 		t.Fatalf("NewCloud: %v", err)
 	}
@@ -189,43 +220,109 @@ func TestAmbiguousName(t *testing.T) {
 }
 
 // TestNodeSweepCost: initializing 250 Nodes, by providerID or by name,
-// costs one paginated host list (three pages of 100) and one ipAddresses
-// read per host, however many lookups; a second sweep within the TTL
-// costs nothing, and one after it the same again.
+// costs one paginated host list (three pages of 100, the hosts' addresses
+// embedded) and no per-host request, however many lookups; a second sweep
+// within the TTL costs nothing.
 func TestNodeSweepCost(t *testing.T) {
 	const n = 250
 	sim, _, inst, counter := simCloud(t, time.Hour)
-	_, ctx := ktesting.NewTestContext(t)
-	hosts := make([]ranchersim.Host, n)
-	for i := range hosts {
-		hosts[i] = sim.AddHost(ranchersim.Host{Hostname: fmt.Sprintf("node-%03d", i)})
-	}
-	sweep := func() {
-		for i, h := range hosts {
-			for _, nd := range []*corev1.Node{node("x", fmt.Sprintf(providerIDFmt, h.UUID)), node(fmt.Sprintf("node-%03d", i), "")} {
-				if _, err := inst.InstanceMetadata(ctx, nd); err != nil {
-					t.Fatalf("InstanceMetadata(%s, %q): %v", nd.Name, nd.Spec.ProviderID, err)
-				}
-			}
-		}
-	}
-	sweep()
-	want := map[string]int64{"hosts.list": 3, "hosts.ipAddresses": n}
+	hosts := addHosts(sim, n)
+	sweepNodes(t, inst, hosts)
+	want := map[string]int64{"hosts.list": 3}
 	if diff := cmp.Diff(want, counter.Snapshot()); diff != "" {
 		t.Errorf("requests of a sweep of %d Nodes (-want +got):\n%s", n, diff)
 	}
 	counter.Reset()
-	sweep()
+	sweepNodes(t, inst, hosts)
 	if got := counter.Total(); got != 0 {
 		t.Errorf("a second sweep within the TTL made %d requests: %v", got, counter.Snapshot())
 	}
 }
 
-// A host whose addresses cannot be read is left out of the list, not the
-// list failed: its Node is looked up directly (and fails with an error),
-// the others are served.
+// TestNodeSweepCostWithoutInclude: a Cattle that ignores include answers
+// hosts without their addresses; each host's ipAddresses link is read
+// instead, once per TTL, and the Nodes get the same addresses.
+func TestNodeSweepCostWithoutInclude(t *testing.T) {
+	const n = 250
+	sim, inst, counter := olderCattleCloud(t, time.Hour)
+	hosts := addHosts(sim, n)
+	sweepNodes(t, inst, hosts)
+	want := map[string]int64{"hosts.list": 3, "hosts.ipAddresses": n}
+	if diff := cmp.Diff(want, counter.Snapshot()); diff != "" {
+		t.Errorf("requests of a sweep of %d Nodes (-want +got):\n%s", n, diff)
+	}
+	counter.Reset()
+	sweepNodes(t, inst, hosts)
+	if got := counter.Total(); got != 0 {
+		t.Errorf("a second sweep within the TTL made %d requests: %v", got, counter.Snapshot())
+	}
+}
+
+// addHosts adds n hosts named node-000... with the simulator's default
+// addresses (the agent IP and a public one).
+func addHosts(sim *ranchersim.Server, n int) []ranchersim.Host {
+	hosts := make([]ranchersim.Host, n)
+	for i := range hosts {
+		hosts[i] = sim.AddHost(ranchersim.Host{Hostname: fmt.Sprintf("node-%03d", i)})
+	}
+	return hosts
+}
+
+// sweepNodes initializes a Node for each host, by providerID and by name,
+// and checks each gets the host's addresses.
+func sweepNodes(t *testing.T, inst cloudprovider.InstancesV2, hosts []ranchersim.Host) {
+	t.Helper()
+	_, ctx := ktesting.NewTestContext(t)
+	for _, h := range hosts {
+		want := []corev1.NodeAddress{
+			{Type: corev1.NodeInternalIP, Address: h.AgentIPAddress},
+			{Type: corev1.NodeExternalIP, Address: h.IPAddresses[1].Address},
+			{Type: corev1.NodeHostName, Address: h.Hostname},
+		}
+		for _, nd := range []*corev1.Node{node("x", fmt.Sprintf(providerIDFmt, h.UUID)), node(h.Hostname, "")} {
+			md, err := inst.InstanceMetadata(ctx, nd)
+			if err != nil {
+				t.Fatalf("InstanceMetadata(%s, %q): %v", nd.Name, nd.Spec.ProviderID, err)
+			}
+			if diff := cmp.Diff(want, md.NodeAddresses); diff != "" {
+				t.Fatalf("InstanceMetadata(%s, %q) addresses (-want +got):\n%s", nd.Name, nd.Spec.ProviderID, diff)
+			}
+		}
+	}
+}
+
+// A host's addresses changed in Cattle reach its Node with the next list
+// (here the cache is off), from the embedded addresses: no link is read.
+func TestEmbeddedAddressesFollowChanges(t *testing.T) {
+	sim, _, inst, counter := simCloud(t, -1)
+	_, ctx := ktesting.NewTestContext(t)
+	h := sim.AddHost(ranchersim.Host{Hostname: "moving"})
+	if _, err := inst.InstanceMetadata(ctx, node("moving", "")); err != nil {
+		t.Fatal(err)
+	}
+	sim.SetHostAddresses(h.ID, "10.9.9.9", "198.51.100.9")
+	md, err := inst.InstanceMetadata(ctx, node("moving", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []corev1.NodeAddress{
+		{Type: corev1.NodeInternalIP, Address: "10.9.9.9"},
+		{Type: corev1.NodeExternalIP, Address: "198.51.100.9"},
+		{Type: corev1.NodeHostName, Address: "moving"},
+	}
+	if diff := cmp.Diff(want, md.NodeAddresses); diff != "" {
+		t.Errorf("addresses after the change (-want +got):\n%s", diff)
+	}
+	if got := counter.Snapshot()["hosts.ipAddresses"]; got != 0 {
+		t.Errorf("%d ipAddresses reads; want none (embedded)", got)
+	}
+}
+
+// Against a Cattle that ignores include, a host whose addresses cannot be
+// read is left out of the list, not the list failed: its Node is looked up
+// directly (which reads them again), the others are served.
 func TestAddressReadFailure(t *testing.T) {
-	sim, _, inst, _ := simCloud(t, time.Hour)
+	sim, inst, counter := olderCattleCloud(t, time.Hour)
 	_, ctx := ktesting.NewTestContext(t)
 	a := sim.AddHost(ranchersim.Host{Hostname: "a"})
 	defer sim.Inject(simkit.Fault{Op: opHostIPs, Status: http.StatusInternalServerError, Count: 1})()
@@ -234,5 +331,8 @@ func TestAddressReadFailure(t *testing.T) {
 		if exists, err := inst.InstanceExists(ctx, node("x", fmt.Sprintf(providerIDFmt, h.UUID))); err != nil || !exists {
 			t.Errorf("InstanceExists(%s) = %v, %v; want true (the direct lookup retries the addresses)", h.Hostname, exists, err)
 		}
+	}
+	if got := counter.Snapshot()["hosts.ipAddresses"]; got != 3 {
+		t.Errorf("%d ipAddresses reads; want 3 (a, b, a's retry)", got)
 	}
 }

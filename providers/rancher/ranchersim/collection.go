@@ -17,11 +17,30 @@ import (
 type view struct {
 	base    string // http://127.0.0.1:41234
 	project string // http://127.0.0.1:41234/v2-beta/projects/1a5
+	// include holds the links the request named in ?include= (repeated,
+	// or comma-separated): a resource whose schema lists one of them in
+	// includeableLinks embeds what the link answers. Other names are
+	// ignored, as the API spec says.
+	include map[string]bool
 }
 
 func (s *Server) view(r *http.Request) view {
 	base := simkit.BaseURL(r)
-	return view{base: base, project: s.ProjectURL(base)}
+	v := view{base: base, project: s.ProjectURL(base), include: map[string]bool{}}
+	for _, vals := range r.URL.Query()["include"] {
+		for name := range strings.SplitSeq(vals, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				v.include[name] = true
+			}
+		}
+	}
+	return v
+}
+
+// includes reports whether the request asked for the link named link of a
+// resource of type typ embedded, and the type's schema offers it.
+func (v view) includes(typ, link string) bool {
+	return v.include[link] && slices.Contains(mustSchema(typ).includeable, link)
 }
 
 // self is a resource's URL: <project>/<collection>/<id>.

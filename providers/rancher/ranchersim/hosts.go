@@ -119,6 +119,9 @@ type hostDoc struct {
 	Removed              *string           `json:"removed"`
 	Transitioning        string            `json:"transitioning"`
 	TransitioningMessage *string           `json:"transitioningMessage"`
+	// IPAddresses is the ipAddresses link's data, embedded when the
+	// request asks for ?include=ipAddresses; absent otherwise.
+	IPAddresses *[]ipAddressDoc `json:"ipAddresses,omitempty"`
 }
 
 func (v view) host(st *state, h *Host) hostDoc {
@@ -135,6 +138,13 @@ func (v view) host(st *state, h *Host) hostDoc {
 	}
 	if d.Labels == nil {
 		d.Labels = map[string]string{}
+	}
+	if v.includes("host", "ipAddresses") {
+		ips := make([]ipAddressDoc, 0, len(h.IPAddresses))
+		for k := range h.IPAddresses {
+			ips = append(ips, v.ipAddress(st, h, &h.IPAddresses[k]))
+		}
+		d.IPAddresses = &ips
 	}
 	return d
 }

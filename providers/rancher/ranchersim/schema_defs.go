@@ -92,6 +92,9 @@ var schemaDefs = []schemaDef{
 			"physicalHostId": ro("reference[physicalHost]"), "info": ro("json"),
 			"publicEndpoints": ro("array[publicEndpoint]"),
 		}),
+		// The dump lists twelve; the simulator serves (and embeds) the
+		// one link a host document carries besides self.
+		includeable: []string{"ipAddresses"},
 	},
 	{
 		id: "ipAddress", plural: "ipAddresses", resourceMethods: get, collectionMethods: get,

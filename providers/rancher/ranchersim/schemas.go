@@ -47,6 +47,9 @@ type schemaDef struct {
 	actions           map[string]action
 	filters           []string
 	fields            map[string]field
+	// includeable are the links a request's ?include= embeds in the
+	// resource (the schema's includeableLinks).
+	includeable []string
 }
 
 // collectionName is the type's path segment: its plural, lower case
@@ -87,7 +90,7 @@ func (v view) schema(d schemaDef) schemaDoc {
 		CollectionFields:  map[string]field{},
 		CollectionActions: map[string]action{},
 		CollectionFilters: map[string]filterDoc{},
-		IncludeableLinks:  []string{},
+		IncludeableLinks:  orEmpty(d.includeable),
 	}
 	if doc.ResourceActions == nil {
 		doc.ResourceActions = map[string]action{}
