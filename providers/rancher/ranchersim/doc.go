@@ -77,7 +77,10 @@
 // disconnected, reconnecting; activating and deactivating on the way;
 // removing, then removed with its removed timestamp, then purged: 404),
 // agentState, agentIpAddress, labels, info, physicalHostId and its
-// ipAddresses link (address, kind, role: the agent IP is primary). Actions
+// ipAddresses link (address, kind, role: the agent IP is primary), which
+// ?include=ipAddresses embeds in host lists and gets under "ipAddresses",
+// item for item as the link answers (the host schema's includeableLinks
+// holds it; other include names are ignored, as the API spec says). Actions
 // by state: active {deactivate, update}, inactive {activate, remove,
 // update}, disconnected {deactivate, remove, update}.
 //
@@ -174,7 +177,8 @@
 // # Not simulated
 //
 // Containers, volumes, certificates, networks, environments other than
-// the key's, sorting (sort, order), the include parameter, host label
+// the key's, sorting (sort, order), the include parameter but for a
+// host's ipAddresses, host label
 // scheduling affinity, toServiceStrategy upgrades and cancelupgrade,
 // websockets and events; account API keys (an environment key's scope is
 // all there is). Where Cattle's behaviour is not documented (the code of
