@@ -356,6 +356,9 @@ func (d *lbDriver) Inspect(lb *loadBalancer) framework.LoadBalancerState {
 		s.Pending = fmt.Sprintf("is %s in Cattle", svc.State)
 	case lb.pending != "":
 		s.Pending = lb.pending
+	case svc.State == stateInactive && len(s.IPs) == 0:
+		// Update's next step activates it: waiting, not a failure.
+		s.Pending = "is inactive in Cattle until activated"
 	}
 	return s
 }
