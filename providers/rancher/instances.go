@@ -63,11 +63,17 @@ type instances struct {
 var _ framework.Instances = (*instances)(nil)
 
 func newInstances(a *api, cfg *Config, env *framework.Env) *instances {
-	ttl := env.InstanceCacheTTL
-	if ttl == 0 {
-		ttl = framework.DefaultInstanceCacheTTL
+	return &instances{api: a, cfg: cfg, ips: &ipCache{api: a, ttl: hostTTL(env), now: time.Now, byHost: map[string]ipEntry{}}}
+}
+
+// hostTTL is how long what a host list told is kept: the framework's
+// instance-cache TTL (--instance-cache-ttl), which the host addresses and
+// the load balancers' agent IPs (lb_agents.go) follow too.
+func hostTTL(env *framework.Env) time.Duration {
+	if env.InstanceCacheTTL == 0 {
+		return framework.DefaultInstanceCacheTTL
 	}
-	return &instances{api: a, cfg: cfg, ips: &ipCache{api: a, ttl: ttl, now: time.Now, byHost: map[string]ipEntry{}}}
+	return env.InstanceCacheTTL
 }
 
 // InstanceByID returns the host whose uuid is id. A host Cattle reports

@@ -50,11 +50,7 @@ func newLoadBalancer(_ context.Context, env *framework.Env, p *Provider) (cloudp
 	if p.api == nil || p.api.client == nil {
 		return nil, errors.New("load balancers: no Cattle client")
 	}
-	ttl := env.InstanceCacheTTL
-	if ttl == 0 {
-		ttl = framework.DefaultInstanceCacheTTL
-	}
-	d := &lbDriver{api: p.api, env: &lbEnv{api: p.api, settings: p.cfg.LoadBalancer}, agents: newAgentIPs(p.api, ttl)}
+	d := &lbDriver{api: p.api, env: &lbEnv{api: p.api, settings: p.cfg.LoadBalancer}, agents: newAgentIPs(p.api, hostTTL(env))}
 	return framework.NewLoadBalancer(env, d, framework.LoadBalancerOptions[LoadBalancerConfig]{
 		AnnotationPrefix: AnnotationPrefix,
 		IDAnnotation:     AnnotationLoadBalancerID,
