@@ -35,6 +35,11 @@ type Provider struct {
 	// LoadBalancers: the provider provisions load balancers (the suite's
 	// Service scenarios run only then).
 	LoadBalancers bool
+	// LBIDAnnotation is the Service annotation in which the provider
+	// records its load balancer's ID (as the simulator's LoadBalancers
+	// gives it): how a reliability check tells which cloud load balancer
+	// belongs to which Service.
+	LBIDAnnotation string
 	// NoZone: the cloud reports no zone (topology.kubernetes.io/zone).
 	NoZone bool
 	// WritingControllers are the provider's extra controllers that write
@@ -80,56 +85,62 @@ type Sim interface {
 // adds its entry, whose simulator is one line: simulated(<cloud>sim.StartCloud).
 var Providers = []Provider{
 	{
-		Name:          "skeleton",
-		Command:       "./cmd/skeleton-cloud-controller-manager",
-		RBAC:          []string{"examples/manifests/skeleton/rbac.yaml"},
-		Routes:        true,
-		LoadBalancers: true,
-		New:           func() framework.Provider { return skeleton.New() },
-		StartSim:      simulated(skeletonsim.StartCloud),
+		Name:           "skeleton",
+		Command:        "./cmd/skeleton-cloud-controller-manager",
+		RBAC:           []string{"examples/manifests/skeleton/rbac.yaml"},
+		Routes:         true,
+		LoadBalancers:  true,
+		LBIDAnnotation: skeleton.AnnotationLoadBalancerID,
+		New:            func() framework.Provider { return skeleton.New() },
+		StartSim:       simulated(skeletonsim.StartCloud),
 	},
 	{
-		Name:          "digitalocean",
-		Command:       "./cmd/digitalocean-cloud-controller-manager",
-		RBAC:          []string{"examples/manifests/digitalocean/rbac.yaml"},
-		LoadBalancers: true,
-		NoZone:        true, // as the existing DigitalOcean CCM: regions only
-		New:           func() framework.Provider { return digitalocean.New() },
-		StartSim:      simulated(dosim.StartCloud),
+		Name:           "digitalocean",
+		Command:        "./cmd/digitalocean-cloud-controller-manager",
+		RBAC:           []string{"examples/manifests/digitalocean/rbac.yaml"},
+		LoadBalancers:  true,
+		LBIDAnnotation: digitalocean.AnnotationLoadBalancerID,
+		NoZone:         true, // as the existing DigitalOcean CCM: regions only
+		New:            func() framework.Provider { return digitalocean.New() },
+		StartSim:       simulated(dosim.StartCloud),
 	},
 	{
-		Name:          "openstack",
-		Command:       "./cmd/openstack-cloud-controller-manager",
-		RBAC:          []string{"examples/manifests/openstack/rbac.yaml"},
-		Routes:        true,
-		LoadBalancers: true,
-		New:           func() framework.Provider { return openstack.New() },
-		StartSim:      simulated(openstacksim.StartCloud),
+		Name:           "openstack",
+		Command:        "./cmd/openstack-cloud-controller-manager",
+		RBAC:           []string{"examples/manifests/openstack/rbac.yaml"},
+		Routes:         true,
+		LoadBalancers:  true,
+		LBIDAnnotation: openstack.AnnotationLoadBalancerID,
+		New:            func() framework.Provider { return openstack.New() },
+		StartSim:       simulated(openstacksim.StartCloud),
 	},
 	{
-		Name:          "brightbox",
-		Command:       "./cmd/brightbox-cloud-controller-manager",
-		RBAC:          []string{"examples/manifests/brightbox/rbac.yaml"},
-		LoadBalancers: true,
-		New:           func() framework.Provider { return brightbox.New() },
-		StartSim:      simulated(gbsim.StartCloud),
+		Name:           "brightbox",
+		Command:        "./cmd/brightbox-cloud-controller-manager",
+		RBAC:           []string{"examples/manifests/brightbox/rbac.yaml"},
+		LoadBalancers:  true,
+		LBIDAnnotation: brightbox.AnnotationLoadBalancerID,
+		New:            func() framework.Provider { return brightbox.New() },
+		StartSim:       simulated(gbsim.StartCloud),
 	},
 	{
 		Name:               "triton",
 		Command:            "./cmd/triton-cloud-controller-manager",
 		RBAC:               []string{"examples/manifests/triton/rbac.yaml"},
 		LoadBalancers:      true,
+		LBIDAnnotation:     triton.AnnotationLoadBalancerID,
 		WritingControllers: []string{triton.FirewallControllerName, triton.CMONControllerName},
 		New:                func() framework.Provider { return triton.New() },
 		StartSim:           simulated(tritonsim.StartCloud),
 	},
 	{
-		Name:          "rancher",
-		Command:       "./cmd/rancher-cloud-controller-manager",
-		RBAC:          []string{"examples/manifests/rancher/rbac.yaml"},
-		LoadBalancers: true,
-		New:           func() framework.Provider { return rancher.New() },
-		StartSim:      simulated(ranchersim.StartCloud),
+		Name:           "rancher",
+		Command:        "./cmd/rancher-cloud-controller-manager",
+		RBAC:           []string{"examples/manifests/rancher/rbac.yaml"},
+		LoadBalancers:  true,
+		LBIDAnnotation: rancher.AnnotationLoadBalancerID,
+		New:            func() framework.Provider { return rancher.New() },
+		StartSim:       simulated(ranchersim.StartCloud),
 	},
 }
 

@@ -62,6 +62,24 @@ type LoadBalancer struct {
 	Listeners []string
 	// Members are the instance IDs behind the load balancer, sorted.
 	Members []string
+	// Addresses are where clients reach the load balancer, as a Service's
+	// status.loadBalancer.ingress would name them (IPs and hostnames),
+	// sorted; empty while it has none.
+	Addresses []string
+}
+
+// CompanionLister is a simulated cloud whose load balancers need other
+// resources that a cloud-controller-manager creates and deletes with
+// them: a floating IP, a cloud IP, a security group, a firewall policy, a
+// server group, a backend service... A reliability check compares it
+// before and after a run: a companion that serves no load balancer is a
+// leak.
+type CompanionLister interface {
+	// Companions lists every resource of the kinds the cloud's load
+	// balancers use, as "<kind>/<id>" (e.g. "floatingip/1f0c..."), each
+	// with the ID of the load balancer (as LoadBalancers gives it) that it
+	// serves, "" when it serves none.
+	Companions() map[string]string
 }
 
 // FormatListener writes a listener as LoadBalancer.Listeners holds it:
