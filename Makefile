@@ -37,7 +37,7 @@ CLOUD ?= digitalocean
 
 .PHONY: test
 test: RACE = 1
-test: controlplane verify vet lint unit promcheck e2e ## Run every check and test the project has, unit tiers with -race (what CI runs; builds bin/ first).
+test: controlplane verify vet lint unit promcheck fuzz e2e ## Run every check and test the project has, unit tiers with -race (what CI runs; builds bin/ first).
 
 .PHONY: unit
 unit: ## Unit, simulator and conformance tests (everything but the e2e suite); RACE=1 adds -race.
@@ -46,6 +46,36 @@ unit: ## Unit, simulator and conformance tests (everything but the e2e suite); R
 .PHONY: promcheck
 promcheck: ## Check the Triton metrics controller's Prometheus job with Prometheus's own config loader (hack/promcheck, its own module).
 	cd hack/promcheck && $(GO) test -count=1 ./...
+
+# Fuzzing: every Fuzz* target runs FUZZTIME with Go's native fuzzer
+# (hack/fuzz.sh); `make unit` already replays the committed seeds. `make
+# fuzz FUZZTIME=5m` fuzzes longer; FUZZ=<regexp> picks targets.
+FUZZTIME ?= 3s
+FUZZ     ?= .
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target FUZZTIME (3s; longer on demand: FUZZTIME=5m FUZZ=<regexp>).
+	FUZZTIME=$(FUZZTIME) FUZZ='$(FUZZ)' bash hack/fuzz.sh
+
+# The soak (internal/soak): a control plane, the simulated cloud, two CCM
+# replicas under leader election, SOAK_OPS random operations while the
+# cloud fails and the leader is killed, then the invariants. `make test`
+# runs a short one per cloud in the e2e suite (TestSoak); this is the long
+# one, run before each release (docs/reliability.md). CLOUD=all runs every
+# cloud in turn.
+SOAK_OPS     ?= 500
+SOAK_SEED    ?= 1
+SOAK_KILLS   ?= 50
+SOAK_5XX     ?= 0.2
+SOAK_429     ?= 0.05
+SOAK_RESETS  ?= 0.02
+SOAK_LATENCY ?= 0.05
+SOAK_OUT     ?= $(BIN)/soak
+
+.PHONY: soak
+soak: controlplane ## Fault-injected soak with leader kills (CLOUD=<cloud>|all, SOAK_OPS, SOAK_SEED, SOAK_KILLS, SOAK_5XX, SOAK_429, SOAK_RESETS, SOAK_LATENCY).
+	$(GO) run ./internal/soak/cmd/soak -cloud=$(CLOUD) -ops=$(SOAK_OPS) -seed=$(SOAK_SEED) -kills=$(SOAK_KILLS) \
+		-5xx=$(SOAK_5XX) -429=$(SOAK_429) -resets=$(SOAK_RESETS) -latency=$(SOAK_LATENCY) -out=$(SOAK_OUT)
 
 .PHONY: e2e
 e2e: controlplane ## End-to-end suite: the real CCM binaries vs a real kube-apiserver + etcd and the simulated clouds.
