@@ -56,7 +56,13 @@ func (c *Cloud) Routes() map[string]string {
 }
 
 // LoadBalancers lists the load balancers, sorted by ID, with listeners as
-// "TCP:80->:30080" and members as instance IDs, each sorted.
+// "TCP:80->:30080", members as instance IDs and the IPv4 address (as the
+// provider reports it in the Service status) once the load balancer has
+// one, each sorted.
+//
+// Cloud is no simkit.CompanionLister: a Skeleton load balancer is one
+// resource, holding its own address, so the provider creates nothing
+// beside it.
 func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
 	var out []simkit.LoadBalancer
 	for _, lb := range c.Server.LoadBalancers() {
@@ -72,5 +78,8 @@ func neutral(lb LoadBalancer) simkit.LoadBalancer {
 		out.Listeners = append(out.Listeners, simkit.FormatListener(l.Protocol, l.Port, l.TargetPort))
 	}
 	slices.Sort(out.Listeners)
+	if lb.IPv4 != "" {
+		out.Addresses = []string{lb.IPv4}
+	}
 	return out
 }

@@ -59,6 +59,10 @@ func TestCloud(t *testing.T) {
 	if got := sim.LoadBalancers()[0].Status; got != skeletonsim.StatusActive {
 		t.Errorf("after Advance: status %q, want active", got)
 	}
+	wantLBs[0].Addresses = []string{"198.18.0.1"}
+	if diff := cmp.Diff(wantLBs, cloud.LoadBalancers()); diff != "" {
+		t.Errorf("LoadBalancers once active (-want +got):\n%s", diff)
+	}
 	if got := c.do("POST", "/v1/routes", map[string]any{"destination_cidr": "10.244.1.0/24", "target_instance_id": id}); got.status != http.StatusCreated {
 		t.Fatalf("create route: %d %s", got.status, got.body)
 	}
