@@ -62,8 +62,17 @@ func (c *Cloud) CloudConfig() string { return "" }
 func (c *Cloud) Routes() map[string]string { return nil }
 
 // LoadBalancers lists the load balancers, oldest first, with listeners as
-// "TCP:80->:30080" and members as droplet IDs (droplet_ids, or the droplets
-// carrying the LB's tag), each sorted.
+// "TCP:80->:30080", members as droplet IDs (droplet_ids, or the droplets
+// carrying the LB's tag) and addresses as the provider reports them (the
+// ip, and the ipv6 of a DUALSTACK one), each sorted. A Service's hostname
+// annotation replaces the addresses in its status with a name that
+// DigitalOcean never holds, so a check comparing Addresses with a
+// Service's ingress leaves such Services to the hostname.
+//
+// Cloud is no simulated companion lister: the provider creates nothing
+// per load balancer beside it (its firewall is one per cluster, holding
+// the NodePorts of every Service, and the certificates it uses are the
+// user's), so nothing the provider makes can outlive a load balancer.
 func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
 	var out []simkit.LoadBalancer
 	for _, lb := range c.Server.LoadBalancers() {
@@ -76,6 +85,12 @@ func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
 			n.Members = append(n.Members, strconv.Itoa(id))
 		}
 		slices.Sort(n.Members)
+		for _, ip := range []string{lb.IP, lb.IPv6} {
+			if ip != "" {
+				n.Addresses = append(n.Addresses, ip)
+			}
+		}
+		slices.Sort(n.Addresses)
 		out = append(out, n)
 	}
 	return out

@@ -39,6 +39,7 @@ func TestCloud(t *testing.T) {
 	n2, _ := strconv.Atoi(id2)
 	req := lbReq(n2, n)
 	req.ForwardingRules = append(req.ForwardingRules, godo.ForwardingRule{EntryProtocol: "udp", EntryPort: 53, TargetProtocol: "udp", TargetPort: 30053})
+	req.NetworkStack = "DUALSTACK"
 	lb, _, err := c.LoadBalancers.Create(ctx(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -55,8 +56,13 @@ func TestCloud(t *testing.T) {
 		t.Errorf("LoadBalancers() = %+v, want %+v", got, want)
 	}
 	cl.Advance()
-	if got, _, _ := c.LoadBalancers.Get(ctx(), lb.ID); got.Status != "active" {
-		t.Errorf("status after Advance = %q", got.Status)
+	got, _, err := c.LoadBalancers.Get(ctx(), lb.ID)
+	if err != nil || got.Status != "active" || got.IP == "" || got.IPv6 == "" {
+		t.Fatalf("after Advance: %+v, %v", got, err)
+	}
+	want[0].Addresses = slices.Sorted(slices.Values([]string{got.IP, got.IPv6}))
+	if got := cl.LoadBalancers(); !equalLBs(got, want) {
+		t.Errorf("LoadBalancers() once active = %+v, want %+v", got, want)
 	}
 
 	restore := cl.Inject(Fault{Status: http.StatusInternalServerError})
@@ -84,6 +90,7 @@ func TestCloud(t *testing.T) {
 
 func equalLBs(a, b []simkit.LoadBalancer) bool {
 	return slices.EqualFunc(a, b, func(x, y simkit.LoadBalancer) bool {
-		return x.ID == y.ID && x.Name == y.Name && slices.Equal(x.Listeners, y.Listeners) && slices.Equal(x.Members, y.Members)
+		return x.ID == y.ID && x.Name == y.Name && slices.Equal(x.Listeners, y.Listeners) && slices.Equal(x.Members, y.Members) &&
+			slices.Equal(x.Addresses, y.Addresses)
 	})
 }
