@@ -69,7 +69,11 @@ func (c *Cloud) Routes() map[string]string {
 // servers owning the member addresses, each sorted. An address no server
 // has is reported as the ID of the deleted server that last had it (a
 // member left behind when its server went is still that instance's), else
-// as itself.
+// as itself. Addresses are the address the provider reports: the floating
+// IP on the VIP port, else the VIP address. (With [LoadBalancer]
+// enable-ingress-hostname, a PROXY load balancer's status is a hostname
+// made from that address and the configured suffix, which the cloud never
+// holds.)
 func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
 	s := c.Server
 	s.mu.Lock()
@@ -88,9 +92,18 @@ func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
 			}
 		}
 	}
+	fips := map[string]string{}
+	for _, f := range s.st.floatingIPs.All() {
+		if _, seen := fips[f.PortID]; !seen && f.PortID != "" {
+			fips[f.PortID] = f.FloatingIPAddress // the first, as the provider takes it
+		}
+	}
 	var out []simkit.LoadBalancer
 	for _, lb := range s.st.lbs.All() {
 		n := simkit.LoadBalancer{ID: lb.ID, Name: lb.Name}
+		if addr := cmpOr(fips[lb.VipPortID], lb.VipAddress); addr != "" {
+			n.Addresses = []string{addr}
+		}
 		members := map[string]bool{}
 		for _, l := range s.st.listeners.In(lb.ID) {
 			port := 0

@@ -138,7 +138,7 @@ func TestOctaviaLifecycle(t *testing.T) {
 		t.Fatalf("FIP on VIP: %+v, %v", fip, err)
 	}
 
-	want := []simkit.LoadBalancer{{ID: lbID, Name: "kube_service_c_ns_web", Listeners: []string{"TCP:80->:30080"}, Members: []string{b.ID}}}
+	want := []simkit.LoadBalancer{{ID: lbID, Name: "kube_service_c_ns_web", Listeners: []string{"TCP:80->:30080"}, Members: []string{b.ID}, Addresses: []string{fip.FloatingIP}}}
 	if diff := cmp.Diff(want, s.Cloud().LoadBalancers()); diff != "" {
 		t.Errorf("Cloud().LoadBalancers (-want +got):\n%s", diff)
 	}
