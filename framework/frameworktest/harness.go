@@ -63,8 +63,8 @@ type Cloud interface {
 }
 
 // Fault is an injected API failure: an HTTP status with the cloud's error
-// body or with a page of someone else's (Body), a body cut short, or a
-// delay longer than the client's timeout.
+// body or with a page of someone else's (Body), a body cut short or
+// otherwise mangled, or a delay longer than the client's timeout.
 type Fault struct {
 	// Status answers every request with this status.
 	Status int
@@ -75,6 +75,10 @@ type Fault struct {
 	// Truncate serves each request but sends only the first half of its
 	// body (with a Content-Length to match).
 	Truncate bool
+	// Mutate, when set, serves each request and sends the body it makes
+	// of the answer (simkit.Fault.Mutate): FuzzResponses arms
+	// simkit.Mutation with it.
+	Mutate func(status int, body []byte) []byte
 	// Delay holds each request this long first.
 	Delay time.Duration
 }
@@ -99,7 +103,7 @@ var (
 // SimFault is f as a simkit.Fault, for simulators built on simkit. A bare
 // Status gets the simulator's own error body; Body is sent verbatim.
 func (f Fault) SimFault() simkit.Fault {
-	sf := simkit.Fault{Status: f.Status, Delay: f.Delay, Truncate: f.Truncate}
+	sf := simkit.Fault{Status: f.Status, Delay: f.Delay, Truncate: f.Truncate, Mutate: f.Mutate}
 	if f.ContentType != "" {
 		sf.Body, sf.ContentType = f.Body, f.ContentType
 	}

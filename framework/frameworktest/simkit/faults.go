@@ -35,8 +35,16 @@ type Fault struct {
 	ContentType string
 	// Truncate serves the request, then sends only the first half of the
 	// answer's body, with a Content-Length to match: a complete HTTP answer
-	// whose JSON stops midway.
+	// whose JSON stops midway. It is the mutation TruncateHalf, applied
+	// after Mutate when both are set.
 	Truncate bool
+	// Mutate, when set, serves the request, then sends the body Mutate
+	// makes of the answer the simulator produced (its status and body,
+	// after Options.Respond), with a Content-Length to match: truncated
+	// JSON, a field of the wrong type, an unknown enum value (Mutation
+	// makes such mutations from fuzz bytes). It may be called from
+	// several requests at once.
+	Mutate func(status int, body []byte) []byte
 	// Header holds extra headers for the error answer.
 	Header http.Header
 	// RetryAfter, when positive, is sent as a Retry-After header (seconds,

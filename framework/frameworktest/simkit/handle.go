@@ -1,10 +1,8 @@
 package simkit
 
 import (
-	"cmp"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -70,10 +68,10 @@ func (k *Kit) serve(w http.ResponseWriter, r *http.Request, op string, h Handler
 		if status, done := k.apply(f, w, r, op); done {
 			return status
 		}
-		if f.Truncate {
-			tw := &truncatingWriter{ResponseWriter: w}
-			defer tw.flush()
-			w = tw
+		if mutate := f.mutation(); mutate != nil {
+			mw := &mutatingWriter{ResponseWriter: w, mutate: mutate}
+			defer mw.flush()
+			w = mw
 		}
 	}
 	if fl&NoAuth == 0 && k.opts.Auth != nil {
@@ -142,28 +140,6 @@ func Write(w http.ResponseWriter, r *http.Request, resp Response) int {
 	}
 	WriteJSON(w, resp.Status, resp.Body)
 	return resp.Status
-}
-
-// truncatingWriter holds an answer back and sends only the first half of
-// its body, with a Content-Length to match (Fault.Truncate).
-type truncatingWriter struct {
-	http.ResponseWriter
-	status int
-	body   []byte
-}
-
-func (t *truncatingWriter) WriteHeader(status int) { t.status = status }
-
-func (t *truncatingWriter) Write(p []byte) (int, error) {
-	t.body = append(t.body, p...)
-	return len(p), nil
-}
-
-func (t *truncatingWriter) flush() {
-	half := t.body[:len(t.body)/2]
-	t.ResponseWriter.Header().Set("Content-Length", strconv.Itoa(len(half)))
-	t.ResponseWriter.WriteHeader(cmp.Or(t.status, http.StatusOK))
-	_, _ = t.ResponseWriter.Write(half)
 }
 
 // OpName is the operation's path part: "GET /v2/things/{id}" ->
