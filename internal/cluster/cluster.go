@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,6 +31,9 @@ type Options struct {
 	WorkDir string
 	// Sim configures the simulated cloud.
 	Sim SimOptions
+	// BuildTags are Go build tags for the CCM binary (go build -tags): a
+	// deliberately broken build, to show that a check can fail.
+	BuildTags []string
 }
 
 // Cluster is a control plane, a simulated cloud and the CCMs running
@@ -73,7 +77,7 @@ func Start(ctx context.Context, o Options) (_ *Cluster, err error) {
 			c.Stop()
 		}
 	}()
-	if c.ccmBinary, err = BuildCCM(ctx, o.Root, o.BinDir, o.Provider); err != nil {
+	if c.ccmBinary, err = BuildCCM(ctx, o.Root, o.BinDir, o.Provider, o.BuildTags...); err != nil {
 		return nil, err
 	}
 	var rbac []string
@@ -217,11 +221,17 @@ func (c *Cluster) Stop() {
 	}
 }
 
-// BuildCCM builds the provider's CCM binary into binDir and returns its
-// path. The Go build cache makes a rebuild of unchanged code quick.
-func BuildCCM(ctx context.Context, root, binDir string, p Provider) (string, error) {
-	out := filepath.Join(binDir, filepath.Base(p.Command))
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, p.Command)
+// BuildCCM builds the provider's CCM binary into binDir, with the Go build
+// tags given, and returns its path; a build with tags gets its own file
+// (<name>-<tag>-<tag>). The Go build cache makes a rebuild of unchanged
+// code quick.
+func BuildCCM(ctx context.Context, root, binDir string, p Provider, tags ...string) (string, error) {
+	out := filepath.Join(binDir, strings.Join(append([]string{filepath.Base(p.Command)}, tags...), "-"))
+	args := []string{"build", "-o", out}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, p.Command)...)
 	cmd.Dir = root
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building %s: %w\n%s", p.Command, err, b)

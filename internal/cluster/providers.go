@@ -42,6 +42,9 @@ type Provider struct {
 	LBIDAnnotation string
 	// NoZone: the cloud reports no zone (topology.kubernetes.io/zone).
 	NoZone bool
+	// Soak is what the soak (internal/soak) may do to the provider's
+	// Services.
+	Soak SoakSupport
 	// WritingControllers are the provider's extra controllers that write
 	// to the cloud on their own when nodes join (Triton's firewall and
 	// metrics controllers tag the nodes' machines): the suite turns them
@@ -52,6 +55,24 @@ type Provider struct {
 	// StartSim starts the provider's simulated cloud on loopback:
 	// simulated(<cloud>sim.StartCloud).
 	StartSim func(SimOptions) (Sim, error)
+}
+
+// SoakSupport is what a provider's load balancers accept, for the soak's
+// random Service operations: the annotations come from the provider's
+// generated docs/<cloud>/annotations.md, and none changes the listener
+// protocol (the soak compares listeners by port).
+type SoakSupport struct {
+	// UDP: Service ports may be UDP.
+	UDP bool
+	// SourceRanges: spec.loadBalancerSourceRanges is honoured; without
+	// it, setting them must raise a Warning Event and write nothing.
+	SourceRanges bool
+	// Valid are annotations the provider accepts, each with two or more
+	// values the soak switches between.
+	Valid map[string][]string
+	// Invalid are annotation values the provider must reject with a
+	// Warning Event.
+	Invalid map[string]string
 }
 
 // SimOptions configure a simulated cloud: its latency, faults, seed and
@@ -78,6 +99,9 @@ type Sim interface {
 	// CloudConfig is the --cloud-config file the CCM needs, "" for clouds
 	// configured by environment variables only.
 	CloudConfig() string
+	// Inject adds a fault as simkit has it (a rate, a Retry-After, a hook
+	// run mid-request...); remove takes it out again.
+	Inject(f simkit.Fault) (remove func())
 	Close()
 }
 
@@ -91,8 +115,13 @@ var Providers = []Provider{
 		Routes:         true,
 		LoadBalancers:  true,
 		LBIDAnnotation: skeleton.AnnotationLoadBalancerID,
-		New:            func() framework.Provider { return skeleton.New() },
-		StartSim:       simulated(skeletonsim.StartCloud),
+		Soak: SoakSupport{
+			UDP: true, SourceRanges: false,
+			Valid:   map[string][]string{"skeleton.ccmkit.io/health-check-interval": {"5s", "20s"}},
+			Invalid: map[string]string{"skeleton.ccmkit.io/health-check-interval": "abc"},
+		},
+		New:      func() framework.Provider { return skeleton.New() },
+		StartSim: simulated(skeletonsim.StartCloud),
 	},
 	{
 		Name:           "digitalocean",
@@ -101,8 +130,13 @@ var Providers = []Provider{
 		LoadBalancers:  true,
 		LBIDAnnotation: digitalocean.AnnotationLoadBalancerID,
 		NoZone:         true, // as the existing DigitalOcean CCM: regions only
-		New:            func() framework.Provider { return digitalocean.New() },
-		StartSim:       simulated(dosim.StartCloud),
+		Soak: SoakSupport{
+			UDP: true, SourceRanges: true,
+			Valid:   map[string][]string{"service.beta.kubernetes.io/do-loadbalancer-healthcheck-check-interval-seconds": {"3", "10"}},
+			Invalid: map[string]string{"service.beta.kubernetes.io/do-loadbalancer-healthcheck-check-interval-seconds": "abc"},
+		},
+		New:      func() framework.Provider { return digitalocean.New() },
+		StartSim: simulated(dosim.StartCloud),
 	},
 	{
 		Name:           "openstack",
@@ -111,8 +145,13 @@ var Providers = []Provider{
 		Routes:         true,
 		LoadBalancers:  true,
 		LBIDAnnotation: openstack.AnnotationLoadBalancerID,
-		New:            func() framework.Provider { return openstack.New() },
-		StartSim:       simulated(openstacksim.StartCloud),
+		Soak: SoakSupport{
+			UDP: false, SourceRanges: true,
+			Valid:   map[string][]string{"loadbalancer.openstack.org/connection-limit": {"100", "-1"}},
+			Invalid: map[string]string{"loadbalancer.openstack.org/connection-limit": "abc"},
+		},
+		New:      func() framework.Provider { return openstack.New() },
+		StartSim: simulated(openstacksim.StartCloud),
 	},
 	{
 		Name:           "brightbox",
@@ -120,8 +159,13 @@ var Providers = []Provider{
 		RBAC:           []string{"examples/manifests/brightbox/rbac.yaml"},
 		LoadBalancers:  true,
 		LBIDAnnotation: brightbox.AnnotationLoadBalancerID,
-		New:            func() framework.Provider { return brightbox.New() },
-		StartSim:       simulated(gbsim.StartCloud),
+		Soak: SoakSupport{
+			UDP: false, SourceRanges: false,
+			Valid:   map[string][]string{"service.beta.kubernetes.io/brightbox-load-balancer-policy": {"round-robin", "least-connections"}},
+			Invalid: map[string]string{"service.beta.kubernetes.io/brightbox-load-balancer-healthcheck-timeout": "abc"},
+		},
+		New:      func() framework.Provider { return brightbox.New() },
+		StartSim: simulated(gbsim.StartCloud),
 	},
 	{
 		Name:               "triton",
@@ -130,8 +174,13 @@ var Providers = []Provider{
 		LoadBalancers:      true,
 		LBIDAnnotation:     triton.AnnotationLoadBalancerID,
 		WritingControllers: []string{triton.FirewallControllerName, triton.CMONControllerName},
-		New:                func() framework.Provider { return triton.New() },
-		StartSim:           simulated(tritonsim.StartCloud),
+		Soak: SoakSupport{
+			UDP: false, SourceRanges: true,
+			Valid:   map[string][]string{"triton.tritondatacenter.com/load-balancer-max-backends": {"16", "32"}},
+			Invalid: map[string]string{"triton.tritondatacenter.com/load-balancer-max-backends": "abc"},
+		},
+		New:      func() framework.Provider { return triton.New() },
+		StartSim: simulated(tritonsim.StartCloud),
 	},
 	{
 		Name:           "rancher",
@@ -139,8 +188,13 @@ var Providers = []Provider{
 		RBAC:           []string{"examples/manifests/rancher/rbac.yaml"},
 		LoadBalancers:  true,
 		LBIDAnnotation: rancher.AnnotationLoadBalancerID,
-		New:            func() framework.Provider { return rancher.New() },
-		StartSim:       simulated(ranchersim.StartCloud),
+		Soak: SoakSupport{
+			UDP: true, SourceRanges: false,
+			Valid:   map[string][]string{"service.beta.kubernetes.io/rancher-load-balancer-healthcheck-interval": {"2000", "3000"}},
+			Invalid: map[string]string{"service.beta.kubernetes.io/rancher-load-balancer-healthcheck-interval": "abc"},
+		},
+		New:      func() framework.Provider { return rancher.New() },
+		StartSim: simulated(ranchersim.StartCloud),
 	},
 }
 
@@ -158,9 +212,23 @@ func Lookup(name string) (Provider, bool) {
 func simulated[C simkit.Cloud](start func(simkit.Common) C) func(SimOptions) (Sim, error) {
 	return func(o SimOptions) (Sim, error) {
 		c := start(o)
-		return sim{Cloud: frameworktest.SimCloud(c), c: c}, nil
+		s := sim{Cloud: frameworktest.SimCloud(c), c: c}
+		if l, ok := any(c).(simkit.CompanionLister); ok {
+			return companionSim{s, l}, nil
+		}
+		return s, nil
 	}
 }
+
+// companionSim is the Sim of a cloud whose load balancers have companions
+// (simkit.CompanionLister): a type assertion on the Sim finds them.
+type companionSim struct {
+	sim
+	l simkit.CompanionLister
+}
+
+// Companions passes on the simulator's simkit.CompanionLister.
+func (s companionSim) Companions() map[string]string { return s.l.Companions() }
 
 // sim is a simkit.Cloud as a Sim.
 type sim struct {
@@ -168,10 +236,11 @@ type sim struct {
 	c simkit.Cloud
 }
 
-func (s sim) URL() string                { return s.c.URL() }
-func (s sim) Env() map[string]string     { return s.c.Env() }
-func (s sim) Stats() map[string]int      { return s.c.Stats() }
-func (s sim) SetLatency(d time.Duration) { s.c.SetLatency(d) }
-func (s sim) Routes() map[string]string  { return s.c.Routes() }
-func (s sim) CloudConfig() string        { return s.c.CloudConfig() }
-func (s sim) Close()                     { s.c.Close() }
+func (s sim) URL() string                  { return s.c.URL() }
+func (s sim) Env() map[string]string       { return s.c.Env() }
+func (s sim) Stats() map[string]int        { return s.c.Stats() }
+func (s sim) SetLatency(d time.Duration)   { s.c.SetLatency(d) }
+func (s sim) Routes() map[string]string    { return s.c.Routes() }
+func (s sim) CloudConfig() string          { return s.c.CloudConfig() }
+func (s sim) Inject(f simkit.Fault) func() { return s.c.Inject(f) }
+func (s sim) Close()                       { s.c.Close() }
