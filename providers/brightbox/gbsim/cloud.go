@@ -58,10 +58,18 @@ func (c *Cloud) Routes() map[string]string { return nil }
 
 // LoadBalancers lists the load balancers neither deleted nor being
 // deleted (which settles with no further call), oldest first, with
-// listeners as "TCP:80->:30080" and members as server IDs, each sorted.
+// listeners as "TCP:80->:30080", members as server IDs and addresses as
+// the provider reports them, each sorted. The provider's status has an
+// entry for each public IPv4 and IPv6 of each cloud IP mapped to the load
+// balancer, naming the cloud IP's FQDN beside the address: Addresses holds
+// each address and, once for each, that FQDN, as a Service's ingress
+// flattened to its IPs and hostnames does.
 func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
+	s := c.Server
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var out []simkit.LoadBalancer
-	for _, lb := range c.Server.LoadBalancers() {
+	for _, lb := range s.st.lbs.All() {
 		if gone(lb.Status) {
 			continue
 		}
@@ -70,7 +78,28 @@ func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
 			n.Listeners = append(n.Listeners, simkit.FormatListener(l.Protocol, l.In, l.Out))
 		}
 		slices.Sort(n.Listeners)
+		for _, cip := range s.st.cips.All() {
+			if cip.Target == lb.ID {
+				n.Addresses = append(n.Addresses, cip.addresses()...)
+			}
+		}
+		slices.Sort(n.Addresses)
 		out = append(out, n)
+	}
+	return out
+}
+
+// addresses are the cloud IP's public addresses, each followed by its
+// FQDN.
+func (c *CloudIP) addresses() []string {
+	var out []string
+	for _, ip := range []string{c.PublicIPv4, c.PublicIPv6} {
+		if ip != "" {
+			out = append(out, ip)
+			if c.FQDN != "" {
+				out = append(out, c.FQDN)
+			}
+		}
 	}
 	return out
 }
