@@ -282,10 +282,11 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 		st.FloatingIPs[0].FloatingNetworkID != f.sim.Defaults().FloatingNetworkID {
 		t.Fatalf("floating IPs = %+v", st.FloatingIPs)
 	}
-	if ip := ingressIP(t, status); ip != st.FloatingIPs[0].FloatingIPAddress {
+	ip := ingressIP(t, status)
+	if ip != st.FloatingIPs[0].FloatingIPAddress {
 		t.Errorf("status IP %s, want the floating IP %s", ip, st.FloatingIPs[0].FloatingIPAddress)
 	}
-	want := frameworktest.LoadBalancer{ID: lbState.ID, Name: lbState.Name, Listeners: []string{"TCP:80->:30080"}, Members: memberIDs(f, f.nodes...)}
+	want := frameworktest.LoadBalancer{ID: lbState.ID, Name: lbState.Name, Listeners: []string{"TCP:80->:30080"}, Members: memberIDs(f, f.nodes...), Addresses: []string{ip}}
 	if diff := cmp.Diff(want, f.only(t)); diff != "" {
 		t.Errorf("load balancer (-want +got):\n%s", diff)
 	}
