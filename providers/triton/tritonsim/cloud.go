@@ -63,7 +63,14 @@ const (
 // Listeners come from their portmap ("tcp://80:<backend>:30080" is
 // "TCP:80->:30080"; http is HTTP, the https types HTTPS, tcp-proxy-v2
 // TCP), members are the machines each backend CNS name resolves to, by
-// ID, sorted.
+// ID, sorted. Addresses are what the provider reports once the machine is
+// provisioned: its primaryIp and, beside it, the CNS name of the first
+// service of its triton.cns.services tag in the account's public CNS
+// zone.
+//
+// A Service in CNS mode has no load balancer of its own here: its
+// "load balancer" (ID cns:<label>) is a triton.cns.services entry on the
+// nodes, which no cloud object holds.
 func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -82,8 +89,28 @@ func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
 		slices.Sort(lb.Listeners)
 		slices.Sort(members)
 		lb.Members = slices.Compact(members)
+		lb.Addresses = c.st.applianceAddresses(m)
 		out = append(out, lb)
 	}
+	return out
+}
+
+// applianceAddresses are where clients reach a Moirai appliance, sorted:
+// none while it is provisioning.
+func (st *state) applianceAddresses(m *Machine) []string {
+	ip := st.primaryIP(m)
+	if ip == "" || m.State == StateProvisioning {
+		return nil
+	}
+	out := []string{ip}
+	tag, _ := m.Tags[TagCNSServices].(string)
+	for entry := range strings.SplitSeq(tag, ",") {
+		if label, _, _ := strings.Cut(entry, ":"); strings.TrimSpace(label) != "" {
+			out = append(out, strings.TrimSpace(label)+".svc."+st.accountID+"."+st.opts.CNSPublicZone)
+			break
+		}
+	}
+	slices.Sort(out)
 	return out
 }
 
