@@ -82,7 +82,9 @@ func (c *Cloud) Routes() map[string]string { return nil }
 // being removed, oldest first: listeners from their port rules
 // ("TCP:80->:30080", source port to target port), members the UUIDs of
 // the hosts whose agent IP (or another of their addresses) the IPs of
-// the external services it links to or its port rules name.
+// the external services it links to or its port rules name, and
+// addresses the IPs of its publicEndpoints (the agent IPs of the hosts it
+// runs on, while it runs), as the provider reports them.
 func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -95,10 +97,15 @@ func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
 	}
 	var out []simkit.LoadBalancer
 	for _, svc := range c.st.services.All() {
-		if svc.Kind != KindLoadBalancer || svc.Removed != nil || svc.State == StateRemoving {
+		if !liveLB(svc) {
 			continue
 		}
 		lb := simkit.LoadBalancer{ID: svc.ID, Name: svc.Name}
+		for _, e := range c.st.endpoints(svc) {
+			lb.Addresses = append(lb.Addresses, e.IPAddress)
+		}
+		slices.Sort(lb.Addresses)
+		lb.Addresses = slices.Compact(lb.Addresses)
 		members := map[string]bool{}
 		backends := map[string]bool{}
 		for _, l := range svc.Links {
@@ -132,4 +139,10 @@ func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
 		out = append(out, lb)
 	}
 	return out
+}
+
+// liveLB reports whether svc is a load balancer neither removed nor being
+// removed.
+func liveLB(svc *Service) bool {
+	return svc.Kind == KindLoadBalancer && svc.Removed == nil && svc.State != StateRemoving
 }
