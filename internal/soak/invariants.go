@@ -88,6 +88,7 @@ const (
 	InvStatus          = "the Service's ingress is the LB's addresses"
 	InvNotLB           = "a Service not of type LoadBalancer has no ingress and no LB"
 	InvInvalidWarned   = "an invalid Service gets a Warning Event"
+	InvNoPanic         = "no CCM replica panics"
 )
 
 // Check returns every invariant s breaks, in a stable order.
@@ -247,4 +248,16 @@ func sorted(s []string) []string {
 	out := slices.Clone(s)
 	sort.Strings(out)
 	return out
+}
+
+// summary says what s holds, in a few figures.
+func (s Snapshot) summary() string {
+	lbServices := 0
+	for _, svc := range s.Services {
+		if svc.LoadBalancer {
+			lbServices++
+		}
+	}
+	return fmt.Sprintf("%d Nodes, %d Services (%d LoadBalancer), %d cloud LBs, %d companions (%d before the run), %d Node deletions",
+		len(s.Nodes), len(s.Services), lbServices, len(s.LoadBalancers), len(s.Companions), len(s.Baseline), len(s.Record.NodeDeletions))
 }

@@ -280,7 +280,8 @@ func (st *planState) service(kind Kind) (Op, bool) {
 			op.Ranges = []string{fmt.Sprintf("10.%d.0.0/16", st.rng.IntN(256)), "192.0.2.0/24"}
 		}
 	case ToClusterIP:
-		s.lb = false
+		// The fields of a LoadBalancer go with its type.
+		s.lb, s.local, s.ranges = false, false, false
 	case ToLoadBalancer:
 		s.lb = true
 	case DeleteService:
@@ -297,7 +298,7 @@ func (st *planState) applies(kind Kind, s *planService) bool {
 		return s.invalid != ""
 	case SetAnnotation:
 		return len(st.caps.Valid) > 0
-	case ToClusterIP:
+	case ToClusterIP, TrafficPolicy, SourceRanges:
 		return s.lb
 	case ToLoadBalancer:
 		return !s.lb

@@ -1,0 +1,122 @@
+package soak
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	cloudproviderapi "k8s.io/cloud-provider/api"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
+	"github.com/ccmkit/ccmkit/internal/cluster"
+)
+
+// companions lists the cloud's load balancer companions, nil for a cloud
+// without (one whose simulator is no simkit.CompanionLister).
+func companions(s cluster.Sim) map[string]string {
+	if l, ok := s.(simkit.CompanionLister); ok {
+		return l.Companions()
+	}
+	return nil
+}
+
+// snapshot reads what the invariants look at from the API server and the
+// cloud.
+func (d *driver) snapshot(ctx context.Context, caps Capabilities, baseline map[string]string) (Snapshot, error) {
+	kube := d.c.Kube.CoreV1()
+	// The record first: a Node the soak deletes between the two reads is
+	// then recorded before the API server is read.
+	s := Snapshot{Record: d.snapshotRecord(), Baseline: baseline}
+	nodes, err := kube.Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return s, err
+	}
+	for _, n := range nodes.Items {
+		_, excluded := n.Labels[corev1.LabelNodeExcludeBalancers]
+		s.Nodes = append(s.Nodes, Node{
+			Name:          n.Name,
+			Initialized:   !hasTaint(&n, cloudproviderapi.TaintExternalCloudProvider),
+			Excluded:      excluded,
+			ShutdownTaint: hasTaint(&n, cloudproviderapi.TaintNodeShutdown),
+		})
+	}
+	services, err := kube.Services(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return s, err
+	}
+	warned, err := d.warned(ctx)
+	if err != nil {
+		return s, err
+	}
+	for _, svc := range services.Items {
+		if svc.Name == "kubernetes" {
+			continue
+		}
+		s.Services = append(s.Services, service(&svc, d.c.Provider.LBIDAnnotation, caps, warned[svc.Name]))
+	}
+	// The cloud last: what the Services name was written before.
+	s.LoadBalancers = d.c.Sim.LoadBalancers()
+	s.Companions = companions(d.c.Sim)
+	return s, nil
+}
+
+// warned are the Services that got a Warning Event.
+func (d *driver) warned(ctx context.Context) (map[string]bool, error) {
+	events, err := d.c.Kube.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.Set{"type": corev1.EventTypeWarning, "involvedObject.kind": "Service"}.String(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, e := range events.Items {
+		out[e.InvolvedObject.Name] = true
+	}
+	return out, nil
+}
+
+func service(svc *corev1.Service, idAnnotation string, caps Capabilities, warned bool) Service {
+	out := Service{
+		Name:         svc.Name,
+		LoadBalancer: svc.Spec.Type == corev1.ServiceTypeLoadBalancer,
+		LBID:         svc.Annotations[idAnnotation],
+		Invalid:      invalid(svc, caps),
+		Warned:       warned,
+	}
+	for _, p := range svc.Spec.Ports {
+		out.Ports = append(out.Ports, ServicePort{Port: p.Port, NodePort: p.NodePort})
+	}
+	for _, in := range svc.Status.LoadBalancer.Ingress {
+		if in.IP != "" {
+			out.Ingress = append(out.Ingress, in.IP)
+		}
+		if in.Hostname != "" {
+			out.Ingress = append(out.Ingress, in.Hostname)
+		}
+	}
+	return out
+}
+
+// invalid says why the provider must reject svc, "" when it must not.
+func invalid(svc *corev1.Service, caps Capabilities) string {
+	for _, k := range keys(caps.Invalid) {
+		if v, ok := svc.Annotations[k]; ok && v == caps.Invalid[k] {
+			return fmt.Sprintf("annotation %s=%q", k, v)
+		}
+	}
+	if !caps.SourceRanges && len(svc.Spec.LoadBalancerSourceRanges) > 0 {
+		return fmt.Sprintf("loadBalancerSourceRanges %v, which the provider does not support", svc.Spec.LoadBalancerSourceRanges)
+	}
+	return ""
+}
+
+func hasTaint(n *corev1.Node, key string) bool {
+	for _, t := range n.Spec.Taints {
+		if t.Key == key {
+			return true
+		}
+	}
+	return false
+}
