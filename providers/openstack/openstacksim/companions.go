@@ -3,6 +3,7 @@ package openstacksim
 import (
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
@@ -14,8 +15,9 @@ var _ simkit.CompanionLister = (*Cloud)(nil)
 // serves ("" for none):
 //
 //   - "floatingip/<id>": a floating IP on a load balancer's VIP port serves
-//     it, as Neutron holds it (port_id); one on no port serves none. One on
-//     any other port (a server's) is no load balancer's and is left out.
+//     it, as Neutron holds it (port_id); one on no port, or on a port that
+//     is no live VIP (a user's VIP port left after its load balancer),
+//     serves none. One on a server's port is a server's and is left out.
 //   - "securitygroup/<id>": a Service's node security group
 //     ([LoadBalancer] manage-security-groups), which Neutron ties to the
 //     member servers' ports, never to a load balancer. So this goes by the
@@ -37,9 +39,8 @@ func (c *Cloud) Companions() map[string]string {
 	}
 	out := map[string]string{}
 	for _, f := range s.st.floatingIPs.All() {
-		lb, onVIP := byVIP[f.PortID]
-		if f.PortID == "" || onVIP {
-			out["floatingip/"+f.ID] = lb
+		if !s.onServer(f) {
+			out["floatingip/"+f.ID] = byVIP[f.PortID]
 		}
 	}
 	for _, sg := range s.st.securityGroups.All() {
@@ -48,6 +49,12 @@ func (c *Cloud) Companions() map[string]string {
 		}
 	}
 	return out
+}
+
+// onServer reports whether f is on a server's port.
+func (s *Server) onServer(f *FloatingIP) bool {
+	p, ok := s.st.ports.Get(f.PortID)
+	return ok && strings.HasPrefix(p.DeviceOwner, "compute:")
 }
 
 var (

@@ -8,6 +8,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 )
 
 // TestCompanions: the floating IP on a load balancer's VIP port and the
@@ -73,4 +74,36 @@ func createGroup(t *testing.T, c clients, name, description string) string {
 		t.Fatal(err)
 	}
 	return sg.ID
+}
+
+// TestCompanionsOnAUsersVIPPort: a floating IP on a VIP port the user made
+// stays on that port when the load balancer goes; it then serves none.
+func TestCompanionsOnAUsersVIPPort(t *testing.T) {
+	s, c := setup(t, Options{})
+	port, err := ports.Create(ctx(), c.network, ports.CreateOpts{NetworkID: s.Defaults().NetworkID, Name: "vip"}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb, err := loadbalancers.Create(ctx(), c.lb, loadbalancers.CreateOpts{Name: "lb", VipPortID: port.ID}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fip, err := floatingips.Create(ctx(), c.network, floatingips.CreateOpts{FloatingNetworkID: s.Defaults().FloatingNetworkID, PortID: port.ID}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Advance()
+	if diff := cmp.Diff(map[string]string{"floatingip/" + fip.ID: lb.ID}, s.Cloud().Companions()); diff != "" {
+		t.Errorf("Companions (-want +got):\n%s", diff)
+	}
+	if err := loadbalancers.Delete(ctx(), c.lb, lb.ID, nil).ExtractErr(); err != nil {
+		t.Fatal(err)
+	}
+	s.Advance()
+	if got, err := floatingips.Get(ctx(), c.network, fip.ID).Extract(); err != nil || got.PortID != port.ID {
+		t.Fatalf("floating IP after the load balancer went: %+v, %v", got, err)
+	}
+	if diff := cmp.Diff(map[string]string{"floatingip/" + fip.ID: ""}, s.Cloud().Companions()); diff != "" {
+		t.Errorf("Companions once the load balancer is gone (-want +got):\n%s", diff)
+	}
 }
