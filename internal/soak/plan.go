@@ -151,7 +151,7 @@ func Plan(spec PlanSpec) []Op {
 			ops = append(ops, st.kill(k))
 		}
 		op := st.next()
-		op.Pause = time.Duration(100+st.rng.IntN(400)) * time.Millisecond
+		op.Pause = time.Duration(50+st.rng.IntN(250)) * time.Millisecond
 		ops = append(ops, op)
 	}
 	return ops
@@ -204,9 +204,9 @@ func (st *planState) draw(kind Kind) (Op, bool) {
 	case Storm429:
 		return Op{Kind: kind, Duration: st.seconds(1, 3)}, true
 	case LatencySpike:
-		return Op{Kind: kind, Duration: st.seconds(2, 4), Rate: 0.5}, true
+		return Op{Kind: kind, Duration: st.seconds(1, 3), Rate: 0.5}, true
 	case Window401:
-		return Op{Kind: kind, Duration: st.seconds(2, 4)}, true
+		return Op{Kind: kind, Duration: st.seconds(2, 3)}, true
 	}
 	return st.service(kind)
 }
