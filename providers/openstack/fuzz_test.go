@@ -1,0 +1,213 @@
+package openstack
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ccmkit/ccmkit/internal/fuzzkit"
+)
+
+// fuzzCloudConf is the shipped secret.example.yaml's cloud.conf, filled in.
+const fuzzCloudConf = `[Global]
+auth-url = https://keystone.example.com:5000/v3
+region = RegionOne
+application-credential-id = 0e8c3d54a9b44c1d
+application-credential-secret = s3cr3t-app-cred
+
+[LoadBalancer]
+subnet-id = 6b1e0f0c-0000-0000-0000-000000000001
+floating-network-id = 6b1e0f0c-0000-0000-0000-000000000002
+lb-provider = amphora
+
+[LoadBalancerClass "internal"]
+subnet-id = 6b1e0f0c-0000-0000-0000-000000000003
+`
+
+// FuzzAnnotations decodes fuzzed Service annotations ("key=value" lines
+// relative to the prefix; "#n" is the n-th key) over the [LoadBalancer]
+// defaults, as the load-balancer pipeline does, for the amphora and ovn
+// providers: decoding keeps its promises (fuzzkit.Decode), every check's
+// errors name an annotation or the Service field, and a Service that
+// passes them becomes a listener tree without an error or a panic.
+func FuzzAnnotations(f *testing.F) {
+	for _, s := range []string{
+		"lb-method=LEAST_CONNECTIONS\nproxy-protocol=v2\nconnection-limit=1000",
+		"x-forwarded-for=true\ndefault-tls-container-ref=https://barbican/v1/containers/c1\ntimeout-client-data=50000",
+		"class=internal\nsubnet-id=6b1e0f0c-0000-0000-0000-000000000009\nkeep-floatingip=true",
+		"class=missing\nfloating-subnet-tags=a,b\nfloating-subnet=public-*",
+		"service.beta.kubernetes.io/openstack-internal-load-balancer=true\nload-balancer-address=10.0.0.5\nhostname=lb.example.com",
+		"enable-health-monitor=true\nhealth-monitor-delay=10s\nhealth-monitor-timeout=20s\nhealth-monitor-max-retries=11\nhealth-monitor-max-retries-down=0",
+		"node-selector=env=prod,tier\nmember-subnet-id=m1\nport-id=p1\nnetwork-id=n1",
+		"node-selector==x\nflavor-id=f\navailability-zone=az1\nlb-method=source_ip_port",
+		"load-balancer-id=0a1b2c3d-0000-0000-0000-000000000001\ntimeout-member-connect=-1\ntimeout-tcp-inspect=x",
+	} {
+		f.Add(s, uint8(0))
+	}
+	defaults := defaultLBSection(f)
+	nodes := fuzzkit.Nodes(func(id string) string { return Codec.Format("0000-" + id) })
+	f.Fuzz(func(t *testing.T, text string, shape uint8) {
+		ann := fuzzkit.Annotations[LoadBalancerConfig](t, AnnotationPrefix, text)
+		cfg, err := fuzzkit.Decode(t, AnnotationPrefix, func() *LoadBalancerConfig { return newLBConfig(&defaults.LoadBalancer) }, ann)
+		verr := cfg.Validate()
+		fuzzkit.NamesAnnotation(t, verr, AnnotationPrefix, "openstack-internal-load-balancer")
+		svc := fuzzkit.Service(shape, ann)
+		req := &lbRequest{ClusterName: "kubernetes", Service: svc, Nodes: nodes, Name: loadBalancerName("kubernetes", svc, cfg), Config: cfg}
+		for _, provider := range []string{"amphora", "ovn"} {
+			d := &lbDriver{cfg: &defaults.LoadBalancer, classes: defaults.LoadBalancerClass, features: featuresFor(27, provider)}
+			serr := d.Validate(req)
+			fuzzkit.NamesAnnotation(t, serr, AnnotationPrefix, "spec.", "[LoadBalancer]")
+			if err != nil || verr != nil || serr != nil {
+				continue
+			}
+			s, err := d.settings(req)
+			if err != nil {
+				t.Fatalf("settings fails after Validate passed: %v", err)
+			}
+			in := treeInput{cfg: s, lbName: req.Name, features: d.features, ipv6: preferIPv6(svc), memberSubnetID: "m", createMonitor: true}
+			for _, n := range nodes {
+				in.nodes = append(in.nodes, nodeAddrs{name: n.Name, addrs: n.Status.Addresses})
+			}
+			if _, err := desiredListeners(svc, in); err != nil {
+				t.Errorf("desiredListeners fails on a Service that passed Validate: %v", err)
+			}
+		}
+	})
+}
+
+// defaultLBSection is the Config fuzzCloudConf loads.
+func defaultLBSection(f *testing.F) *Config {
+	path := filepath.Join(f.TempDir(), "cloud.conf")
+	if err := os.WriteFile(path, []byte(fuzzCloudConf), 0o600); err != nil {
+		f.Fatal(err)
+	}
+	cfg, err := fuzzkit.Load[Config](f, nil, path, INI)
+	if err != nil {
+		f.Fatal(err)
+	}
+	return cfg
+}
+
+// FuzzCloudConf loads a fuzzed cloud.conf (OCCM's INI) and a fuzzed
+// environment ("NAME=value" lines; "#n" is the n-th variable): never a
+// panic, the same outcome twice, and no error holding a password or
+// secret the file sets. Paths of other files (clouds.yaml, CA and keys)
+// are left out, so the fuzzer reads no file of the machine.
+func FuzzCloudConf(f *testing.F) {
+	for _, s := range [][2]string{
+		{fuzzCloudConf, ""},
+		{"[Global]\nauth-url = \"https://keystone.example.com:5000/v3\"\nusername = ccm\npassword = \"p#ss;word with spaces\"   # quoted\nuser-domain-name = Default\ntenant-name = k8s\nregion = RegionOne\ntls-insecure = yes\n", "OS_CCM_REGIONAL=true"},
+		{"[LoadBalancer]\ncreate-monitor\nmonitor-delay = 60s\nmonitor-timeout = 90s\nlb-method = least_connections\nmax-shared-lb = 0x4\n[loadbalancerclass \"public\"]\nfloating-network-id = x\n", ""},
+		{"[Networking]\npublic-network-name = public\npublic-network-name = ext\naddress-sort-order = 10.0.0.0/8, nonsense\n[Metadata]\nsearch-order = nowhere\nrequest-timeout = -1s\n", ""},
+		{"[Global]\npassword = \"unterminated s3cr3t-pass\ntrustee-password = 's3cr3t-trustee\\'\nbogus-key = 1\n[BlockStorage]\nbs-version = v3\n[Global\n", ""},
+		{"[Global]\napplication-credential-secret = s3cr3t-app-cred\n[LoadBalancer]\nenabled = maybe\nmax-shared-lb = 99999999999999999999\nuse-octavia = true\n", "OS_CLOUD=prod"},
+		{"[Global]\nuse-clouds = true\ncloud = prod\n", "#0=x\n#1=\xff"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, conf, envText string) {
+		conf = fileKeys.ReplaceAllString(conf, "${1}x-$2")
+		path := filepath.Join(dir, "cloud.conf")
+		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		env := fuzzkit.Env[Config](t, envText)
+		delete(env, "OS_CLIENT_CONFIG_FILE")
+		_, err := fuzzkit.Load[Config](t, env, path, INI)
+		fuzzkit.NoSecret(t, err, iniSecrets(conf)...)
+	})
+}
+
+// fileKeys matches the cloud.conf keys that name files to read.
+var fileKeys = regexp.MustCompile(`(?im)^(\s*)((use-clouds|clouds-file|ca-file|cert-file|key-file)\s*=)`)
+
+// secretKey matches the cloud.conf lines that set a credential.
+var secretKey = regexp.MustCompile(`(?im)^\s*(password|trustee-password|application-credential-secret)\s*=\s*(.*)$`)
+
+// iniSecrets returns the values (quoted or not, and their unquoted core)
+// the cloud.conf gives its credential keys, leaving out those it spells
+// more than once: another key's error may rightly quote the same text.
+func iniSecrets(conf string) []string {
+	var out []string
+	for _, m := range secretKey.FindAllStringSubmatch(conf, -1) {
+		v := strings.TrimSpace(m[2])
+		for _, s := range []string{v, strings.Trim(v, `"' `)} {
+			if strings.Count(conf, s) == 1 {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// FuzzCloudsYAML merges a fuzzed clouds.yaml and secure.yaml into [Global]
+// as use-clouds does, choosing the entry cloud: never a panic, the same
+// outcome twice, no error holding a password or secret of either file.
+func FuzzCloudsYAML(f *testing.F) {
+	for _, s := range [][3]string{
+		{"clouds:\n  prod:\n    auth:\n      auth_url: https://keystone.prod:5000/v3\n      username: ccm\n      project_name: k8s\n      user_domain_name: Default\n    region_name: RegionOne\n    interface: internal\n  dev:\n    auth:\n      application_credential_id: ac-dev\n      application_credential_secret: s3cr3t-dev\n", "clouds:\n  prod:\n    auth:\n      password: s3cr3t-from-secure\n", "prod"},
+		{"clouds: [password: s3cr3t-leaked\n", "", ""},
+		{"clouds:\n  a:\n    profile: vexxhost\n    auth:\n      password: s3cr3t-profile\n", "clouds: {a: {auth: [1]}}", "a"},
+		{"clouds:\n  a:\n    auth:\n      password: [s3cr3t-list]\n", "", "b"},
+		{"clouds:\n  a: null\n  b: {}\n", "clouds:\n  b:\n    auth: null\n", ""},
+	} {
+		f.Add(s[0], s[1], s[2])
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, cloudsYAML, secureYAML, cloud string) {
+		path := filepath.Join(dir, "clouds.yaml")
+		if err := os.WriteFile(path, []byte(cloudsYAML), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		secure := filepath.Join(dir, "secure.yaml")
+		_ = os.Remove(secure)
+		if secureYAML != "" {
+			if err := os.WriteFile(secure, []byte(secureYAML), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var g, again GlobalSection
+		err := mergeClouds(&g, path, cloud)
+		err2 := mergeClouds(&again, path, cloud)
+		if (err == nil) != (err2 == nil) || err != nil && err.Error() != err2.Error() {
+			t.Errorf("mergeClouds is not deterministic:\n%v\n%v", err, err2)
+		}
+		fuzzkit.NoSecret(t, err, yamlSecrets(cloudsYAML+"\n"+secureYAML)...)
+	})
+}
+
+// yamlSecret matches a clouds.yaml credential and its value.
+var yamlSecret = regexp.MustCompile(`(?m)(password|application_credential_secret)\s*:\s*(.*)$`)
+
+// yamlSecrets returns the credential values in a clouds.yaml, as written
+// and unquoted, leaving out those the text spells more than once.
+func yamlSecrets(text string) []string {
+	var out []string
+	for _, m := range yamlSecret.FindAllStringSubmatch(text, -1) {
+		v := strings.TrimSpace(m[2])
+		for _, s := range []string{v, strings.Trim(v, `"'[]{} `)} {
+			if strings.Count(text, s) == 1 {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// FuzzProviderID parses fuzzed providerIDs with OCCM's codec, unregional
+// and with a configured region.
+func FuzzProviderID(f *testing.F) {
+	for _, s := range []string{"openstack:///8c8f5a6e-0c4a-4e55-9a48-2b3b6f3d6a1e", "openstack://RegionOne/8c8f5a6e", "openstack://RegionTwo/x", "openstack://", "OpenStack:///x", "openstack:////x"} {
+		f.Add(s)
+	}
+	regional := Codec
+	regional.Region = "RegionOne"
+	f.Fuzz(func(t *testing.T, s string) {
+		fuzzkit.ProviderID(t, Codec, s)
+		fuzzkit.ProviderID(t, regional, s)
+	})
+}
+
