@@ -210,4 +210,3 @@ func FuzzProviderID(f *testing.F) {
 		fuzzkit.ProviderID(t, regional, s)
 	})
 }
-
