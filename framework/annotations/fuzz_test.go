@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ccmkit/ccmkit/internal/fuzzkit"
+	"github.com/ccmkit/ccmkit/framework/frameworktest/fuzzkit"
 )
 
 const fuzzPrefix = "example.com/lb-"

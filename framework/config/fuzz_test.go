@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ccmkit/ccmkit/framework/config"
-	"github.com/ccmkit/ccmkit/internal/fuzzkit"
+	"github.com/ccmkit/ccmkit/framework/frameworktest/fuzzkit"
 	"sigs.k8s.io/yaml"
 )
 

@@ -3,8 +3,8 @@ package providerid_test
 import (
 	"testing"
 
+	"github.com/ccmkit/ccmkit/framework/frameworktest/fuzzkit"
 	"github.com/ccmkit/ccmkit/framework/providerid"
-	"github.com/ccmkit/ccmkit/internal/fuzzkit"
 )
 
 // FuzzParse parses any string with the codecs of every cloud (their

@@ -6,7 +6,7 @@ import (
 	brightbox "github.com/brightbox/gobrightbox/v2"
 
 	"github.com/ccmkit/ccmkit/framework"
-	"github.com/ccmkit/ccmkit/internal/fuzzkit"
+	"github.com/ccmkit/ccmkit/framework/frameworktest/fuzzkit"
 )
 
 // FuzzAnnotations decodes fuzzed Service annotations ("key=value" lines

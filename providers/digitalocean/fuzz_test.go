@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/ccmkit/ccmkit/framework"
-	"github.com/ccmkit/ccmkit/internal/fuzzkit"
+	"github.com/ccmkit/ccmkit/framework/frameworktest/fuzzkit"
 )
 
 // FuzzAnnotations decodes fuzzed Service annotations ("key=value" lines

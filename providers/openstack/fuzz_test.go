@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ccmkit/ccmkit/internal/fuzzkit"
+	"github.com/ccmkit/ccmkit/framework/frameworktest/fuzzkit"
 )
 
 // fuzzCloudConf is the shipped secret.example.yaml's cloud.conf, filled in.

@@ -1,10 +1,10 @@
-// Package fuzzkit is what the module's fuzz targets share: it turns fuzzed
-// text into the inputs of the parsers they fuzz (a Service's annotations
-// for a provider's annotation struct, an environment for a config struct)
-// and checks the properties every such parser owes its users beyond not
-// panicking: an invalid annotation is an error naming its key, decoding is
-// deterministic and a bad value loses nothing, and no error carries a
-// secret.
+// Package fuzzkit is what a provider's fuzz targets (and the framework's)
+// share: it turns fuzzed text into the inputs of the parsers they fuzz (a
+// Service's annotations for a provider's annotation struct, an environment
+// for a config struct) and checks the properties every such parser owes
+// its users beyond not panicking: an invalid annotation is an error naming
+// its key, decoding is deterministic and a bad value loses nothing, a
+// providerID round-trips, and no error carries a secret.
 //
 // Fuzzed text is read as lines "name=value". A name "#n" picks the n-th
 // known key (annotation keys and their aliases, or environment variables)

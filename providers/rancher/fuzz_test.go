@@ -1,0 +1,77 @@
+package rancher
+
+import (
+	"testing"
+
+	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/framework/frameworktest/fuzzkit"
+)
+
+// FuzzAnnotations decodes fuzzed Service annotations ("key=value" lines
+// relative to the prefix; "#n" is the n-th key) as the load-balancer
+// pipeline does, with RANCHER_LB_GLOBAL off and on: decoding keeps its
+// promises (fuzzkit.Decode), every check's errors name an annotation or
+// the Service field, and a Service that passes them becomes a desired load
+// balancer without an error or a panic.
+func FuzzAnnotations(f *testing.F) {
+	for _, s := range []string{
+		"protocol=http\nstickiness-cookie=LB\nstickiness-mode=rewrite",
+		"port-protocols=443=https,http=http\ncertificate-ids=1c5,1c6",
+		"protocol=sni\ncertificate-ids=1c5\nimage=rancher/lb-service-haproxy:v0.9.14",
+		"global=true\nscale=3",
+		"scale=0\nhealthcheck-interval=99\nhealthcheck-response-timeout=3600001\nhealthcheck-healthy-threshold=0\nhealthcheck-unhealthy-threshold=101",
+		"id=1s12\nport-protocols=8080=udp,nope\nstickiness-cookie=x",
+		"protocol=tls\nport-protocols=dns=tcp,53=https",
+	} {
+		f.Add(s, uint8(0))
+	}
+	nodes := fuzzkit.Nodes(framework.Codec(New()).Format)
+	hostIPs := map[string]string{"1003": "10.42.0.3"}
+	f.Fuzz(func(t *testing.T, text string, shape uint8) {
+		ann := fuzzkit.Annotations[LoadBalancerConfig](t, AnnotationPrefix, text)
+		for _, global := range []bool{false, true} {
+			settings := &LoadBalancerSettings{Global: global}
+			cfg, err := fuzzkit.Decode(t, AnnotationPrefix, settings.newConfig, ann)
+			verr := cfg.Validate()
+			fuzzkit.NamesAnnotation(t, verr, AnnotationPrefix, "RANCHER_LB_GLOBAL")
+			svc := fuzzkit.Service(shape, ann)
+			req := &lbRequest{ClusterName: "kubernetes", Service: svc, Nodes: nodes, Name: loadBalancerName("kubernetes", svc, cfg), Config: cfg}
+			serr := validateService(req)
+			fuzzkit.NamesAnnotation(t, serr, AnnotationPrefix, "spec.")
+			if err != nil || verr != nil || serr != nil {
+				continue
+			}
+			if _, err := desired(t.Context(), req, "rancher/lb-service-haproxy:v0.9.14", hostIPs); err != nil {
+				t.Errorf("desired fails on a Service that passed validateService: %v", err)
+			}
+		}
+	})
+}
+
+// FuzzConfig loads the provider's Config from a fuzzed environment
+// ("NAME=value" lines; "#n" is the n-th variable): never a panic, the
+// same outcome twice, no error holding a key or the URL's password.
+func FuzzConfig(f *testing.F) {
+	for _, s := range []string{
+		"CATTLE_URL=http://rancher.example.com:8080/v2-beta/projects/1a5\nCATTLE_ACCESS_KEY=REPLACE-WITH-THE-ACCESS-KEY\nCATTLE_SECRET_KEY=REPLACE-WITH-THE-SECRET-KEY",
+		"CATTLE_URL=http://ak:sk-pa55word@rancher.example.com:8080/v2-beta\nCATTLE_ACCESS_KEY=a",
+		"CATTLE_URL=rancher.example.com\nRANCHER_ZONE_LABELS=,\nRANCHER_LB_GLOBAL=maybe\nRANCHER_DEFAULT_INSTANCE_TYPE=",
+		"#0=x\n#3=\xff\n#9=\n#12=-1",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		env := fuzzkit.Env[Config](t, text)
+		_, err := fuzzkit.Load[Config](t, env, "", nil)
+		fuzzkit.NoSecret(t, err, fuzzkit.URLPassword(env["CATTLE_URL"]))
+	})
+}
+
+// FuzzProviderID parses fuzzed providerIDs with the provider's codec.
+func FuzzProviderID(f *testing.F) {
+	for _, s := range []string{"rancher://1h5", "rancher://0f2c5a4e-8d1b-4c3a-9e7f-6b5d4c3b2a19", "Rancher:///1h5", "rancher://", "rancher://env/1h5"} {
+		f.Add(s)
+	}
+	codec := framework.Codec(New())
+	f.Fuzz(func(t *testing.T, s string) { fuzzkit.ProviderID(t, codec, s) })
+}

@@ -1,0 +1,185 @@
+package triton
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"strings"
+	"testing"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/framework/config"
+	"github.com/ccmkit/ccmkit/framework/frameworktest/fuzzkit"
+)
+
+// FuzzAnnotations decodes fuzzed Service annotations ("key=value" lines
+// relative to the prefix; "#n" is the n-th key) as the load-balancer
+// pipeline does, for each cluster-wide mode: decoding keeps its promises
+// (fuzzkit.Decode), Validate's errors name an annotation, and a Service
+// that passes every check becomes Moirai metadata and firewall rules
+// without a panic.
+func FuzzAnnotations(f *testing.F) {
+	for _, s := range []string{
+		"mode=moirai\nlistener-type=https-http\ncertificate-name=www.example.com,example.com",
+		"listener-type=tcp-proxy-v2\nmax-backends=64\nmetrics-acl=10.0.0.0/8,192.168.1.1",
+		"timeout-connect=5s\ntimeout-client=55000\ntimeout-server=2m\ntimeout-queue=61m",
+		"mode=cns\ncertificate-name=x\nmax-backends=32\npackage=g4-highcpu-1G\ntimeout-client=1",
+		"id=cns:web\nmode=CNS",
+		"id=6e4b3b0a-1d8c-4c1e-9f2a-5d7f0e2c9b31\nmax-backends=1025\nmetrics-acl=::/0,nonsense",
+		"certificate-name=-bad-.example.com,UPPER.example.com\nlistener-type=quic",
+	} {
+		f.Add(s, uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, text string, shape uint8) {
+		ann := fuzzkit.Annotations[LoadBalancerConfig](t, AnnotationPrefix, text)
+		for _, mode := range []string{modeMoirai, modeCNS} {
+			newConfig := func() *LoadBalancerConfig { return &LoadBalancerConfig{Mode: mode} }
+			cfg, err := fuzzkit.Decode(t, AnnotationPrefix, newConfig, ann)
+			verr := cfg.Validate()
+			fuzzkit.NamesAnnotation(t, verr, AnnotationPrefix)
+			svc := fuzzkit.Service(shape, ann)
+			req := &lbRequest{ClusterName: "kubernetes", Service: svc, Config: cfg, Name: "a8a6e5e0c6a8f4b8e9d6c2f0a3c1b7e1"}
+			if err != nil || verr != nil || validateService(req) != nil || cfg.Mode != modeMoirai {
+				continue
+			}
+			desiredMetadata(req, moiraiTarget{backend: "nodes.svc.6e4b3b0a.us-east-1.cns.example.com", nodes: 3, proxyHealth: 10256})
+			desiredRules(svc, cfg, "6e4b3b0a-1d8c-4c1e-9f2a-5d7f0e2c9b31")
+		}
+	})
+}
+
+// FuzzConfig loads the provider's Config from a fuzzed environment
+// ("NAME=value" lines; "#n" is the n-th variable): never a panic, the
+// same outcome twice, no error holding the key material or the URL's
+// password.
+func FuzzConfig(f *testing.F) {
+	for _, s := range []string{
+		"TRITON_URL=https://us-east-1.api.example.com\nTRITON_ACCOUNT=ops\nTRITON_KEY_ID=SHA256:abc\nTRITON_KEY_MATERIAL=-----BEGIN OPENSSH PRIVATE KEY-----",
+		"SDC_URL=https://u:pa55word-x@cloudapi.example.com/?q\nSDC_ACCOUNT=ops\nSDC_KEY_MATERIAL=~/.ssh/id_rsa\nTRITON_REGION=us-east",
+		"TRITON_URL=ftp://x\nTRITON_SKIP_TLS_VERIFY=maybe\nTRITON_LB_MODE=bogus",
+		"#0=x\n#5=\xff\n#11=\n#20=-1\n#30=1x",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		env := fuzzkit.Env[Config](t, text)
+		_, err := fuzzkit.Load[Config](t, env, "", nil)
+		fuzzkit.NoSecret(t, err, fuzzkit.URLPassword(env["TRITON_URL"]), fuzzkit.URLPassword(env["SDC_URL"]))
+	})
+}
+
+// FuzzKeyMaterial gives newSigner, the parser TRITON_KEY_MATERIAL goes
+// through, fuzzed key text (seeded with every form and type the provider
+// reads, and encrypted ones) and key IDs: never a panic, no error quoting
+// the key, and a key it accepts signs a request. Material without a BEGIN
+// line would be a path, which the fuzzer must not read: it goes to
+// parsePrivateKey directly.
+func FuzzKeyMaterial(f *testing.F) {
+	for _, k := range fuzzKeys(f) {
+		f.Add(k, "")
+		f.Add(k, "SHA256:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU")
+		f.Add(strings.Replace(k, "A", "B", 3), "MD5:00:11:22")
+		f.Add(k[:len(k)/2], "")
+	}
+	f.Add("-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIB\n-----END ENCRYPTED PRIVATE KEY-----\n", "")
+	f.Add("-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,00112233445566778899AABBCCDDEEFF\n\nAAAA\n-----END RSA PRIVATE KEY-----\n", "")
+	f.Add("-----BEGIN DSA PRIVATE KEY-----\nMIIBuwIBAAKBgQ==\n-----END DSA PRIVATE KEY-----\n", "")
+	f.Fuzz(func(t *testing.T, material, keyID string) {
+		var err error
+		if strings.Contains(material, "-----BEGIN") {
+			var s *signer
+			s, err = newSigner(&Config{Account: "ops", KeyID: keyID, KeyMaterial: config.NewSecret(material)})
+			if err == nil {
+				if _, err := s.Sign("Wed, 25 Nov 2026 08:00:00 GMT", false); err != nil {
+					t.Errorf("a key newSigner accepted does not sign: %v", err)
+				}
+			}
+		} else {
+			_, err = parsePrivateKey([]byte(material))
+		}
+		fuzzkit.NoSecret(t, err, keyLines(material)...)
+	})
+}
+
+// keyLines are the lines of key text that carry key bytes: none may
+// appear in an error.
+func keyLines(material string) []string {
+	var out []string
+	for line := range strings.Lines(material) {
+		line = strings.TrimSpace(line)
+		if len(line) >= 16 && !strings.HasPrefix(line, "-----") && !strings.Contains(line, ": ") {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// fuzzKeys returns fresh keys of every type in every form the provider
+// reads: RSA (PKCS#1, PKCS#8, OpenSSH), ECDSA P-256, P-384 and P-521
+// (SEC1, PKCS#8, OpenSSH) and Ed25519 (PKCS#8, OpenSSH).
+func fuzzKeys(f *testing.F) []string {
+	var keys []string
+	add := func(typ string, der []byte, err error) {
+		if err != nil {
+			f.Fatal(err)
+		}
+		keys = append(keys, string(pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})))
+	}
+	addOpenSSH := func(k crypto.PrivateKey) {
+		b, err := ssh.MarshalPrivateKey(k, "fuzz")
+		if err != nil {
+			f.Fatal(err)
+		}
+		keys = append(keys, string(pem.EncodeToMemory(b)))
+	}
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		f.Fatal(err)
+	}
+	add("RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(rsaKey), nil)
+	der, err := x509.MarshalPKCS8PrivateKey(rsaKey)
+	add("PRIVATE KEY", der, err)
+	addOpenSSH(rsaKey)
+	for _, c := range []elliptic.Curve{elliptic.P256(), elliptic.P384(), elliptic.P521()} {
+		k, err := ecdsa.GenerateKey(c, rand.Reader)
+		if err != nil {
+			f.Fatal(err)
+		}
+		der, err := x509.MarshalECPrivateKey(k)
+		add("EC PRIVATE KEY", der, err)
+		der, err = x509.MarshalPKCS8PrivateKey(k)
+		add("PRIVATE KEY", der, err)
+		addOpenSSH(k)
+	}
+	_, edKey, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		f.Fatal(err)
+	}
+	der, err = x509.MarshalPKCS8PrivateKey(edKey)
+	add("PRIVATE KEY", der, err)
+	addOpenSSH(edKey)
+	return keys
+}
+
+// FuzzProviderID parses fuzzed providerIDs with the provider's codec, and
+// fuzzed datacenter names with regionOf (never a panic; the region is a
+// prefix of the name).
+func FuzzProviderID(f *testing.F) {
+	for _, s := range []string{"triton://6e4b3b0a-1d8c-4c1e-9f2a-5d7f0e2c9b31", "joyent://6e4b3b0a-1d8c-4c1e-9f2a-5d7f0e2c9b31", "Joyent:///x", "triton://", "us-east-3b", "coal", "eu-central-1a"} {
+		f.Add(s)
+	}
+	codec := framework.Codec(New())
+	f.Fuzz(func(t *testing.T, s string) {
+		fuzzkit.ProviderID(t, codec, s)
+		if r := (&Config{}).regionOf(s); !strings.HasPrefix(s, r) {
+			t.Errorf("regionOf(%q) = %q, not a prefix of the datacenter name", s, r)
+		}
+	})
+}
