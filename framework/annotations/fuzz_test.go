@@ -74,6 +74,6 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, text string) {
 		ann := fuzzkit.Annotations[fuzzConfig](t, fuzzPrefix, text)
-		fuzzkit.Decode[fuzzConfig](t, fuzzPrefix, nil, ann)
+		_, _ = fuzzkit.Decode[fuzzConfig](t, fuzzPrefix, nil, ann)
 	})
 }

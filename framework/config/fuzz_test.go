@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/ccmkit/ccmkit/framework/config"
 	"github.com/ccmkit/ccmkit/framework/frameworktest/fuzzkit"
-	"sigs.k8s.io/yaml"
 )
 
 // fuzzConfig has a setting of every type Load supports, a required
