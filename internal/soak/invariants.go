@@ -46,7 +46,7 @@ type Service struct {
 	// Invalid says why the Service's spec is one the provider must reject
 	// (an invalid annotation, unsupported source ranges), "" when valid.
 	Invalid string
-	// Warned: a Warning Event was raised for the Service.
+	// Warned: a Warning Event of the Service names what makes it invalid.
 	Warned bool
 }
 

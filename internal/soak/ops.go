@@ -120,7 +120,11 @@ func (d *driver) apply(ctx context.Context, op Op) error {
 	case Window401:
 		return d.window(ctx, op, "401", simkit.Fault{Status: http.StatusUnauthorized})
 	case KillNow:
-		d.reps.killLeader(ctx, 30*time.Second)
+		// The next operations get a leader: a kill every few operations
+		// would otherwise leave the cluster without one most of the time.
+		if d.reps.killLeader(ctx, 30*time.Second) {
+			d.reps.waitForLeader(ctx, 30*time.Second)
+		}
 		return nil
 	case KillMid:
 		d.armKill(ctx, op.Method)
@@ -131,11 +135,11 @@ func (d *driver) apply(ctx context.Context, op Op) error {
 	return d.updateService(ctx, op.Service, func(svc *corev1.Service) { changeService(svc, op) })
 }
 
-// window injects f for the operation's duration.
-func (d *driver) window(ctx context.Context, op Op, kind string, f simkit.Fault) error {
-	remove := d.inject(kind, f)
-	defer remove()
-	return sleep(ctx, op.Duration)
+// window injects f for the operation's duration, while the next
+// operations go on: they are what makes the CCM call the cloud.
+func (d *driver) window(_ context.Context, op Op, kind string, f simkit.Fault) error {
+	time.AfterFunc(op.Duration, d.inject(kind, f))
+	return nil
 }
 
 // armKill kills the leader as its next request with method reaches the

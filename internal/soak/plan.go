@@ -120,6 +120,8 @@ type planState struct {
 	ready    []string // Nodes whose VM runs
 	nextSvc  int
 	nextNode int
+	// lastBroken is the Service last made invalid.
+	lastBroken string
 }
 
 type planService struct {
@@ -153,6 +155,28 @@ func Plan(spec PlanSpec) []Op {
 		op := st.next()
 		op.Pause = time.Duration(50+st.rng.IntN(250)) * time.Millisecond
 		ops = append(ops, op)
+	}
+	return append(ops, st.tidy()...)
+}
+
+// tidy fixes every invalid Service but the last one broken: the end state
+// then holds one Service for which only a Warning is required, and every
+// other one must match its cloud load balancer.
+func (st *planState) tidy() []Op {
+	var ops []Op
+	for _, name := range keys(st.services) {
+		s := st.services[name]
+		if name == st.lastBroken {
+			continue
+		}
+		if s.invalid != "" {
+			op, _ := st.service(FixAnnotation, name)
+			ops = append(ops, op)
+		}
+		if s.ranges && !st.caps.SourceRanges {
+			op, _ := st.service(SourceRanges, name)
+			ops = append(ops, op)
+		}
 	}
 	return ops
 }
@@ -241,18 +265,20 @@ func (st *planState) ports() []Port {
 	return out
 }
 
-// service draws a change to one existing Service that kind can apply to.
-func (st *planState) service(kind Kind) (Op, bool) {
-	names := make([]string, 0, len(st.services))
-	for name, s := range st.services {
-		if st.applies(kind, s) {
-			names = append(names, name)
+// service draws a change to one existing Service that kind can apply to,
+// or to the one named.
+func (st *planState) service(kind Kind, named ...string) (Op, bool) {
+	names := named
+	if len(names) == 0 {
+		for _, name := range keys(st.services) {
+			if st.applies(kind, st.services[name]) {
+				names = append(names, name)
+			}
 		}
 	}
 	if len(names) == 0 {
 		return Op{}, false
 	}
-	sort.Strings(names)
 	name := names[st.rng.IntN(len(names))]
 	s := st.services[name]
 	op := Op{Kind: kind, Service: name}
@@ -262,10 +288,13 @@ func (st *planState) service(kind Kind) (Op, bool) {
 	case SetAnnotation:
 		key := pick(st.rng, keys(st.caps.Valid))
 		op.Key, op.Value = key, pick(st.rng, st.caps.Valid[key])
+		if key == s.invalid { // the same key, now valid
+			s.invalid = ""
+		}
 	case BreakAnnotation:
 		key := pick(st.rng, keys(st.caps.Invalid))
 		op.Key, op.Value = key, st.caps.Invalid[key]
-		s.invalid = key
+		s.invalid, st.lastBroken = key, name
 	case FixAnnotation:
 		op.Key, s.invalid = s.invalid, ""
 		if values, ok := st.caps.Valid[op.Key]; ok {
@@ -276,6 +305,9 @@ func (st *planState) service(kind Kind) (Op, bool) {
 		op.Policy = map[bool]string{false: "Cluster", true: "Local"}[s.local]
 	case SourceRanges:
 		s.ranges = !s.ranges
+		if s.ranges && !st.caps.SourceRanges {
+			st.lastBroken = name
+		}
 		if s.ranges {
 			op.Ranges = []string{fmt.Sprintf("10.%d.0.0/16", st.rng.IntN(256)), "192.0.2.0/24"}
 		}

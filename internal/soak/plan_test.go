@@ -2,6 +2,7 @@ package soak
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -42,8 +43,8 @@ func TestPlanHasEveryKind(t *testing.T) {
 	if seen[KillNow] != 5 || seen[KillMid] != 5 {
 		t.Errorf("10 kills gave %d now and %d mid-reconcile, want 5 and 5", seen[KillNow], seen[KillMid])
 	}
-	if len(ops) != 510 {
-		t.Errorf("plan holds %d operations, want 500 and 10 kills", len(ops))
+	if len(ops) < 510 {
+		t.Errorf("plan holds %d operations, want 500, 10 kills and the fixes at the end", len(ops))
 	}
 	if !udp {
 		t.Error("no UDP port though the provider has UDP")
@@ -68,7 +69,20 @@ func TestPlanKeepsToWhatTheProviderSupports(t *testing.T) {
 // on something that exists then: the plan is a run's sequence, not a bag.
 func TestPlanOperationsApply(t *testing.T) {
 	services, nodes := map[string]bool{}, map[string]bool{"node-0": true, "node-1": true, "node-2": true}
+	invalid := map[string]bool{}
 	for i, op := range Plan(PlanSpec{Seed: 5, Ops: 1000, Kills: 20, InitialNodes: 3, Caps: testCaps}) {
+		switch op.Kind {
+		case BreakAnnotation:
+			invalid[op.Service+" annotation"] = true
+		case FixAnnotation, SetAnnotation, DeleteService:
+			delete(invalid, op.Service+" annotation")
+		}
+		switch {
+		case op.Kind == SourceRanges && len(op.Ranges) > 0:
+			invalid[op.Service+" ranges"] = true
+		case op.Kind == SourceRanges || op.Kind == ToClusterIP || op.Kind == DeleteService:
+			delete(invalid, op.Service+" ranges")
+		}
 		switch {
 		case op.Kind == CreateService:
 			if services[op.Service] {
@@ -93,5 +107,12 @@ func TestPlanOperationsApply(t *testing.T) {
 				t.Fatalf("op %d: %s leaves %d running Nodes", i, op, len(nodes))
 			}
 		}
+	}
+	names := map[string]bool{}
+	for k := range invalid {
+		names[strings.Fields(k)[0]] = true
+	}
+	if len(names) > 1 {
+		t.Errorf("the plan ends with %d invalid Services (%v), want one at most", len(names), invalid)
 	}
 }

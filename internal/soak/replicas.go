@@ -190,6 +190,13 @@ func (r *replicas) killLeader(ctx context.Context, wait time.Duration) bool {
 	}
 }
 
+// waitForLeader waits up to wait for a live replica to hold the lease.
+func (r *replicas) waitForLeader(ctx context.Context, wait time.Duration) {
+	deadline := time.Now().Add(wait)
+	for r.currentLeader() == nil && time.Now().Before(deadline) && sleep(ctx, 100*time.Millisecond) == nil {
+	}
+}
+
 // stop ends the replacing; the cluster stops the processes.
 func (r *replicas) stop() {
 	r.mu.Lock()

@@ -3,6 +3,8 @@ package soak
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -62,28 +64,32 @@ func (d *driver) snapshot(ctx context.Context, caps Capabilities, baseline map[s
 	return s, nil
 }
 
-// warned are the Services that got a Warning Event.
-func (d *driver) warned(ctx context.Context) (map[string]bool, error) {
+// warned are the messages of the Warning Events of each Service.
+func (d *driver) warned(ctx context.Context) (map[string][]string, error) {
 	events, err := d.c.Kube.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{
 		FieldSelector: fields.Set{"type": corev1.EventTypeWarning, "involvedObject.kind": "Service"}.String(),
 	})
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]bool{}
+	out := map[string][]string{}
 	for _, e := range events.Items {
-		out[e.InvolvedObject.Name] = true
+		out[e.InvolvedObject.Name] = append(out[e.InvolvedObject.Name], e.Message)
 	}
 	return out, nil
 }
 
-func service(svc *corev1.Service, idAnnotation string, caps Capabilities, warned bool) Service {
+// service is svc as the invariants see it; warnings are its Warning
+// Events' messages: it was warned about what makes it invalid when one
+// names it.
+func service(svc *corev1.Service, idAnnotation string, caps Capabilities, warnings []string) Service {
+	why, what := invalid(svc, caps)
 	out := Service{
 		Name:         svc.Name,
 		LoadBalancer: svc.Spec.Type == corev1.ServiceTypeLoadBalancer,
 		LBID:         svc.Annotations[idAnnotation],
-		Invalid:      invalid(svc, caps),
-		Warned:       warned,
+		Invalid:      why,
+		Warned:       what != "" && slices.ContainsFunc(warnings, func(m string) bool { return strings.Contains(m, what) }),
 	}
 	for _, p := range svc.Spec.Ports {
 		out.Ports = append(out.Ports, ServicePort{Port: p.Port, NodePort: p.NodePort})
@@ -99,17 +105,18 @@ func service(svc *corev1.Service, idAnnotation string, caps Capabilities, warned
 	return out
 }
 
-// invalid says why the provider must reject svc, "" when it must not.
-func invalid(svc *corev1.Service, caps Capabilities) string {
+// invalid says why the provider must reject svc, and what a Warning
+// about it must name; "" when it must not.
+func invalid(svc *corev1.Service, caps Capabilities) (why, what string) {
 	for _, k := range keys(caps.Invalid) {
 		if v, ok := svc.Annotations[k]; ok && v == caps.Invalid[k] {
-			return fmt.Sprintf("annotation %s=%q", k, v)
+			return fmt.Sprintf("annotation %s=%q", k, v), k
 		}
 	}
 	if !caps.SourceRanges && len(svc.Spec.LoadBalancerSourceRanges) > 0 {
-		return fmt.Sprintf("loadBalancerSourceRanges %v, which the provider does not support", svc.Spec.LoadBalancerSourceRanges)
+		return fmt.Sprintf("loadBalancerSourceRanges %v, which the provider does not support", svc.Spec.LoadBalancerSourceRanges), "loadBalancerSourceRanges"
 	}
-	return ""
+	return "", ""
 }
 
 func hasTaint(n *corev1.Node, key string) bool {
