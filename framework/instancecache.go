@@ -116,6 +116,9 @@ func (c *instanceCache) cached(ctx context.Context, pick func() (*Instance, erro
 
 func (c *instanceCache) refresh(ctx context.Context) error {
 	list, err := c.src.ListInstances(ctx)
+	if err == nil {
+		err = checkListed(list)
+	}
 	if err != nil {
 		if errors.Is(err, ErrNotImplemented) {
 			c.mu.Lock()
@@ -165,5 +168,16 @@ func (c *instanceCache) refresh(ctx context.Context) error {
 	c.byIDs, c.byNames, c.sameName, c.fetched = ids, names, sameName, c.now()
 	c.refreshes, c.listErr = c.refreshes+1, nil
 	c.mu.Unlock()
+	return nil
+}
+
+// checkListed fails a list holding an instance without an ID (a cloud
+// answer missing it): the list is not used, and lookups go direct.
+func checkListed(list []*Instance) error {
+	for _, inst := range list {
+		if inst != nil && inst.ID == "" {
+			return fmt.Errorf("listing instances: malformed cloud answer: instance %q has no ID", inst.Name)
+		}
+	}
 	return nil
 }

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -116,13 +117,30 @@ func (i *instancesV2) InstanceMetadata(ctx context.Context, node *corev1.Node) (
 
 func (i *instancesV2) lookup(ctx context.Context, node *corev1.Node) (*Instance, error) {
 	if node.Spec.ProviderID == "" {
-		return i.cache.byName(ctx, node.Name)
+		return checked(i.cache.byName(ctx, node.Name))
 	}
 	id, err := i.codec.Parse(node.Spec.ProviderID)
 	if err != nil {
 		return nil, fmt.Errorf("node %q: %w", node.Name, err)
 	}
-	return i.cache.byID(ctx, id.Value)
+	inst, err := checked(i.cache.byID(ctx, id.Value))
+	if err == nil && inst.ID != id.Value {
+		return nil, fmt.Errorf("node %q: malformed cloud answer: looking up instance %q found instance %q", node.Name, id.Value, inst.ID)
+	}
+	return inst, err
+}
+
+// checked passes on a provider's lookup, an instance without an ID (a
+// cloud answer missing it) made an error: its metadata would give the
+// Node an empty providerID.
+func checked(inst *Instance, err error) (*Instance, error) {
+	switch {
+	case err != nil:
+		return nil, err
+	case inst == nil || inst.ID == "":
+		return nil, errors.New("malformed cloud answer: an instance without an ID")
+	}
+	return inst, nil
 }
 
 func copyLabels(in map[string]string) map[string]string {
