@@ -154,6 +154,8 @@ func mutateBytes(kind MutationKind, in *fuzzBytes, body []byte) []byte {
 // jsonNode is a value met walking a decoded body, with how to change it
 // where it sits.
 type jsonNode struct {
+	// path is where the value sits, as a JSON pointer ("" for the root).
+	path  string
 	value any
 	// set replaces the value in its parent (or the root).
 	set func(any)
@@ -167,16 +169,10 @@ type jsonNode struct {
 // mutateJSON applies kind to a value of root that in chooses and encodes
 // the result; false when root has no value kind applies to.
 func mutateJSON(kind MutationKind, in *fuzzBytes, root any) ([]byte, bool) {
-	var candidates []jsonNode
-	for _, n := range walk(&root) {
-		if applies(kind, n) {
-			candidates = append(candidates, n)
-		}
-	}
-	if len(candidates) == 0 {
+	n, ok := pick(kind, in, &root)
+	if !ok {
 		return nil, false
 	}
-	n := candidates[in.intn(len(candidates))]
 	switch kind {
 	case MutateRetype:
 		n.set(retype(n.value, in.next()))
@@ -203,6 +199,41 @@ func mutateJSON(kind MutationKind, in *fuzzBytes, root any) ([]byte, bool) {
 		return nil, false
 	}
 	return out.Bytes(), true
+}
+
+// pick chooses, by in, the value of root that kind changes.
+func pick(kind MutationKind, in *fuzzBytes, root *any) (jsonNode, bool) {
+	var candidates []jsonNode
+	for _, n := range walk(root) {
+		if applies(kind, n) {
+			candidates = append(candidates, n)
+		}
+	}
+	if len(candidates) == 0 {
+		return jsonNode{}, false
+	}
+	return candidates[in.intn(len(candidates))], true
+}
+
+// MutatesArray reports whether Mutation(data) changes body by emptying
+// an array (a list the cloud answers with none of its items: a
+// well-formed answer, unlike the others), and where (a JSON pointer).
+func MutatesArray(data, body []byte) (path string, ok bool) {
+	in := &fuzzBytes{data: data}
+	if MutationKind(in.next()%byte(NumMutationKinds)) != MutateEmpty {
+		return "", false
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var root any
+	if err := dec.Decode(&root); err != nil || dec.More() {
+		return "", false
+	}
+	n, found := pick(MutateEmpty, in, &root)
+	if _, isArray := n.value.([]any); !found || !isArray {
+		return "", false
+	}
+	return n.path, true
 }
 
 // applies reports whether kind can change n.
@@ -244,11 +275,12 @@ func walk(root *any) []jsonNode {
 		switch v := n.value.(type) {
 		case map[string]any:
 			for _, k := range slices.Sorted(maps.Keys(v)) {
-				visit(jsonNode{value: v[k], set: func(x any) { v[k] = x }, remove: func() { delete(v, k) }})
+				visit(jsonNode{path: n.path + "/" + k, value: v[k], set: func(x any) { v[k] = x }, remove: func() { delete(v, k) }})
 			}
 		case []any:
 			for j := range v {
 				visit(jsonNode{
+					path:      n.path + "/" + strconv.Itoa(j),
 					value:     v[j],
 					set:       func(x any) { v[j] = x },
 					duplicate: func() { n.set(slices.Insert(slices.Clone(v), j+1, deepCopy(v[j]))) },

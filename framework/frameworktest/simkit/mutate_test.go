@@ -149,3 +149,15 @@ func TestMutateFault(t *testing.T) {
 		t.Errorf("mutated 401: %d %q", r.StatusCode, body)
 	}
 }
+
+func TestMutatesArray(t *testing.T) {
+	if path, ok := MutatesArray([]byte{byte(MutateEmpty), 0, 1}, []byte(mutateBody)); !ok || path != "/items" {
+		t.Errorf("emptying items: %q, %v; want /items, true", path, ok)
+	}
+	if path, ok := MutatesArray([]byte{byte(MutateEmpty), 0, 3}, []byte(mutateBody)); ok {
+		t.Errorf("emptying an object: %q, true; want false", path)
+	}
+	if _, ok := MutatesArray([]byte{byte(MutateDropField), 0, 1}, []byte(mutateBody)); ok {
+		t.Error("dropping a field empties no array")
+	}
+}
