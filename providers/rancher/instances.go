@@ -92,6 +92,9 @@ func (i *instances) InstanceByID(ctx context.Context, id string) (*framework.Ins
 	var found *listedHost
 	for k := range hosts {
 		h := &hosts[k]
+		if h.Uuid == "" {
+			return nil, fmt.Errorf("listing hosts: malformed response: host %q has no uuid", h.Id)
+		}
 		if h.Uuid != id {
 			continue // a server that ignores the filter
 		}
