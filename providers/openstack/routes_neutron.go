@@ -26,6 +26,10 @@ func (r *routes) getRouter(ctx context.Context, n *routeAPI) (*routers.Router, e
 	if err != nil {
 		return nil, fmt.Errorf("getting router %s ([Route] router-id): %w", r.routerID, serviceError(err))
 	}
+	if router.ID != r.routerID {
+		// {"router": {}} would read as a router without routes.
+		return nil, fmt.Errorf("getting router %s ([Route] router-id): malformed response: the API answered with router %q", r.routerID, router.ID)
+	}
 	return router, nil
 }
 
