@@ -27,10 +27,10 @@ func FuzzAnnotations(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string, shape uint8) {
 		ann := fuzzkit.Annotations[LoadBalancerConfig](t, AnnotationPrefix, text)
 		cfg, err := fuzzkit.Decode[LoadBalancerConfig](t, AnnotationPrefix, nil, ann)
-		verr := cfg.Validate()
+		verr := fuzzkit.Stable(t, cfg.Validate)
 		fuzzkit.NamesAnnotation(t, verr, AnnotationPrefix)
 		svc := fuzzkit.Service(shape, ann)
-		if err != nil || verr != nil || validateService(svc) != nil {
+		if err != nil || verr != nil || fuzzkit.Stable(t, func() error { return validateService(svc) }) != nil {
 			return
 		}
 		req := &lbRequest{ClusterName: "kubernetes", Service: svc, Nodes: nodes, Name: "a8a6e5e0c6a8f4b8e9d6c2f0a3c1b7e1", Config: cfg}

@@ -32,11 +32,11 @@ func FuzzAnnotations(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string, shape uint8) {
 		ann := fuzzkit.Annotations[LoadBalancerConfig](t, AnnotationPrefix, text)
 		cfg, err := fuzzkit.Decode[LoadBalancerConfig](t, AnnotationPrefix, nil, ann)
-		verr := cfg.Validate()
+		verr := fuzzkit.Stable(t, cfg.Validate)
 		fuzzkit.NamesAnnotation(t, verr, AnnotationPrefix, "aws-load-balancer-healthcheck-interval")
 		svc := fuzzkit.Service(shape, ann)
 		req := &lbRequest{ClusterName: "kubernetes", Service: svc, Nodes: nodes, Name: loadBalancerName("kubernetes", svc, cfg), Config: cfg}
-		if err != nil || verr != nil || validateService(req) != nil {
+		if err != nil || verr != nil || fuzzkit.Stable(t, func() error { return validateService(req) }) != nil {
 			return
 		}
 		if _, err := desiredOptions(t.Context(), req, cip, codec); err != nil {

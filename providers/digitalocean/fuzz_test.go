@@ -36,10 +36,10 @@ func FuzzAnnotations(f *testing.F) {
 		for _, lbType := range []string{LoadBalancerTypeRegionalNetwork, LoadBalancerTypeRegional} {
 			newConfig := func() *LoadBalancerConfig { return &LoadBalancerConfig{Type: lbType} }
 			cfg, err := fuzzkit.Decode(t, AnnotationPrefix, newConfig, ann)
-			verr := cfg.Validate()
+			verr := fuzzkit.Stable(t, cfg.Validate)
 			fuzzkit.NamesAnnotation(t, verr, AnnotationPrefix)
 			req := &lbRequest{ClusterName: "kubernetes", Service: fuzzkit.Service(shape, ann), Nodes: nodes, Name: "a8a6e5e0c6a8f4b8e9d6c2f0a3c1b7e1", Config: cfg}
-			if err != nil || verr != nil || validateService(req) != nil {
+			if err != nil || verr != nil || fuzzkit.Stable(t, func() error { return validateService(req) }) != nil {
 				continue
 			}
 			s := lbSettings{region: "nyc3", clusterID: "c1", certificateID: cfg.CertificateID, codec: framework.Codec(New())}

@@ -51,13 +51,13 @@ func FuzzAnnotations(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string, shape uint8) {
 		ann := fuzzkit.Annotations[LoadBalancerConfig](t, AnnotationPrefix, text)
 		cfg, err := fuzzkit.Decode(t, AnnotationPrefix, func() *LoadBalancerConfig { return newLBConfig(&defaults.LoadBalancer) }, ann)
-		verr := cfg.Validate()
+		verr := fuzzkit.Stable(t, cfg.Validate)
 		fuzzkit.NamesAnnotation(t, verr, AnnotationPrefix, "openstack-internal-load-balancer")
 		svc := fuzzkit.Service(shape, ann)
 		req := &lbRequest{ClusterName: "kubernetes", Service: svc, Nodes: nodes, Name: loadBalancerName("kubernetes", svc, cfg), Config: cfg}
 		for _, provider := range []string{"amphora", "ovn"} {
 			d := &lbDriver{cfg: &defaults.LoadBalancer, classes: defaults.LoadBalancerClass, features: featuresFor(27, provider)}
-			serr := d.Validate(req)
+			serr := fuzzkit.Stable(t, func() error { return d.Validate(req) })
 			fuzzkit.NamesAnnotation(t, serr, AnnotationPrefix, "spec.", "[LoadBalancer]")
 			if err != nil || verr != nil || serr != nil {
 				continue

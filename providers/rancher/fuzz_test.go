@@ -22,6 +22,8 @@ func FuzzAnnotations(f *testing.F) {
 		"scale=0\nhealthcheck-interval=99\nhealthcheck-response-timeout=3600001\nhealthcheck-healthy-threshold=0\nhealthcheck-unhealthy-threshold=101",
 		"id=1s12\nport-protocols=8080=udp,nope\nstickiness-cookie=x",
 		"protocol=tls\nport-protocols=dns=tcp,53=https",
+		"port-protocols=1=x,2=y,3=z",
+		"port-protocols=81=http,82=https,83=tcp",
 	} {
 		f.Add(s, uint8(0))
 	}
@@ -32,11 +34,11 @@ func FuzzAnnotations(f *testing.F) {
 		for _, global := range []bool{false, true} {
 			settings := &LoadBalancerSettings{Global: global}
 			cfg, err := fuzzkit.Decode(t, AnnotationPrefix, settings.newConfig, ann)
-			verr := cfg.Validate()
+			verr := fuzzkit.Stable(t, cfg.Validate)
 			fuzzkit.NamesAnnotation(t, verr, AnnotationPrefix, "RANCHER_LB_GLOBAL")
 			svc := fuzzkit.Service(shape, ann)
 			req := &lbRequest{ClusterName: "kubernetes", Service: svc, Nodes: nodes, Name: loadBalancerName("kubernetes", svc, cfg), Config: cfg}
-			serr := validateService(req)
+			serr := fuzzkit.Stable(t, func() error { return validateService(req) })
 			fuzzkit.NamesAnnotation(t, serr, AnnotationPrefix, "spec.")
 			if err != nil || verr != nil || serr != nil {
 				continue

@@ -3,7 +3,9 @@ package rancher
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -128,7 +130,8 @@ func (c *LoadBalancerConfig) Validate() error {
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("annotation %q: %s", annotationKey(key), fmt.Sprintf(format, args...)))
 	}
-	for port, proto := range c.PortProtocols {
+	for _, port := range slices.Sorted(maps.Keys(c.PortProtocols)) { // the same Event text every sync
+		proto := c.PortProtocols[port]
 		if port == "" {
 			bad("port-protocols", "a protocol without a port")
 		}

@@ -114,7 +114,7 @@ func validateService(req *lbRequest) error {
 			errs = append(errs, fmt.Errorf("spec.ports[%d].nodePort: port %d has no node port; set spec.allocateLoadBalancerNodePorts to true", i, p.Port))
 		}
 	}
-	for port := range cfg.PortProtocols {
+	for _, port := range slices.Sorted(maps.Keys(cfg.PortProtocols)) {
 		if !slices.ContainsFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool {
 			return port == strconv.Itoa(int(p.Port)) || port == p.Name && p.Name != ""
 		}) {

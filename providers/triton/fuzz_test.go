@@ -42,11 +42,11 @@ func FuzzAnnotations(f *testing.F) {
 		for _, mode := range []string{modeMoirai, modeCNS} {
 			newConfig := func() *LoadBalancerConfig { return &LoadBalancerConfig{Mode: mode} }
 			cfg, err := fuzzkit.Decode(t, AnnotationPrefix, newConfig, ann)
-			verr := cfg.Validate()
+			verr := fuzzkit.Stable(t, cfg.Validate)
 			fuzzkit.NamesAnnotation(t, verr, AnnotationPrefix)
 			svc := fuzzkit.Service(shape, ann)
 			req := &lbRequest{ClusterName: "kubernetes", Service: svc, Config: cfg, Name: "a8a6e5e0c6a8f4b8e9d6c2f0a3c1b7e1"}
-			if err != nil || verr != nil || validateService(req) != nil || cfg.Mode != modeMoirai {
+			if err != nil || verr != nil || fuzzkit.Stable(t, func() error { return validateService(req) }) != nil || cfg.Mode != modeMoirai {
 				continue
 			}
 			desiredMetadata(req, moiraiTarget{backend: "nodes.svc.6e4b3b0a.us-east-1.cns.example.com", nodes: 3, proxyHealth: 10256})

@@ -151,3 +151,19 @@ func errText(err error) string {
 	}
 	return err.Error()
 }
+
+// Stable calls check (a config's Validate, a driver's Service check) four
+// times and fails t unless every call gives the same error text: a
+// Warning Event whose words change from one sync to the next is emitted
+// again on every sync. It returns the first call's error.
+func Stable(t testing.TB, check func() error) error {
+	t.Helper()
+	err := check()
+	for range 3 {
+		if again := check(); errText(again) != errText(err) {
+			t.Errorf("the same check gives different errors:\n%v\n%v", err, again)
+			break
+		}
+	}
+	return err
+}
