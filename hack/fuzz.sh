@@ -6,30 +6,39 @@
 #
 # FUZZ is an extended regexp matched against the target names (default: all).
 # Targets are found by grep (func FuzzXxx(f *testing.F) in *_test.go), not by
-# `go test -list`, which would compile every package. go test -fuzz runs one
-# target per invocation, so each target is its own run; a crasher is written
-# to <package>/testdata/fuzz/<Name>/<hash>, where `go test` replays it from
-# then on: fix the bug and commit that file as the regression test.
+# `go test -list`, which would compile every package. A fuzzing run takes one
+# target, so each package's instrumented test binary is built once (go test
+# -c -fuzz) and run once per target, from the package's directory as go test
+# runs it. A crasher is written to <package>/testdata/fuzz/<Name>/<hash>,
+# where `go test` replays it from then on: fix the bug and commit that file
+# as the regression test.
 #
-# FUZZPARALLEL sets go test's -parallel (fuzzing workers; default GOMAXPROCS).
-# The test binaries are cached, so a second run skips the builds.
+# FUZZPARALLEL sets the fuzzing workers (default GOMAXPROCS).
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
+root=$PWD
 fuzztime=${FUZZTIME:-3s}
 filter=${FUZZ:-.}
 go=${GO:-go}
 parallel=()
-if [[ -n ${FUZZPARALLEL:-} ]]; then parallel=(-parallel "$FUZZPARALLEL"); fi
+if [[ -n ${FUZZPARALLEL:-} ]]; then parallel=(-test.parallel="$FUZZPARALLEL"); fi
+module=$("$go" list -m)
+cachedir=$("$go" env GOCACHE)/fuzz
 
-# Every "<dir> <Name>" pair, sorted. hack/ is a module of its own and bin/
-# holds tools, so neither is searched.
+# Every "<dir> <Name>" pair matching FUZZ, sorted by package. hack/ is a
+# module of its own and bin/ holds tools, so neither is searched.
 mapfile -t targets < <(
 	grep -rEo --include='*_test.go' --exclude-dir=hack --exclude-dir=bin --exclude-dir=.git \
 		'^func Fuzz[A-Za-z0-9_]*\(' . |
 		sed -E 's#^\./(.*)/[^/]*_test\.go:func (Fuzz[A-Za-z0-9_]*)\($#\1 \2#; s#^\./[^/]*_test\.go:func (Fuzz[A-Za-z0-9_]*)\($#. \1#' |
-		sort -u
+		sort -u |
+		while read -r dir name; do [[ $name =~ $filter ]] && echo "$dir $name"; done
 )
+if ((${#targets[@]} == 0)); then
+	echo "fuzz: no target matches FUZZ=$filter" >&2
+	exit 1
+fi
 
 # flaked reports whether a failed run's log is only Go 1.26's coordinator
 # race (go.dev/issue/75804, fixed in Go 1.27): the fuzzing context's
@@ -40,43 +49,55 @@ flaked() {
 		! grep -q -e 'Failing input written' -e 'panic:' -e '^        ' "$1"
 }
 
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-ran=0
+# report prints the tail of a failed run: from its first "--- FAIL", or its
+# last lines (a build error), and where the crasher went.
+report() { # log dir name
+	if first=$(grep -m 1 -n -e '--- FAIL' "$1" | cut -d: -f1) && [[ -n $first ]]; then
+		tail -n "+$first" "$1" | head -n 30 | sed 's/^/     /'
+	else
+		tail -n 20 "$1" | sed 's/^/     /'
+	fi
+	if crasher=$(grep -Eo 'testdata/fuzz/[^ ]+' "$1" | head -n 1) && [[ -n $crasher ]]; then
+		echo "     crasher: $2/$crasher (replay: go test -run='^$3\$/$(basename "$crasher")\$' ./$2)"
+	fi
+}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+log=$tmp/log
 failed=()
 start=$SECONDS
+built=
 for t in "${targets[@]}"; do
 	dir=${t% *}
 	name=${t#* }
-	[[ $name =~ $filter ]] || continue
-	ran=$((ran + 1))
+	bin=$tmp/${dir//\//_}.test
+	if [[ $dir != "$built" ]]; then
+		built=$dir
+		t0=$SECONDS
+		if ! "$go" test -c -fuzz=. -o "$bin" "./$dir" >"$log" 2>&1; then
+			printf '%-4s %-34s %-40s %4ds\n' FAIL "(build)" "./$dir" $((SECONDS - t0))
+			report "$log" "$dir" build
+			failed+=("build ./$dir")
+			continue
+		fi
+		printf '%-4s %-34s %-40s %4ds\n' ok "(build)" "./$dir" $((SECONDS - t0))
+	fi
+	[[ -x $bin ]] || continue # its build failed
 	t0=$SECONDS
-	if "$go" test -run='^$' -fuzz="^${name}\$" -fuzztime="$fuzztime" "${parallel[@]}" "./$dir" >"$log" 2>&1; then
+	if (cd "$root/$dir" && "$bin" -test.run='^$' -test.fuzz="^${name}\$" -test.fuzztime="$fuzztime" \
+		-test.fuzzcachedir="$cachedir/$module/$dir" -test.timeout=0 "${parallel[@]}") >"$log" 2>&1; then
 		printf '%-4s %-34s %-40s %4ds\n' ok "$name" "./$dir" $((SECONDS - t0))
-		continue
-	fi
-	if flaked "$log"; then
+	elif flaked "$log"; then
 		printf '%-4s %-34s %-40s %4ds  (go#75804: deadline race at the end of -fuzztime, no failing input)\n' ok "$name" "./$dir" $((SECONDS - t0))
-		continue
-	fi
-	printf '%-4s %-34s %-40s %4ds\n' FAIL "$name" "./$dir" $((SECONDS - t0))
-	failed+=("$name ./$dir")
-	# The failure, and where go test wrote the crasher (relative to the package).
-	if first=$(grep -m 1 -n -e '--- FAIL' "$log" | cut -d: -f1) && [[ -n $first ]]; then
-		tail -n "+$first" "$log" | head -n 30 | sed 's/^/     /'
-	else # no test ran: a build error, or a panic before fuzzing
-		tail -n 20 "$log" | sed 's/^/     /'
-	fi
-	if crasher=$(grep -Eo 'testdata/fuzz/[^ ]+' "$log" | head -n 1) && [[ -n $crasher ]]; then
-		echo "     crasher: $dir/$crasher (replay: go test -run='^${name}\$/$(basename "$crasher")\$' ./$dir)"
+	else
+		printf '%-4s %-34s %-40s %4ds\n' FAIL "$name" "./$dir" $((SECONDS - t0))
+		report "$log" "$dir" "$name"
+		failed+=("$name ./$dir")
 	fi
 done
 
-if ((ran == 0)); then
-	echo "fuzz: no target matches FUZZ=$filter" >&2
-	exit 1
-fi
-echo "fuzz: $ran targets, ${#failed[@]} failed, $((SECONDS - start))s"
+echo "fuzz: ${#targets[@]} targets, ${#failed[@]} failed, $((SECONDS - start))s"
 if ((${#failed[@]} > 0)); then
 	printf 'FAIL %s\n' "${failed[@]}" >&2
 	exit 1
