@@ -313,6 +313,10 @@ func (c *client) listAllLoadBalancers(ctx context.Context) ([]loadBalancer, erro
 
 func (c *client) getLoadBalancer(ctx context.Context, id string) (*loadBalancer, error) {
 	lb, err := getOne[loadBalancer](ctx, c, "loadBalancers.get", http.MethodGet, lbPath(id), "load_balancer", nil)
+	if err == nil && lb.ID != id {
+		// {"load_balancer": {}} would read as one without listeners or IP.
+		return nil, fmt.Errorf("loadBalancers.get %s: malformed response: the API answered with load balancer %q", id, lb.ID)
+	}
 	return lb, aboutResource(err)
 }
 
