@@ -167,10 +167,17 @@ func (r *routes) nodesByAddress(ctx context.Context) (map[netip.Addr]string, err
 		return nil, err
 	}
 	owners := map[netip.Addr]string{}
+	listed := make(map[string]bool, len(list))
 	for _, s := range list {
 		if s.ID == "" {
 			continue
 		}
+		if listed[s.ID] {
+			// A list that repeats a server may leave another out: its
+			// routes would read as blackholes, and be deleted.
+			return nil, fmt.Errorf("listing servers: malformed response: server %s listed twice", s.ID)
+		}
+		listed[s.ID] = true
 		for _, net := range s.Addresses {
 			for _, a := range net.Addrs {
 				ip, err := netip.ParseAddr(a.Addr)
