@@ -62,6 +62,12 @@ func validateService(req *lbRequest) error {
 	if svc.Spec.LoadBalancerIP != "" {
 		errs = append(errs, fmt.Errorf("spec.loadBalancerIP: not supported; remove it and name the cloud IP in annotation %q", annotationKey("cloudip-allocations")))
 	}
+	if ranges, err := helpers.GetLoadBalancerSourceRanges(svc); err != nil || !helpers.IsAllowAll(ranges) {
+		// The node firewall sees the load balancer, not the client, as the
+		// source: nothing can enforce the ranges, so refusing beats
+		// silently serving everyone.
+		errs = append(errs, errors.New("spec.loadBalancerSourceRanges: not supported by Brightbox load balancers, which cannot filter by source address; remove it"))
+	}
 	if len(svc.Spec.Ports) == 0 {
 		errs = append(errs, errors.New("spec.ports: the Service has no ports"))
 	}

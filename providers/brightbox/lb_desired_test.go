@@ -187,8 +187,11 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 
 func TestValidateService(t *testing.T) {
 	for field, svc := range map[string]*corev1.Service{
-		"spec.sessionAffinity":   testService(func(s *corev1.Service) { s.Spec.SessionAffinity = corev1.ServiceAffinityClientIP }),
-		"spec.loadBalancerIP":    testService(func(s *corev1.Service) { s.Spec.LoadBalancerIP = "109.107.1.1" }),
+		"spec.sessionAffinity": testService(func(s *corev1.Service) { s.Spec.SessionAffinity = corev1.ServiceAffinityClientIP }),
+		"spec.loadBalancerIP":  testService(func(s *corev1.Service) { s.Spec.LoadBalancerIP = "109.107.1.1" }),
+		"spec.loadBalancerSourceRanges": testService(func(s *corev1.Service) {
+			s.Spec.LoadBalancerSourceRanges = []string{"192.0.2.0/24"}
+		}),
 		"spec.ports[1].protocol": testService(func(s *corev1.Service) { s.Spec.Ports[1].Protocol = corev1.ProtocolUDP }),
 		"spec.ports[0].nodePort": testService(func(s *corev1.Service) { s.Spec.Ports[0].NodePort = 0 }),
 		"spec.ports":             testService(func(s *corev1.Service) { s.Spec.Ports = nil }),

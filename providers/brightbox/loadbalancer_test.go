@@ -381,6 +381,9 @@ func TestLoadBalancerInvalidService(t *testing.T) {
 		"spec.ports[1].protocol": func(s *corev1.Service) { s.Spec.Ports[1].Protocol = corev1.ProtocolUDP },
 		"spec.sessionAffinity":   func(s *corev1.Service) { s.Spec.SessionAffinity = corev1.ServiceAffinityClientIP },
 		"spec.loadBalancerIP":    func(s *corev1.Service) { s.Spec.LoadBalancerIP = "109.107.35.1" },
+		"spec.loadBalancerSourceRanges": func(s *corev1.Service) {
+			s.Spec.LoadBalancerSourceRanges = []string{"192.0.2.0/24"}
+		},
 		brightbox.AnnotationPrefix + "ssl-ports": func(s *corev1.Service) {
 			s.Annotations = map[string]string{brightbox.AnnotationPrefix + "ssl-ports": "8080"}
 		},
