@@ -15,8 +15,12 @@ import (
 	"github.com/ccmkit/ccmkit/framework/nodeaddr"
 )
 
-// dropletOff is the status of a powered-off droplet.
-const dropletOff = "off"
+// The droplet statuses the provider acts on: a powered-off droplet is shut
+// down; an active one always has an address.
+const (
+	dropletOff    = "off"
+	dropletActive = "active"
+)
 
 // instances implements framework.Instances over droplets. The framework
 // builds cloudprovider.InstancesV2 on it: providerID parsing, the lookup by
@@ -122,8 +126,14 @@ func (i *instances) convert(ctx context.Context, d *godo.Droplet) (*framework.In
 	id := strconv.Itoa(d.ID)
 	log := klog.FromContext(ctx)
 	private, public4, public6 := dropletIPs(d)
-	if d.Networks == nil {
-		log.Info("Droplet reports no networks", "dropletID", id)
+	if private == "" && public4 == "" && public6 == "" {
+		if d.Status == dropletActive {
+			// Every active droplet has a public IPv4 address: an answer
+			// without one is half an answer, and would take the Node's
+			// addresses away.
+			return nil, fmt.Errorf("malformed response: active droplet %s has no IP address", id)
+		}
+		log.Info("Droplet reports no networks", "dropletID", id, "status", d.Status)
 	}
 	addrs, err := nodeaddr.NewBuilder(nodeaddr.DualStack).
 		AddInternal(private).

@@ -132,7 +132,7 @@ func newProvider() framework.Provider { return digitalocean.New() }
 func TestRegion(t *testing.T) {
 	// A droplet the API names no region for: the configured one applies.
 	api := newRawAPI(t, map[string]rawResponse{
-		"GET /v2/droplets/1": {body: `{"droplet":{"id":1,"name":"node-1","status":"active","size_slug":"s-1vcpu-1gb"}}`},
+		"GET /v2/droplets/1": {body: `{"droplet":{"id":1,"name":"node-1","status":"active","size_slug":"s-1vcpu-1gb","networks":{"v4":[{"ip_address":"192.0.2.1","type":"public"}]}}}`},
 	})
 
 	metadata := func(status int, body string) string {
