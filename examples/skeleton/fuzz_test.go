@@ -48,6 +48,7 @@ func FuzzConfig(f *testing.F) {
 		"SKELETON_API_URL=https://api.skeleton.example\nSKELETON_TOKEN=REPLACE-WITH-YOUR-TOKEN",
 		"SKELETON_API_URL=https://u:pa55word-x@api.skeleton.example/\nSKELETON_API_QPS=-1",
 		"SKELETON_API_URL=::x\nSKELETON_API_QPS=NaN\n#2=",
+		"SKELETON_API_URL=ops:pa55word-z@api.skeleton.example\nSKELETON_TOKEN=t",
 	} {
 		f.Add(s)
 	}

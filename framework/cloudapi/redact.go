@@ -88,6 +88,12 @@ func (r *redactor) url(u *url.URL) string {
 		return ""
 	}
 	c := *u
+	if c.Host == "" && strings.Contains(c.String(), "@") {
+		// Userinfo url.Parse did not take as such: "user:pass@host" (no
+		// "//") parses as scheme "user", "x//u:p@h" as a path, "#//u:p@h"
+		// as a fragment.
+		return Redacted
+	}
 	if c.User != nil {
 		c.User = url.User(Redacted)
 	}

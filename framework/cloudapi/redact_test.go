@@ -23,6 +23,11 @@ func TestRedactURL(t *testing.T) {
 		{in: "https://x/v1?%74oken=abc", want: "https://x/v1?%74oken=REDACTED"},
 		{in: "https://x/v1?token", want: "https://x/v1?token"},
 		{in: "https://x/cb#access_token=abc&state=s", want: "https://x/cb#access_token=REDACTED&state=s"},
+		// Userinfo url.Parse did not see: a URL missing its "https://".
+		{in: "ops:pa55word@api.example.com/v2", want: "REDACTED"},
+		{in: "0//:000000@0", want: "REDACTED"},
+		{in: "/v2/user@example.com", want: "REDACTED"},
+		{in: "#//u:pa55word@host", want: "REDACTED"},
 	}
 	for _, tc := range tests {
 		if got := RedactURL(mustParseURL(t, tc.in)); got != tc.want {

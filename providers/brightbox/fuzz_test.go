@@ -57,6 +57,7 @@ func FuzzConfig(f *testing.F) {
 		"BRIGHTBOX_CLIENT_SECRET=s\nBRIGHTBOX_API_URL=https://u:pa55word-x@api.example.com/?q=1#f",
 		"BRIGHTBOX_CLIENT=c\nBRIGHTBOX_API_URL=http://u:pa55word-y@%zz\nBRIGHTBOX_LEGACY_ADDRESSES=maybe",
 		"#0=x\n#5=\xff\n#8=",
+		"BRIGHTBOX_CLIENT=c\nBRIGHTBOX_API_URL=ops:pa55word-z@api.gb1.brightbox.com",
 	} {
 		f.Add(s)
 	}

@@ -61,6 +61,7 @@ func FuzzConfig(f *testing.F) {
 		"DO_ACCESS_TOKEN=t\nDO_OVERRIDE_URL=::not a url\nDEFAULT_LB_TYPE=GLOBAL\nPUBLIC_ACCESS_FIREWALL_TAGS=x",
 		"DO_CLUSTER_ID=c\nDO_CLUSTER_VPC_ID=v\nDO_API_RATE_LIMIT_QPS=NaN",
 		"#0=x\n#5=\xff\n#9=",
+		"DO_ACCESS_TOKEN=t\nDO_OVERRIDE_URL=ops:pa55word-z@api.example.com/v2",
 	} {
 		f.Add(s)
 	}

@@ -59,6 +59,7 @@ func FuzzConfig(f *testing.F) {
 		"CATTLE_URL=http://ak:sk-pa55word@rancher.example.com:8080/v2-beta\nCATTLE_ACCESS_KEY=a",
 		"CATTLE_URL=rancher.example.com\nRANCHER_ZONE_LABELS=,\nRANCHER_LB_GLOBAL=maybe\nRANCHER_DEFAULT_INSTANCE_TYPE=",
 		"#0=x\n#3=\xff\n#9=\n#12=-1",
+		"CATTLE_URL=ak:pa55word-z@rancher.example.com:8080/v2-beta",
 	} {
 		f.Add(s)
 	}

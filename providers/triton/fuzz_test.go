@@ -65,6 +65,7 @@ func FuzzConfig(f *testing.F) {
 		"SDC_URL=https://u:pa55word-x@cloudapi.example.com/?q\nSDC_ACCOUNT=ops\nSDC_KEY_MATERIAL=~/.ssh/id_rsa\nTRITON_REGION=us-east",
 		"TRITON_URL=ftp://x\nTRITON_SKIP_TLS_VERIFY=maybe\nTRITON_LB_MODE=bogus",
 		"#0=x\n#5=\xff\n#11=\n#20=-1\n#30=1x",
+		"TRITON_URL=ops:pa55word-z@cloudapi.example.com\nTRITON_ACCOUNT=ops",
 	} {
 		f.Add(s)
 	}

@@ -87,16 +87,17 @@ func NoSecret(t testing.TB, err error, secrets ...string) {
 }
 
 // URLPassword returns the password in raw's userinfo ("" when none), also
-// from a URL that does not parse: the text between the first ":" after
-// "//" and the last "@" before the path.
+// from a URL url.Parse does not read userinfo from ("ops:pw@host" without
+// "//", a path holding "//u:pw@h"): the text between the first ":" and the
+// last "@" before the path.
 func URLPassword(raw string) string {
 	if u, err := url.Parse(raw); err == nil && u.User != nil {
 		p, _ := u.User.Password()
 		return p
 	}
-	_, rest, ok := strings.Cut(raw, "//")
-	if !ok {
-		return ""
+	rest := raw
+	if _, after, ok := strings.Cut(raw, "//"); ok && !strings.Contains(raw[:len(raw)-len(after)], "@") {
+		rest = after
 	}
 	rest, _, _ = strings.Cut(rest, "/")
 	at := strings.LastIndex(rest, "@")

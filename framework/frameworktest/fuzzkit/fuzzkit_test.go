@@ -99,6 +99,8 @@ func TestURLPassword(t *testing.T) {
 		"no scheme":                "",
 		"https://u@host":           "",
 		"https://u:p@ss@host/path": "p@ss",
+		"ops:pw-3@host/x":          "pw-3",
+		"0//:000000@0":             "000000",
 	} {
 		if got := URLPassword(in); got != want {
 			t.Errorf("URLPassword(%q) = %q, want %q", in, got, want)
