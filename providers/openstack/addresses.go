@@ -23,7 +23,26 @@ type novaNetwork struct {
 type novaAddress struct {
 	Addr    string `json:"addr"`
 	Version int    `json:"version"`
-	Type    string `json:"OS-EXT-IPS:type"` // "fixed" or "floating"
+	Type    string `json:"OS-EXT-IPS:type"` // addrFixed or addrFloating
+}
+
+// The types of a Nova address.
+const (
+	addrFixed    = "fixed"
+	addrFloating = "floating"
+)
+
+// validate rejects an address Nova never lists: one without an IP, or
+// of a type other than fixed or floating (which would turn a floating
+// address into an InternalIP). The IP's syntax is nodeAddresses' check.
+func (a novaAddress) validate() error {
+	switch {
+	case a.Addr == "":
+		return errors.New(`an address without "addr"`)
+	case a.Type != addrFixed && a.Type != addrFloating:
+		return fmt.Errorf("address %s: OS-EXT-IPS:type %q is neither %q nor %q", a.Addr, a.Type, addrFixed, addrFloating)
+	}
+	return nil
 }
 
 // novaAddresses is a server's "addresses" object with its key order kept.
@@ -53,6 +72,11 @@ func (a *novaAddresses) UnmarshalJSON(data []byte) error {
 		var addrs []novaAddress
 		if err := dec.Decode(&addrs); err != nil {
 			return fmt.Errorf("addresses of network %q: %w", name, err)
+		}
+		for _, addr := range addrs {
+			if err := addr.validate(); err != nil {
+				return fmt.Errorf("addresses of network %q: %w", name, err)
+			}
 		}
 		*a = append(*a, novaNetwork{Name: name, Addrs: addrs})
 	}
@@ -100,7 +124,7 @@ func nodeAddresses(s *server, r addressRules) ([]corev1.NodeAddress, error) {
 	for _, n := range s.Addresses {
 		for _, a := range n.Addrs {
 			switch {
-			case a.Type == "floating", slices.Contains(r.public, n.Name):
+			case a.Type == addrFloating, slices.Contains(r.public, n.Name):
 				external = append(external, a.Addr)
 			case len(r.internal) == 0 || slices.Contains(r.internal, n.Name):
 				internal = append(internal, a.Addr)

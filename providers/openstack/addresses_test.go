@@ -28,7 +28,10 @@ func TestNovaAddressOrder(t *testing.T) {
 	if diff := cmp.Diff(want, s.Addresses); diff != "" {
 		t.Errorf("addresses (-want +got):\n%s", diff)
 	}
-	for _, bad := range []string{`{"addresses": []}`, `{"addresses": {"n": "x"}}`} {
+	for _, bad := range []string{`{"addresses": []}`, `{"addresses": {"n": "x"}}`,
+		`{"addresses": {"n": [{}]}}`, `{"addresses": {"n": [{"version": 4, "OS-EXT-IPS:type": "fixed"}]}}`,
+		`{"addresses": {"n": [{"addr": "10.0.0.2", "version": 4}]}}`,
+		`{"addresses": {"n": [{"addr": "10.0.0.2", "version": 4, "OS-EXT-IPS:type": "FIXED"}]}}`} {
 		if err := json.Unmarshal([]byte(bad), &s); err == nil {
 			t.Errorf("%s: no error", bad)
 		}

@@ -138,18 +138,17 @@ func (i *instances) listServers(ctx context.Context, opts servers.ListOpts) ([]s
 	return all, nil
 }
 
-// convert maps a server to what a Node needs. An address Nova garbles is
-// logged and left out rather than failing the lookup, so the Node keeps its
-// other addresses.
+// convert maps a server to what a Node needs. An address Nova garbles (not
+// an IP) is a malformed response: leaving it out would hand the Node half
+// its addresses, and an error keeps the ones it has.
 func (i *instances) convert(ctx context.Context, s *server) (*framework.Instance, error) {
-	log := klog.FromContext(ctx)
 	typ, err := i.flavors.instanceType(ctx, i.compute, s.Flavor)
 	if err != nil {
 		return nil, fmt.Errorf("server %s: %w", s.ID, err)
 	}
 	addrs, err := nodeAddresses(s, i.rules)
 	if err != nil {
-		log.Error(err, "Ignoring malformed server addresses", "serverID", s.ID)
+		return nil, fmt.Errorf("server %s: malformed response: addresses: %w", s.ID, err)
 	}
 	return &framework.Instance{
 		ID:        s.ID,
