@@ -35,6 +35,9 @@ type driver struct {
 	faults map[string]*atomic.Int64
 	// removers take out the faults still injected.
 	removers []func()
+	// armed are the mid-reconcile kills armed so far, each true once
+	// carried out.
+	armed []*atomic.Bool
 }
 
 func newDriver(c *cluster.Cluster, reps *replicas) *driver {
@@ -120,11 +123,7 @@ func (d *driver) apply(ctx context.Context, op Op) error {
 	case Window401:
 		return d.window(ctx, op, "401", simkit.Fault{Status: http.StatusUnauthorized})
 	case KillNow:
-		// The next operations get a leader: a kill every few operations
-		// would otherwise leave the cluster without one most of the time.
-		if d.reps.killLeader(ctx, 30*time.Second) {
-			d.reps.waitForLeader(ctx, 30*time.Second)
-		}
+		d.killNow(ctx)
 		return nil
 	case KillMid:
 		d.armKill(ctx, op.Method)
@@ -144,24 +143,55 @@ func (d *driver) window(_ context.Context, op Op, kind string, f simkit.Fault) e
 
 // armKill kills the leader as its next request with method reaches the
 // cloud, which then still serves it: the crash between a write and
-// whatever the CCM meant to do next (write the ID annotation...).
+// whatever the CCM meant to do next (write the ID annotation...). A write
+// made while no live leader is known (a new one not yet seen in its log,
+// the last one already killed) leaves the kill armed for the next one;
+// flushKills carries out the kills still armed when the operations end.
 func (d *driver) armKill(ctx context.Context, method string) {
-	var once atomic.Bool
+	var fired atomic.Bool
 	var remove func()
 	var ready sync.WaitGroup
 	ready.Add(1)
 	remove = d.c.Sim.Inject(simkit.Fault{Op: method, Do: func() {
-		if d.reps.currentLeader() == nil || !once.CompareAndSwap(false, true) {
+		if !fired.CompareAndSwap(false, true) {
 			return
 		}
-		d.reps.killLeader(ctx, 0)
+		if !d.reps.killLeader(ctx, 0) {
+			fired.Store(false)
+			return
+		}
 		ready.Wait()
 		go remove()
 	}})
 	d.mu.Lock()
 	d.removers = append(d.removers, remove)
+	d.armed = append(d.armed, &fired)
 	d.mu.Unlock()
 	ready.Done()
+}
+
+// flushKills carries out, as kills now, the mid-reconcile kills still
+// armed: every planned kill happens.
+func (d *driver) flushKills(ctx context.Context) {
+	d.mu.Lock()
+	armed := d.armed
+	d.armed = nil
+	d.mu.Unlock()
+	for _, fired := range armed {
+		if fired.CompareAndSwap(false, true) {
+			d.killNow(ctx)
+		}
+	}
+}
+
+// killNow kills the leader (waiting for one first) and waits for the
+// next: a kill every few operations would otherwise leave the cluster
+// without a leader most of the time.
+func (d *driver) killNow(ctx context.Context) {
+	d.reps.waitForLeader(ctx, 30*time.Second)
+	if d.reps.killLeader(ctx, 30*time.Second) {
+		d.reps.waitForLeader(ctx, 30*time.Second)
+	}
 }
 
 func (d *driver) createService(ctx context.Context, op Op) error {

@@ -90,6 +90,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, err
 		}
 	}
+	d.flushKills(ctx)
 	d.removeFaults()
 	res.OpSeconds = time.Since(opsStart).Seconds()
 	cfg.Logf("%s: operations done in %.1fs; faults off, waiting for convergence", cfg.Provider.Name, res.OpSeconds)
