@@ -2,13 +2,13 @@ package openstack
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 	"sync"
 	"unicode"
 
+	"github.com/google/uuid"
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/flavors"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
@@ -33,6 +33,20 @@ type server struct {
 	Addresses        novaAddresses     `json:"addresses"`
 	Metadata         map[string]string `json:"metadata"`
 	AvailabilityZone string            `json:"OS-EXT-AZ:availability_zone"`
+}
+
+// validate rejects a server Nova never answers with: one whose ID is no
+// UUID (a Node given it as its providerID would later look its server up
+// by it, find nothing, and be deleted) or without a name (Nova requires
+// one; a route to it would name no Node).
+func (s *server) validate() error {
+	switch {
+	case len(s.ID) != len("00000000-0000-0000-0000-000000000000") || uuid.Validate(s.ID) != nil:
+		return fmt.Errorf("malformed response: server ID %q is not a UUID", s.ID)
+	case s.Name == "":
+		return fmt.Errorf("malformed response: server %s has no name", s.ID)
+	}
+	return nil
 }
 
 // instances implements framework.Instances over Nova servers. The framework
@@ -62,6 +76,9 @@ func (i *instances) InstanceByID(ctx context.Context, id string) (*framework.Ins
 	case s.ID == "":
 		return nil, fmt.Errorf("getting server %s: malformed response: no server", id)
 	}
+	if err := s.validate(); err != nil {
+		return nil, fmt.Errorf("getting server %s: %w", id, err)
+	}
 	return i.convert(ctx, &s)
 }
 
@@ -82,7 +99,7 @@ func (i *instances) InstanceByName(ctx context.Context, name string) (*framework
 	for k := range list {
 		s := &list[k]
 		switch {
-		case s.ID == "":
+		case s.validate() != nil:
 			malformed++
 		case nodeName(s.Name) == name || s.Name == name:
 			found = append(found, s)
@@ -100,7 +117,7 @@ func (i *instances) InstanceByName(ctx context.Context, name string) (*framework
 }
 
 // ListInstances returns every server of the project, all pages. A malformed
-// server (no ID) is logged and left out. (A name two servers share is the
+// server (see server.validate) is logged and left out. (A name two servers share is the
 // framework's to refuse: its cache never picks one of them.)
 func (i *instances) ListInstances(ctx context.Context) ([]*framework.Instance, error) {
 	list, err := i.listServers(ctx, servers.ListOpts{})
@@ -109,8 +126,9 @@ func (i *instances) ListInstances(ctx context.Context) ([]*framework.Instance, e
 	}
 	out := make([]*framework.Instance, 0, len(list))
 	for k := range list {
-		if list[k].ID == "" {
-			klog.FromContext(ctx).Error(errors.New("server without an ID"), "Ignoring malformed server", "name", list[k].Name)
+		if err := list[k].validate(); err != nil {
+			// Left out of the list, the server is looked up directly.
+			klog.FromContext(ctx).Error(err, "Ignoring malformed server", "name", list[k].Name)
 			continue
 		}
 		inst, err := i.convert(ctx, &list[k])

@@ -169,8 +169,9 @@ func (r *routes) nodesByAddress(ctx context.Context) (map[netip.Addr]string, err
 	owners := map[netip.Addr]string{}
 	listed := make(map[string]bool, len(list))
 	for _, s := range list {
-		if s.ID == "" {
-			continue
+		if err := s.validate(); err != nil {
+			// Left out, the server's routes would read as blackholes.
+			return nil, fmt.Errorf("listing servers: %w", err)
 		}
 		if listed[s.ID] {
 			// A list that repeats a server may leave another out: its
