@@ -2,6 +2,7 @@ package openstack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -233,14 +234,20 @@ type flavorNames struct {
 // instanceType returns the instance-type label of a server's flavor: its
 // name when that is a valid label value, else the name sanitized. A flavor
 // deleted since (Nova's 404) falls back to its ID; any other failure is an
-// error, since the label is set only once, when the Node is initialized.
+// error, since the label is set only once, when the Node is initialized;
+// so is a flavor that names none.
 func (f *flavorNames) instanceType(ctx context.Context, compute *gophercloud.ServiceClient, flavor map[string]any) (string, error) {
-	if name, ok := flavor["original_name"].(string); ok && name != "" {
+	if v, present := flavor["original_name"]; present {
+		name, ok := v.(string)
+		if !ok || name == "" {
+			return "", errors.New("malformed response: the server's flavor original_name is not a name")
+		}
 		return sanitizeLabelValue(name), nil
 	}
-	id, _ := flavor["id"].(string)
-	if id == "" {
-		return "", nil
+	// Before microversion 2.47 a server's flavor is its ID (and links).
+	id, ok := flavor["id"].(string)
+	if !ok || id == "" {
+		return "", errors.New("malformed response: the server's flavor has neither original_name nor id")
 	}
 	f.mu.Lock()
 	name, ok := f.names[id]

@@ -21,3 +21,18 @@ func TestServerValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestInstanceTypeMalformedFlavor: a server's flavor that names no
+// flavor is an error, never an empty instance type (the label is set
+// once).
+func TestInstanceTypeMalformedFlavor(t *testing.T) {
+	var f flavorNames
+	if typ, err := f.instanceType(t.Context(), nil, map[string]any{"original_name": "m1.small"}); err != nil || typ != "m1.small" {
+		t.Errorf("original_name m1.small: %q, %v", typ, err)
+	}
+	for _, flavor := range []map[string]any{nil, {}, {"original_name": ""}, {"original_name": 1.5}, {"id": nil}, {"id": ""}} {
+		if typ, err := f.instanceType(t.Context(), nil, flavor); err == nil {
+			t.Errorf("flavor %v: %q, no error", flavor, typ)
+		}
+	}
+}
