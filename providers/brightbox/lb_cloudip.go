@@ -3,6 +3,7 @@ package brightbox
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	brightbox "github.com/brightbox/gobrightbox/v2"
@@ -159,6 +160,14 @@ func (d *lbDriver) releaseCloudIPs(ctx context.Context, lb *loadBalancer, req *l
 	all, err := d.client.CloudIPs(cloudapi.WithOperation(ctx, "cloud_ips.list"))
 	if err != nil {
 		return fmt.Errorf("listing cloud IPs: %w", err)
+	}
+	for _, c := range lb.CloudIPs {
+		// A list without a cloud IP the load balancer shows mapped would
+		// have it left behind, mapped to nothing, when the load balancer
+		// goes: the answer is stale or cut short, so try again.
+		if !slices.ContainsFunc(all, func(l brightbox.CloudIP) bool { return l.ID == c.ID }) {
+			return fmt.Errorf("listing cloud IPs: malformed response: no cloud IP %s, which load balancer %s shows mapped", c.ID, lb.ID)
+		}
 	}
 	for i := range all {
 		c := &all[i]
