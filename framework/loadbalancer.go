@@ -89,6 +89,19 @@ type LoadBalancerSharing[C, LB any] interface {
 	Shares(lb *LB, req *LoadBalancerRequest[C]) bool
 }
 
+// LoadBalancerLeftovers is implemented by drivers whose Create makes other
+// cloud resources before the load balancer itself (a cloud IP, a backend
+// service...), or whose Update makes one and then links it: a CCM killed in
+// between, or a create that fails after them, leaves them behind with no
+// load balancer to find them by. When a Service's load balancer is not
+// found on delete, the pipeline calls DeleteLeftovers, which deletes what
+// the driver made for req's Service (found by the name or tag it gave it)
+// that no load balancer uses. Update should adopt such a leftover rather
+// than make a second one.
+type LoadBalancerLeftovers[C any] interface {
+	DeleteLeftovers(ctx context.Context, req *LoadBalancerRequest[C]) error
+}
+
 // LoadBalancerValidator is implemented by drivers that reject Services their
 // cloud cannot serve (a protocol it lacks, source ranges it cannot enforce).
 // Validate runs after the annotations are decoded and before any cloud
@@ -265,6 +278,9 @@ func (l *loadBalancer[C, LB]) EnsureLoadBalancerDeleted(ctx context.Context, clu
 	req, _ := l.request(clusterName, svc, nil)
 	lb, err := l.lookupOwn(ctx, req)
 	if IsNotFound(err) {
+		if err := l.deleteLeftovers(ctx, req); err != nil {
+			return l.retryable(err)
+		}
 		l.forget(svc.UID)
 		return nil
 	}
@@ -291,6 +307,19 @@ func (l *loadBalancer[C, LB]) EnsureLoadBalancerDeleted(ctx context.Context, clu
 	l.forget(svc.UID)
 	klog.FromContext(ctx).Info("Deleted load balancer", "service", klog.KObj(svc), "loadBalancerID", state.ID)
 	l.problems.event(svc, corev1.EventTypeNormal, EventDeletedLoadBalancer, false, "Deleted load balancer %s", state.ID)
+	return nil
+}
+
+// deleteLeftovers has a LoadBalancerLeftovers driver delete what it made
+// for req's Service before (or beside) a load balancer that is not there.
+func (l *loadBalancer[C, LB]) deleteLeftovers(ctx context.Context, req *LoadBalancerRequest[C]) error {
+	lo, ok := any(l.driver).(LoadBalancerLeftovers[C])
+	if !ok {
+		return nil
+	}
+	if err := lo.DeleteLeftovers(ctx, req); err != nil {
+		return fmt.Errorf("deleting what was made for the Service's load balancer: %w", err)
+	}
 	return nil
 }
 
