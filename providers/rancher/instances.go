@@ -199,12 +199,18 @@ func withIPs(filters map[string]any) map[string]any {
 
 // convert maps a host to what a Node needs: its addresses are the
 // embedded ones, or else its ipAddresses link's (cached). A host without
-// an id or uuid is malformed. An address Cattle garbles is logged and left
+// an id, a uuid or labels is malformed. An address Cattle garbles is logged and left
 // out, so the Node keeps its other addresses.
 func (i *instances) convert(ctx context.Context, lh *listedHost) (*framework.Instance, error) {
 	h := &lh.Host
-	if h.Id == "" || h.Uuid == "" {
+	switch {
+	case h.Id == "" || h.Uuid == "":
 		return nil, fmt.Errorf("malformed response: host %q (%s) has no id or uuid", h.Id, h.Hostname)
+	case h.Labels == nil:
+		// Cattle always answers a host's labels, {} for none: without
+		// them the Node would be initialized with no zone or region,
+		// labels it keeps.
+		return nil, fmt.Errorf("malformed response: host %s (%s) has no labels", h.Id, h.Hostname)
 	}
 	var ips []rancher.IpAddress
 	if lh.IpAddresses != nil {
