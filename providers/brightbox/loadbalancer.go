@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	brightbox "github.com/brightbox/gobrightbox/v2"
+	"github.com/brightbox/gobrightbox/v2/enums/cloudipstatus"
 	"github.com/brightbox/gobrightbox/v2/enums/loadbalancerstatus"
 	"golang.org/x/sync/singleflight"
 	cloudprovider "k8s.io/cloud-provider"
@@ -61,6 +62,7 @@ var (
 	_ framework.LoadBalancerDriver[LoadBalancerConfig, loadBalancer] = (*lbDriver)(nil)
 	_ framework.LoadBalancerValidator[LoadBalancerConfig]            = (*lbDriver)(nil)
 	_ framework.LoadBalancerLister[LoadBalancerConfig, loadBalancer] = (*lbDriver)(nil)
+	_ framework.LoadBalancerLeftovers[LoadBalancerConfig]            = (*lbDriver)(nil)
 )
 
 // Validate implements framework.LoadBalancerValidator: a Service that no
@@ -237,6 +239,26 @@ func (d *lbDriver) Delete(ctx context.Context, lb *loadBalancer, req *lbRequest)
 		return nil
 	}
 	return framework.Provisioning("load balancer %s is being deleted", lb.ID)
+}
+
+// DeleteLeftovers implements framework.LoadBalancerLeftovers: for a Service
+// whose load balancer is not there, it deletes the cloud IP Create
+// allocated before the load balancer (named as it, unmapped: a create that
+// failed after it, or a CCM killed in between), and the firewall policy
+// and server group named as it.
+func (d *lbDriver) DeleteLeftovers(ctx context.Context, req *lbRequest) error {
+	all, err := d.client.CloudIPs(cloudapi.WithOperation(ctx, "cloud_ips.list"))
+	if err != nil {
+		return fmt.Errorf("listing cloud IPs: %w", err)
+	}
+	for i := range all {
+		if c := &all[i]; c.Name == req.Name && c.Status == cloudipstatus.Unmapped {
+			if err := d.releaseCloudIP(ctx, c, req, false); err != nil {
+				return err
+			}
+		}
+	}
+	return d.deleteFirewall(ctx, req)
 }
 
 // Inspect tells the pipeline what state the load balancer is in: its cloud

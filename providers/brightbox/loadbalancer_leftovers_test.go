@@ -1,0 +1,38 @@
+package brightbox_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/ccmkit/ccmkit/providers/brightbox/gbsim"
+)
+
+// TestLoadBalancerLeftoversDeleted: Create allocates the cloud IP before
+// the load balancer; when the load balancer's create then fails (here, the
+// API refusing it) and the Service is deleted before a load balancer ever
+// existed, the delete still releases that cloud IP. The soak found it: a
+// node deleted between the sync's start and the create made the API refuse
+// it, the Service went, and the cloud IP stayed allocated for nothing.
+func TestLoadBalancerLeftoversDeleted(t *testing.T) {
+	f := newLBFixture(t, gbsim.Options{})
+	svc := f.service(t, "never", nil)
+
+	remove := f.sim.Inject(gbsim.Fault{Op: "POST /1.0/load_balancers", Status: http.StatusUnprocessableEntity})
+	if _, err := f.lb.EnsureLoadBalancer(f.ctx, clusterName, f.fresh(t, svc), f.nodes); err == nil {
+		t.Fatal("EnsureLoadBalancer succeeded though the API refused the create")
+	}
+	remove()
+	if companions := f.sim.Cloud().Companions(); len(companions) == 0 {
+		t.Fatal("no cloud IP was allocated before the create: the test no longer covers the leftover")
+	}
+
+	if err := f.lb.EnsureLoadBalancerDeleted(f.ctx, clusterName, f.fresh(t, svc)); err != nil {
+		t.Fatalf("EnsureLoadBalancerDeleted: %v", err)
+	}
+	if companions := f.sim.Cloud().Companions(); len(companions) != 0 {
+		t.Errorf("after the delete the cloud still holds %v, want nothing made for the Service", companions)
+	}
+	if n := len(liveLBs(f.sim)); n != 0 {
+		t.Errorf("cloud holds %d load balancers, want 0", n)
+	}
+}
