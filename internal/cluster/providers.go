@@ -176,7 +176,7 @@ var Providers = []Provider{
 		WritingControllers: []string{triton.FirewallControllerName, triton.CMONControllerName},
 		Soak: SoakSupport{
 			UDP: false, SourceRanges: true,
-			Valid:   map[string][]string{"triton.tritondatacenter.com/load-balancer-max-backends": {"16", "32"}},
+			Valid:   map[string][]string{"triton.tritondatacenter.com/load-balancer-max-backends": {"32", "64"}},
 			Invalid: map[string]string{"triton.tritondatacenter.com/load-balancer-max-backends": "abc"},
 		},
 		New:      func() framework.Provider { return triton.New() },
