@@ -29,7 +29,7 @@ func (i *instances) InstanceByID(ctx context.Context, id string) (*framework.Ins
 	if err != nil {
 		return nil, err
 	}
-	return i.convert(ctx, inst), nil
+	return i.convert(inst)
 }
 
 // InstanceByName returns the instance called name. The Skeleton API cannot
@@ -54,7 +54,7 @@ func (i *instances) InstanceByName(ctx context.Context, name string) (*framework
 	if found == nil {
 		return nil, framework.NotFound("no Skeleton instance named %q", name)
 	}
-	return i.convert(ctx, found), nil
+	return i.convert(found)
 }
 
 // ListInstances returns every instance, all pages.
@@ -65,22 +65,28 @@ func (i *instances) ListInstances(ctx context.Context) ([]*framework.Instance, e
 	}
 	out := make([]*framework.Instance, 0, len(all))
 	for k := range all {
-		out = append(out, i.convert(ctx, &all[k]))
+		inst, err := i.convert(&all[k])
+		if err != nil {
+			// Left out of the list, the instance is looked up directly.
+			klog.FromContext(ctx).Error(err, "Leaving a malformed instance out of the list", "instanceID", all[k].ID)
+			continue
+		}
+		out = append(out, inst)
 	}
 	return out, nil
 }
 
-// convert maps an API instance to what a Node needs. An address the API
-// garbles is logged and left out rather than failing the lookup: the Node
-// keeps its other addresses.
-func (i *instances) convert(ctx context.Context, inst *instance) *framework.Instance {
+// convert maps an API instance to what a Node needs. An address that is
+// no IP is a malformed response: left out, it would take the Node's
+// address away, where an error keeps what the Node has.
+func (i *instances) convert(inst *instance) (*framework.Instance, error) {
 	addrs, err := nodeaddr.NewBuilder(nodeaddr.DualStack).
 		AddInternal(inst.PrivateIPv4).
 		AddExternal(inst.PublicIPv4, inst.PublicIPv6).
 		AddHostname(inst.Name).
 		Build()
 	if err != nil {
-		klog.FromContext(ctx).Error(err, "Ignoring malformed instance addresses", "instanceID", inst.ID)
+		return nil, fmt.Errorf("malformed response: instance %s: %w", inst.ID, err)
 	}
 	region := inst.Region
 	if region == "" {
@@ -94,5 +100,5 @@ func (i *instances) convert(ctx context.Context, inst *instance) *framework.Inst
 		Zone:      inst.Zone,
 		Shutdown:  inst.Status == instanceStopped,
 		Addresses: addrs,
-	}
+	}, nil
 }
