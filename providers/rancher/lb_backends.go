@@ -22,6 +22,16 @@ import (
 func (d *lbDriver) ensureBackend(ctx context.Context, lb *loadBalancer, want *desiredLB, stackID string) (*rancher.ExternalService, bool, error) {
 	i := slices.IndexFunc(lb.backends, func(b *rancher.ExternalService) bool { return b.Name == want.backend.name })
 	if i < 0 {
+		adopted, err := d.unlinkedBackend(ctx, stackID, want.backend.name)
+		if err != nil {
+			return nil, false, err
+		}
+		if adopted != nil {
+			lb.backends = append(slices.Clone(lb.backends), adopted)
+			i = len(lb.backends) - 1
+		}
+	}
+	if i < 0 {
 		created, err := createResource[rancher.ExternalService](ctx, d.api, "externalservices.create", rancher.EXTERNAL_SERVICE_TYPE, &rancher.ExternalService{
 			Name:                want.backend.name,
 			StackId:             stackID,
@@ -47,6 +57,23 @@ func (d *lbDriver) ensureBackend(ctx context.Context, lb *loadBalancer, want *de
 	lb.backends = slices.Clone(lb.backends)
 	lb.backends[i] = updated
 	return updated, true, nil
+}
+
+// unlinkedBackend returns the stack's external service named name, read
+// afresh, nil when there is none: one a sync made before it lost the
+// answer, or before its CCM was killed, which the load balancer does not
+// link yet (the list lb.backends came from may predate it). Adopting it
+// keeps a second one of the same name from being made.
+func (d *lbDriver) unlinkedBackend(ctx context.Context, stackID, name string) (*rancher.ExternalService, error) {
+	exts, err := d.listExternal(ctx, stackID)
+	if err != nil {
+		return nil, err
+	}
+	if i := slices.IndexFunc(exts, func(e *rancher.ExternalService) bool { return e.Name == name }); i >= 0 {
+		klog.FromContext(ctx).V(2).Info("Adopting an external service a previous sync made", "externalService", exts[i].Id, "name", name)
+		return exts[i], nil
+	}
+	return nil, nil
 }
 
 // waitBackend handles an external service that does not serve yet: read
@@ -116,6 +143,44 @@ func (d *lbDriver) deleteExternal(ctx context.Context, res rancher.Resource) err
 		return fmt.Errorf("removing external service %s: %w", res.Id, err)
 	}
 	return nil
+}
+
+// DeleteLeftovers implements framework.LoadBalancerLeftovers: when a
+// Service's load balancer is not there, it removes the external services
+// named as its backends (lb-<x>-nodes...) that no service links: those a
+// create made before the load balancer itself, left by a CCM killed in
+// between or a load-balancer create that failed, and those a load balancer
+// removed since left behind.
+func (d *lbDriver) DeleteLeftovers(ctx context.Context, req *lbRequest) error {
+	stackID, err := d.env.stack(ctx, false)
+	if err != nil || stackID == "" {
+		return err
+	}
+	return d.deleteUnlinked(ctx, stackID, req.Name)
+}
+
+// deleteUnlinked removes the stack's external services named as the
+// backends of load balancer lbName that no live service consumes.
+func (d *lbDriver) deleteUnlinked(ctx context.Context, stackID, lbName string) error {
+	exts, err := d.listExternal(ctx, stackID)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range backendsOf(lbName, exts) {
+		users, err := d.consumers(ctx, e.Resource, "")
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if len(users) > 0 {
+			klog.FromContext(ctx).V(2).Info("Keeping external service another service consumes", "externalService", e.Id, "consumer", users[0].Id)
+			continue
+		}
+		klog.FromContext(ctx).Info("Removing an external service left without its load balancer", "loadBalancer", lbName, "externalService", e.Id)
+		errs = append(errs, d.deleteExternal(ctx, e.Resource))
+	}
+	return errors.Join(errs...)
 }
 
 // deleteBackends removes, before the load balancer itself, the external

@@ -174,11 +174,7 @@ func (d *lbDriver) Create(ctx context.Context, req *lbRequest) (*loadBalancer, e
 			return nil, err
 		}
 	}
-	exts, err := d.listExternal(ctx, stackID)
-	if err != nil {
-		return nil, err
-	}
-	backend, _, err := d.ensureBackend(ctx, &loadBalancer{backends: backendsOf(req.Name, exts)}, want, stackID)
+	backend, _, err := d.ensureBackend(ctx, &loadBalancer{}, want, stackID)
 	if err != nil {
 		return nil, err
 	}
@@ -307,27 +303,49 @@ func (d *lbDriver) replaceLB(lb *loadBalancer, fresh *rancher.LoadBalancerServic
 // Delete removes the external services only this load balancer consumes
 // (its own, and the per-node ones the existing CCM made), then the
 // load-balancer service. Cattle removes it in the background: Delete
-// answers "provisioning" until it is removed.
+// answers "provisioning" until it is removed, and then removes the
+// external services named as its backends that nothing links (one a sync
+// made as the load balancer was being deleted).
 func (d *lbDriver) Delete(ctx context.Context, lb *loadBalancer, _ *lbRequest) error {
 	svc := lb.svc
 	d.linked.Delete(svc.Id)
 	if svc.State == stateRemoving {
-		if _, err := d.Get(ctx, svc.Id); err != nil {
-			return err // gone: ErrNotFound
+		if _, err := d.getLB(ctx, svc.Id); err != nil {
+			return d.gone(ctx, svc, err)
 		}
 		return framework.Provisioning("load balancer %s is being removed", svc.Id)
 	}
+	// The backends as Cattle holds them now, not as a shared list did.
+	exts, err := d.listExternal(ctx, svc.StackId)
+	if err != nil {
+		return err
+	}
+	lb.backends = backendsOf(svc.Name, exts)
 	if err := d.deleteBackends(ctx, lb); err != nil {
 		return err
 	}
-	err := deleteResource(ctx, d.api, "loadbalancerservices.delete", &svc.Resource)
+	err = deleteResource(ctx, d.api, "loadbalancerservices.delete", &svc.Resource)
 	switch {
 	case err != nil && d.api.notFound(err):
-		return framework.NotFound("load balancer %s", svc.Id)
+		return d.gone(ctx, svc, framework.NotFound("load balancer %s", svc.Id))
 	case err != nil:
 		return fmt.Errorf("deleting load balancer %s: %w", svc.Id, err)
 	}
 	return framework.Provisioning("load balancer %s is being removed", svc.Id)
+}
+
+// gone handles Delete's finding the load balancer svc no longer there
+// (err wraps ErrNotFound; another error is returned as is): the external
+// services named as its backends that no service links are removed, and
+// the ErrNotFound returned, which tells the pipeline the delete is done.
+func (d *lbDriver) gone(ctx context.Context, svc *rancher.LoadBalancerService, err error) error {
+	if !framework.IsNotFound(err) {
+		return err
+	}
+	if lerr := d.deleteUnlinked(ctx, svc.StackId, svc.Name); lerr != nil {
+		return lerr
+	}
+	return err
 }
 
 // Inspect tells the pipeline what state the load balancer is in. Its

@@ -1,0 +1,142 @@
+package rancher_test
+
+import (
+	"net/http"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
+	"github.com/ccmkit/ccmkit/providers/rancher/ranchersim"
+)
+
+// crashPoints are where a CCM dies, or its sync fails, after it made the
+// external service holding the nodes and before the load balancer links
+// it: the answer to the external service's create lost, the load
+// balancer's create failing, its setservicelinks failing.
+var crashPoints = map[string]simkit.Fault{
+	"external service's answer lost": {Op: ranchersim.Operations["externalServices.create"], Truncate: true},
+	"load balancer's create fails":   {Op: ranchersim.Operations["loadBalancers.create"], Status: http.StatusInternalServerError},
+	"setservicelinks fails":          {Op: ranchersim.Operations["loadBalancers.action"], Status: http.StatusInternalServerError},
+}
+
+// crashAt syncs svc with a first CCM until the fault fires once, then
+// starts the next CCM (a new leader, which knows nothing of the first's
+// syncs) as f.lb.
+func (f *lbFixture) crashAt(t *testing.T, svc *corev1.Service, fault simkit.Fault) {
+	t.Helper()
+	fired := false
+	fault.Count, fault.Do = 1, func() { fired = true }
+	f.sim.Inject(fault)
+	first := f.newLB(t, f.kube)
+	for i := 0; !fired; i++ {
+		if i == 20 {
+			t.Fatal("the fault never fired")
+		}
+		if _, err := first.EnsureLoadBalancer(f.ctx, "test-cluster", f.fresh(t, svc), f.nodes); err == nil && !fired {
+			t.Fatal("the load balancer was ready before the fault fired")
+		}
+		f.sim.Advance()
+	}
+	if len(live(f.sim, ranchersim.KindExternal)) != 1 {
+		t.Fatalf("before the crash Cattle holds external services %+v, want the one made", live(f.sim, ranchersim.KindExternal))
+	}
+	f.lb = f.newLB(t, f.kube)
+}
+
+// noLeftovers fails unless Cattle holds no live load balancer nor
+// external service.
+func noLeftovers(t *testing.T, sim *ranchersim.Server) {
+	t.Helper()
+	if n := len(live(sim, ranchersim.KindLoadBalancer)) + len(live(sim, ranchersim.KindExternal)); n != 0 {
+		t.Errorf("Cattle holds %d live services, want none: %+v", n, sim.Services())
+	}
+}
+
+// A Service deleted after a crash between the external service's create
+// and its link leaves nothing behind: with no load balancer, the next CCM
+// removes the external service by its name.
+func TestLoadBalancerCrashThenDeleteLeavesNothing(t *testing.T) {
+	for name, fault := range crashPoints {
+		t.Run(name, func(t *testing.T) {
+			f := newLBFixture(t)
+			svc := f.service(t, "web", nil)
+			f.crashAt(t, svc, fault)
+			f.deleteDone(t, svc)
+			noLeftovers(t, f.sim)
+		})
+	}
+}
+
+// The next sync after such a crash adopts the external service the first
+// CCM made: exactly one, linked and the target of every port rule.
+func TestLoadBalancerCrashThenSyncAdopts(t *testing.T) {
+	for name, fault := range crashPoints {
+		t.Run(name, func(t *testing.T) {
+			f := newLBFixture(t)
+			svc := f.service(t, "web", nil)
+			f.crashAt(t, svc, fault)
+			made := onlyService(t, f.sim, ranchersim.KindExternal)
+			f.ensureReady(t, svc, f.lb)
+			if got := onlyService(t, f.sim, ranchersim.KindExternal); got.ID != made.ID {
+				t.Errorf("external service %s after the sync, want %s adopted", got.ID, made.ID)
+			}
+			assertBackend(t, f.sim, onlyService(t, f.sim, ranchersim.KindLoadBalancer).ID)
+			f.deleteDone(t, svc)
+			noLeftovers(t, f.sim)
+		})
+	}
+}
+
+// The soak's leak: a Service whose load balancer's create failed after
+// the external service, then made one no Cattle load balancer can serve
+// (source ranges: no further create), then no longer of type LoadBalancer.
+// The external service made for it is removed with it.
+func TestLoadBalancerFailedCreateThenInvalidThenClusterIP(t *testing.T) {
+	f := newLBFixture(t)
+	svc := f.service(t, "web", nil)
+	f.crashAt(t, svc, crashPoints["load balancer's create fails"])
+	f.update(t, svc, func(s *corev1.Service) { s.Spec.LoadBalancerSourceRanges = []string{"10.0.0.0/8"} })
+	before := f.sim.Writes()
+	if _, err := f.lb.EnsureLoadBalancer(f.ctx, "test-cluster", f.fresh(t, svc), f.nodes); err == nil {
+		t.Fatal("EnsureLoadBalancer with source ranges: no error")
+	}
+	if w := f.sim.Writes() - before; w != 0 {
+		t.Errorf("an invalid Service made %d writes, want none", w)
+	}
+	f.update(t, svc, func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeClusterIP })
+	f.deleteDone(t, svc)
+	noLeftovers(t, f.sim)
+}
+
+// A health-check change whose new external service's create lost its
+// answer: the next CCM adopts that one (no second of its name), links it,
+// removes the one it replaces, and on delete leaves nothing.
+func TestLoadBalancerReplacedBackendLostAdopted(t *testing.T) {
+	f := newLBFixture(t)
+	svc := f.service(t, "web", nil)
+	f.ensureReady(t, svc, f.lb)
+	f.update(t, svc, func(s *corev1.Service) {
+		s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+		s.Spec.HealthCheckNodePort = 32100
+	})
+	f.sim.Inject(simkit.Fault{Op: ranchersim.Operations["externalServices.create"], Truncate: true, Count: 1})
+	if _, err := f.lb.EnsureLoadBalancer(f.ctx, "test-cluster", f.fresh(t, svc), f.nodes); err == nil {
+		t.Fatal("the sync whose create lost its answer succeeded")
+	}
+	if n := len(live(f.sim, ranchersim.KindExternal)); n != 2 {
+		t.Fatalf("Cattle holds %d external services, want the old and the new", n)
+	}
+	f.lb = f.newLB(t, f.kube)
+	f.ensureReady(t, svc, f.lb)
+	exts := live(f.sim, ranchersim.KindExternal)
+	if len(exts) != 1 || exts[0].HealthCheck == nil {
+		t.Fatalf("external services %+v, want just the new one with its health check", exts)
+	}
+	if !slices.ContainsFunc(onlyService(t, f.sim, ranchersim.KindLoadBalancer).Links, func(l ranchersim.ServiceLink) bool { return l.ServiceID == exts[0].ID }) {
+		t.Errorf("the load balancer does not link external service %s", exts[0].ID)
+	}
+	f.deleteDone(t, svc)
+	noLeftovers(t, f.sim)
+}
