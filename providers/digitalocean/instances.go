@@ -116,9 +116,10 @@ func (i *instances) ListInstances(ctx context.Context) ([]*framework.Instance, e
 	return out, nil
 }
 
-// convert maps a droplet to what a Node needs. A droplet without an ID is
-// malformed; an address the API garbles is logged and left out rather than
-// failing the lookup, so the Node keeps its other addresses.
+// convert maps a droplet to what a Node needs. A droplet without an ID,
+// an active one without an IP address, one that lists an address twice or
+// one with an address that is no IP is malformed: an error keeps the
+// Node's addresses, where half an answer would take some away.
 func (i *instances) convert(ctx context.Context, d *godo.Droplet) (*framework.Instance, error) {
 	if d.ID < 1 {
 		return nil, errors.New("malformed response: droplet without an ID")
@@ -135,13 +136,17 @@ func (i *instances) convert(ctx context.Context, d *godo.Droplet) (*framework.In
 		}
 		log.Info("Droplet reports no networks", "dropletID", id, "status", d.Status)
 	}
+	if err := checkNetworks(d); err != nil {
+		return nil, fmt.Errorf("malformed response: droplet %s: %w", id, err)
+	}
 	addrs, err := nodeaddr.NewBuilder(nodeaddr.DualStack).
 		AddInternal(private).
 		AddExternal(public4, public6).
 		AddHostname(d.Name).
 		Build()
 	if err != nil {
-		log.Error(err, "Ignoring malformed droplet addresses", "dropletID", id)
+		// Left out, the address would be taken from the Node.
+		return nil, fmt.Errorf("malformed response: droplet %s: %w", id, err)
 	}
 	inst := &framework.Instance{
 		ID:        id,
@@ -171,6 +176,34 @@ func dropletIPs(d *godo.Droplet) (private, public4, public6 string) {
 	public4, _ = d.PublicIPv4()
 	public6, _ = d.PublicIPv6()
 	return private, public4, public6
+}
+
+// checkNetworks rejects networks that list an address twice: the API
+// lists each of a droplet's addresses once, and a list that repeats one
+// may have left another out.
+func checkNetworks(d *godo.Droplet) error {
+	if d.Networks == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	check := func(ip string) error {
+		if seen[ip] {
+			return fmt.Errorf("networks list %s twice", ip)
+		}
+		seen[ip] = true
+		return nil
+	}
+	for _, n := range d.Networks.V4 {
+		if err := check(n.IPAddress); err != nil {
+			return err
+		}
+	}
+	for _, n := range d.Networks.V6 {
+		if err := check(n.IPAddress); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // hasIP reports whether ip is one of the droplet's addresses a Node could
