@@ -96,7 +96,10 @@ type LoadBalancerSharing[C, LB any] interface {
 // load balancer to find them by. When a Service's load balancer is not
 // found on delete, the pipeline calls DeleteLeftovers, which deletes what
 // the driver made for req's Service (found by the name or tag it gave it)
-// that no load balancer uses. Update should adopt such a leftover rather
+// that no load balancer uses. The service controller asks GetLoadBalancer
+// first and deletes only a load balancer that exists, so for such a driver
+// GetLoadBalancer reports one for a Service being cleaned up (deleted, or
+// no longer of type LoadBalancer). Update should adopt a leftover rather
 // than make a second one.
 type LoadBalancerLeftovers[C any] interface {
 	DeleteLeftovers(ctx context.Context, req *LoadBalancerRequest[C]) error
@@ -240,12 +243,23 @@ func (l *loadBalancer[C, LB]) GetLoadBalancer(ctx context.Context, clusterName s
 	req, _ := l.request(clusterName, svc, nil)
 	lb, err := l.lookupOwn(ctx, req)
 	if IsNotFound(err) {
-		return nil, false, nil
+		// The service controller asks before a cleanup and calls
+		// EnsureLoadBalancerDeleted only for a load balancer that
+		// exists: a driver's leftovers (LoadBalancerLeftovers) need that
+		// call too.
+		_, leftovers := any(l.driver).(LoadBalancerLeftovers[C])
+		return nil, leftovers && cleaningUp(svc), nil
 	}
 	if err != nil {
 		return nil, false, err
 	}
 	return l.ingressStatus(req, l.driver.Inspect(lb)), true, nil
+}
+
+// cleaningUp reports whether the service controller is removing svc's load
+// balancer: svc is being deleted, or no longer of type LoadBalancer.
+func cleaningUp(svc *corev1.Service) bool {
+	return svc.DeletionTimestamp != nil || svc.Spec.Type != corev1.ServiceTypeLoadBalancer
 }
 
 // GetLoadBalancerName returns the LB name the pipeline uses for svc.

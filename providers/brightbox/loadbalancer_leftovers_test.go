@@ -3,6 +3,9 @@ package brightbox_test
 import (
 	"net/http"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ccmkit/ccmkit/providers/brightbox/gbsim"
 )
@@ -26,7 +29,14 @@ func TestLoadBalancerLeftoversDeleted(t *testing.T) {
 		t.Fatal("no cloud IP was allocated before the create: the test no longer covers the leftover")
 	}
 
-	if err := f.lb.EnsureLoadBalancerDeleted(f.ctx, clusterName, f.fresh(t, svc)); err != nil {
+	// The service controller deletes only a load balancer GetLoadBalancer
+	// reports: for a Service being deleted, one with leftovers is.
+	gone := f.fresh(t, svc)
+	gone.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	if _, exists, err := f.lb.GetLoadBalancer(f.ctx, clusterName, gone); err != nil || !exists {
+		t.Fatalf("GetLoadBalancer of a Service being deleted = exists %v, %v; want true, so that the service controller deletes what its create left", exists, err)
+	}
+	if err := f.lb.EnsureLoadBalancerDeleted(f.ctx, clusterName, gone); err != nil {
 		t.Fatalf("EnsureLoadBalancerDeleted: %v", err)
 	}
 	if companions := f.sim.Cloud().Companions(); len(companions) != 0 {
