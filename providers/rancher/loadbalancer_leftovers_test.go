@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 	"github.com/ccmkit/ccmkit/providers/rancher/ranchersim"
@@ -45,6 +46,33 @@ func (f *lbFixture) crashAt(t *testing.T, svc *corev1.Service, fault simkit.Faul
 	f.lb = f.newLB(t, f.kube)
 }
 
+// cleanUp removes svc's load balancer as the service controller does for
+// a Service being deleted: EnsureLoadBalancerDeleted only when
+// GetLoadBalancer reports one.
+func (f *lbFixture) cleanUp(t *testing.T, svc *corev1.Service) {
+	t.Helper()
+	s := f.fresh(t, svc)
+	now := metav1.Now()
+	s.DeletionTimestamp = &now
+	_, exists, err := f.lb.GetLoadBalancer(f.ctx, "test-cluster", s)
+	if err != nil {
+		t.Fatalf("GetLoadBalancer: %v", err)
+	}
+	for i := 0; exists; i++ {
+		err := f.lb.EnsureLoadBalancerDeleted(f.ctx, "test-cluster", s)
+		if !isRetry(err) {
+			if err != nil {
+				t.Fatalf("EnsureLoadBalancerDeleted: %v", err)
+			}
+			return
+		}
+		if i == 10 {
+			t.Fatal("EnsureLoadBalancerDeleted: not done after 10 syncs")
+		}
+		f.sim.Advance()
+	}
+}
+
 // noLeftovers fails unless Cattle holds no live load balancer nor
 // external service.
 func noLeftovers(t *testing.T, sim *ranchersim.Server) {
@@ -63,7 +91,7 @@ func TestLoadBalancerCrashThenDeleteLeavesNothing(t *testing.T) {
 			f := newLBFixture(t)
 			svc := f.service(t, "web", nil)
 			f.crashAt(t, svc, fault)
-			f.deleteDone(t, svc)
+			f.cleanUp(t, svc)
 			noLeftovers(t, f.sim)
 		})
 	}
@@ -106,7 +134,7 @@ func TestLoadBalancerFailedCreateThenInvalidThenClusterIP(t *testing.T) {
 		t.Errorf("an invalid Service made %d writes, want none", w)
 	}
 	f.update(t, svc, func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeClusterIP })
-	f.deleteDone(t, svc)
+	f.cleanUp(t, svc)
 	noLeftovers(t, f.sim)
 }
 
