@@ -42,7 +42,13 @@ func FuzzAnnotations(f *testing.F) {
 			if err != nil || verr != nil || fuzzkit.Stable(t, func() error { return validateService(req) }) != nil {
 				continue
 			}
-			s := lbSettings{region: "nyc3", clusterID: "c1", certificateID: cfg.CertificateID, codec: framework.Codec(New())}
+			// The pipeline resolves certificate-name to an ID before
+			// desiredRequest; a name stands for one that resolved.
+			cert := cfg.CertificateID
+			if cfg.CertificateName != "" {
+				cert = "29333fdc-733d-4523-8d79-31acc7e3d8f6"
+			}
+			s := lbSettings{region: "nyc3", clusterID: "c1", certificateID: cert, codec: framework.Codec(New())}
 			if _, err := desiredRequest(t.Context(), req, s, nil); err != nil {
 				t.Errorf("desiredRequest fails on a Service that passed validateService: %v", err)
 			}
