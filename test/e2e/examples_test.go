@@ -206,7 +206,7 @@ func exampleNow(ctx context.Context, c *cluster.Cluster, ex example) (exampleSta
 	st.LB = c.Sim.LoadBalancers()[i]
 	var ingress []string
 	for _, in := range svc.Status.LoadBalancer.Ingress {
-		ingress = append(ingress, in.IP+in.Hostname)
+		ingress = append(ingress, slices.DeleteFunc([]string{in.IP, in.Hostname}, func(a string) bool { return a == "" })...)
 	}
 	slices.Sort(ingress)
 	if len(ingress) == 0 || !slices.Equal(ingress, st.LB.Addresses) {
