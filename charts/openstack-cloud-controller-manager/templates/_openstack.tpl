@@ -40,7 +40,7 @@ in a secret are not comments.
 {{- if .Values.cloudConfigContents -}}
 {{- .Values.cloudConfigContents -}}
 {{- else -}}
-{{- $sections := list (list "Global" "global") (list "LoadBalancer" "loadBalancer") (list "Networking" "networking") (list "Route" "route") (list "Metadata" "metadata") -}}
+{{- $sections := list (list "Global" "global") (list "LoadBalancer" "loadBalancer") (list "Networking" "networking") (list "Route" "route") (list "Metadata" "metadata") (list "BlockStorage" "blockStorage") -}}
 {{- $cfg := .Values.cloudConfig -}}
 {{- if not $cfg.global -}}
 {{- fail "secret.create needs cloud.conf: set cloudConfig.global (auth-url, region, credentials) or cloudConfigContents" -}}
