@@ -19,7 +19,7 @@ app.kubernetes.io/name: {{ include "ccmkit-common.fullname" . }}
 {{- define "ccmkit-common.labels" -}}
 {{ include "ccmkit-common.selectorLabels" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
-app.kubernetes.io/version: {{ include "ccmkit-common.imageTag" . | trunc 63 | trimSuffix "-" | quote }}
+app.kubernetes.io/version: {{ include "ccmkit-common.imageTag" . | replace "+" "_" | trunc 63 | trimSuffix "-" | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/part-of: ccmkit
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
