@@ -163,8 +163,14 @@ func brightboxHTTPS(lb *brightbox.LoadBalancer, ex exampleState) error {
 // brightboxProxyProtocol: tcp listeners sending PROXY v2, and every
 // ingress entry of ipMode Proxy.
 func brightboxProxyProtocol(lb *brightbox.LoadBalancer, ex exampleState) error {
-	errs := []error{brightboxListeners(lb, ex.Service, listenerprotocol.Tcp, proxyprotocol.V2)}
-	for _, in := range ex.Service.Status.LoadBalancer.Ingress {
+	return errors.Join(brightboxListeners(lb, ex.Service, listenerprotocol.Tcp, proxyprotocol.V2), ingressProxyMode(ex.Service))
+}
+
+// ingressProxyMode checks that every ingress entry of svc has ipMode
+// Proxy, as a load balancer sending the PROXY protocol asks.
+func ingressProxyMode(svc *corev1.Service) error {
+	var errs []error
+	for _, in := range svc.Status.LoadBalancer.Ingress {
 		if in.IPMode == nil || *in.IPMode != corev1.LoadBalancerIPModeProxy {
 			errs = append(errs, fmt.Errorf("ingress %s%s has ipMode %v, want Proxy", in.IP, in.Hostname, in.IPMode))
 		}
