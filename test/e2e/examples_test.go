@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest"
@@ -166,17 +168,19 @@ func testExamples(t *testing.T, name string, cloud examplesCloud) {
 			t.Fatalf("%s: %v", ex.file, err)
 		}
 	}
+	applied := time.Now()
 	named := map[string]bool{}
 	for _, ex := range examples {
-		var last exampleState
-		eventually(t, time.Minute, ex.file+": the cloud state it promises", func(ctx context.Context) (bool, error) {
-			var err error
-			if last, err = exampleNow(ctx, c, ex); err != nil {
-				return false, err
-			}
-			return true, cloud.Checks[ex.file](ctx, run, last)
-		})
-		named[last.LB.ID] = true
+		st, err := awaitExample(t.Context(), applied.Add(exampleTimeout), c, run, ex, cloud.Checks[ex.file])
+		if err != nil {
+			t.Errorf("%s: not the cloud state it promises %s after applying: %v", ex.file, exampleTimeout, err)
+			continue
+		}
+		named[st.LB.ID] = true
+		t.Logf("%s: holds %s after applying", ex.file, time.Since(applied).Round(100*time.Millisecond))
+	}
+	if t.Failed() {
+		return
 	}
 	for _, lb := range c.Sim.LoadBalancers() {
 		if !named[lb.ID] {
@@ -184,6 +188,38 @@ func testExamples(t *testing.T, name string, cloud examplesCloud) {
 		}
 	}
 	noWarnings(t, c)
+}
+
+// exampleTimeout is how long after they are applied every example must
+// hold what it promises.
+const exampleTimeout = time.Minute
+
+// awaitExample polls an example until it holds what every example and its
+// check promise, or deadline passes; the error is then the last reason it
+// did not hold. Past the deadline (spent waiting for another example) it
+// still has a few seconds to look.
+func awaitExample(ctx context.Context, deadline time.Time, c *cluster.Cluster, run *examplesRun, ex example, check exampleCheck) (exampleState, error) {
+	if late := time.Now().Add(3 * time.Second); deadline.Before(late) {
+		deadline = late
+	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	var st exampleState
+	var why error
+	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		var err error
+		if st, err = exampleNow(ctx, c, ex); err == nil {
+			err = check(ctx, run, st)
+		}
+		if err != nil && ctx.Err() == nil {
+			why = err // not the deadline cutting a request short
+		}
+		return err == nil, nil
+	})
+	if err != nil {
+		return st, cmp.Or(why, err)
+	}
+	return st, nil
 }
 
 // exampleNow reads an example's Service and the load balancer it names,
