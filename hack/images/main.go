@@ -1,0 +1,81 @@
+// Command images builds ccmkit's container images without a container
+// runtime: for every cmd/*-cloud-controller-manager of the repository it
+// runs `go build` (static, -trimpath, version from git) for each platform
+// and assembles a multi-arch OCI image index with go-containerregistry,
+// written as an OCI image layout under bin/images/<name>/ together with an
+// SPDX SBOM attached to the index as an OCI 1.1 artifact. The images are
+// reproducible: every timestamp is the commit time, every file is owned by
+// root and sorted, so two clean clones give the same digests
+// (bin/images/digests.txt). -push copies them to a registry.
+//
+// It is a module of its own, so that go-containerregistry never reaches the
+// library's go.mod; it builds the root module with the go command and does
+// not import it. `make images` runs it; `go test ./...` here builds the
+// images for the host platform and checks them.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "images:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		root      = flag.String("root", "../..", "the ccmkit repository to build")
+		out       = flag.String("out", "", "output directory (default <root>/bin/images)")
+		version   = flag.String("version", "", "image tag and --version of the binaries (default: git describe --tags --always --dirty, as the Makefile)")
+		platforms = flag.String("platforms", "linux/amd64,linux/arm64", "comma-separated os/arch[/variant] list")
+		only      = flag.String("only", "", "comma-separated image names to build (default: every cmd/*-cloud-controller-manager)")
+		push      = flag.String("push", "", "registry (host[/path]) to push each image to as <registry>/<name>:<version>, with its SBOM")
+	)
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	opts, err := defaultOptions(ctx, *root, os.Getenv("SOURCE_DATE_EPOCH")) //nolint:forbidigo // a command reads its environment in main; the reproducible-builds variable
+	if err != nil {
+		return err
+	}
+	if *out != "" {
+		opts.Out = *out
+	}
+	if *version != "" {
+		opts.Version = *version
+	}
+	if opts.Platforms, err = parsePlatforms(*platforms); err != nil {
+		return err
+	}
+	if *only != "" {
+		opts.Names = strings.Split(*only, ",")
+	}
+	built, err := Build(ctx, opts)
+	if err != nil {
+		return err
+	}
+	for _, b := range built {
+		fmt.Printf("%s %s %s\n", b.Name, b.Digest, filepath.Join(opts.Out, b.Name))
+	}
+	if *push == "" {
+		return nil
+	}
+	for _, b := range built {
+		ref, err := Push(ctx, filepath.Join(opts.Out, b.Name), *push, b.Name, opts.Version)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("pushed %s@%s\n", ref, b.Digest)
+	}
+	return nil
+}
