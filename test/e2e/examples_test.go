@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -126,6 +127,7 @@ func TestExamples(t *testing.T) {
 			t.Errorf("examples for %s are registered, but there is no directory %s/%s", name, examplesDir, name)
 		}
 	}
+	checkExamplesTable(t)
 	for _, name := range dirs {
 		t.Run(name, func(t *testing.T) {
 			newCloud, ok := exampleClouds[name]
@@ -134,6 +136,39 @@ func TestExamples(t *testing.T) {
 			}
 			testExamples(t, name, newCloud())
 		})
+	}
+}
+
+// tableLink is a link to an example in examples/services/README.md's
+// table: "](<cloud>/<kind>.yaml)".
+var tableLink = regexp.MustCompile(`\]\(([a-z0-9-]+/[a-z0-9-]+\.yaml)\)`)
+
+// checkExamplesTable checks that the table of kinds and clouds in
+// examples/services/README.md links every example file and no other.
+func checkExamplesTable(t *testing.T) {
+	t.Helper()
+	readme, err := os.ReadFile(filepath.Join(examplesDir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var linked []string
+	for _, m := range tableLink.FindAllStringSubmatch(string(readme), -1) {
+		linked = append(linked, m[1])
+	}
+	files, err := filepath.Glob(filepath.Join(examplesDir, "*", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		rel := filepath.ToSlash(strings.TrimPrefix(f, examplesDir+string(filepath.Separator)))
+		if !slices.Contains(linked, rel) {
+			t.Errorf("%s is not in the table of %s/README.md", rel, examplesDir)
+		}
+	}
+	for _, l := range linked {
+		if _, err := os.Stat(filepath.Join(examplesDir, l)); err != nil {
+			t.Errorf("%s/README.md links %s, which is not there", examplesDir, l)
+		}
 	}
 }
 
