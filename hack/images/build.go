@@ -144,29 +144,29 @@ func Build(ctx context.Context, o Options) ([]Built, error) {
 	}
 	defer os.RemoveAll(work)
 
-	bins := map[string]string{} // platform/name -> binary
-	for _, p := range o.Platforms {
-		dir := filepath.Join(work, strings.ReplaceAll(p.String(), "/", "_"))
-		if err := goBuild(ctx, o, p, names, dir); err != nil {
-			return nil, err
-		}
-		for _, n := range names {
-			bins[p.String()+"/"+n] = filepath.Join(dir, n)
-		}
-	}
 	base, err := baseLayer(o.Epoch)
 	if err != nil {
 		return nil, err
 	}
+	// One image at a time, its binaries removed once its layout is
+	// written: the disk holds one image's binaries, not every image's.
 	var built []Built
 	for _, n := range names {
-		b, err := assemble(o, n, base, func(p v1.Platform) string { return bins[p.String()+"/"+n] })
+		bins := map[string]string{} // platform -> binary
+		for _, p := range o.Platforms {
+			dir := filepath.Join(work, strings.ReplaceAll(p.String(), "/", "_"))
+			if err := goBuild(ctx, o, p, []string{n}, dir); err != nil {
+				return nil, err
+			}
+			bins[p.String()] = filepath.Join(dir, n)
+		}
+		b, err := assemble(o, n, base, func(p v1.Platform) string { return bins[p.String()] })
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", n, err)
 		}
 		built = append(built, b)
-		for _, p := range o.Platforms { // the disk space for the next
-			if err := os.Remove(bins[p.String()+"/"+n]); err != nil {
+		for _, bin := range bins {
+			if err := os.Remove(bin); err != nil {
 				return nil, err
 			}
 		}
