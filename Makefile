@@ -37,7 +37,7 @@ CLOUD ?= digitalocean
 
 .PHONY: test
 test: RACE = 1
-test: controlplane verify vet lint unit promcheck fuzz e2e ## Run every check and test the project has, unit tiers with -race (what CI runs; builds bin/ first).
+test: controlplane verify vet lint unit promcheck imagetest charttest fuzz e2e ## Run every check and test the project has, unit tiers with -race (what CI runs; builds bin/ first).
 
 .PHONY: unit
 unit: ## Unit, simulator and conformance tests (everything but the e2e suite); RACE=1 adds -race.
@@ -46,6 +46,32 @@ unit: ## Unit, simulator and conformance tests (everything but the e2e suite); R
 .PHONY: promcheck
 promcheck: ## Check the Triton metrics controller's Prometheus job with Prometheus's own config loader (hack/promcheck, its own module).
 	cd hack/promcheck && $(GO) test -count=1 ./...
+
+# Container images without Docker (hack/images, its own module, so that
+# go-containerregistry stays out of the library's go.mod): one OCI image
+# index per cmd/*-cloud-controller-manager for PLATFORMS, written as an OCI
+# layout with an SPDX SBOM under bin/images (digests in
+# bin/images/digests.txt); PUSH=<registry> pushes them as
+# <registry>/<name>:$(VERSION). docs/install.md.
+PLATFORMS ?= linux/amd64,linux/arm64
+PUSH      ?=
+
+.PHONY: images
+images: ## Build the CCM images into bin/images without Docker (PLATFORMS, VERSION; PUSH=<registry> pushes them).
+	cd hack/images && $(GO) run . -root=$(CURDIR) -out=$(BIN)/images -version=$(VERSION) -platforms=$(PLATFORMS) $(if $(PUSH),-push=$(PUSH))
+
+.PHONY: imagetest
+imagetest: ## Build every image for the host platform and check it (CCMKIT_IMAGES=bin/images checks `make images` output instead).
+	cd hack/images && $(GO) test -count=1 ./...
+
+# The Helm charts (charts/<cloud>-cloud-controller-manager) are rendered
+# with the Helm library in test/charts, its own module for the same reason:
+# schema-checked values, a server-side dry run against bin/kube-apiserver,
+# RBAC equal to examples/manifests/<cloud>/rbac.yaml, and one chart
+# installed for real with the CCM running as its ServiceAccount.
+.PHONY: charttest
+charttest: controlplane ## Render every Helm chart, dry-run apply it to a real kube-apiserver, check its RBAC against the manifests, run one chart's CCM.
+	cd test/charts && $(GO) test -count=1 ./...
 
 # Fuzzing: every Fuzz* target runs FUZZTIME with Go's native fuzzer
 # (hack/fuzz.sh); `make unit` already replays the committed seeds. `make
@@ -86,12 +112,16 @@ demo: controlplane ## Run a CCM (CLOUD=digitalocean) against a local control pla
 	$(GO) run ./internal/demo -cloud=$(CLOUD) $(if $(KEEP),-keep)
 
 .PHONY: vet
-vet: ## go vet.
+vet: ## go vet, the root module and the nested ones.
 	$(GO) vet ./...
+	cd hack/images && $(GO) vet ./...
+	cd test/charts && $(GO) vet ./...
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## golangci-lint (pinned, built on first use).
+lint: $(GOLANGCI_LINT) ## golangci-lint (pinned, built on first use), the root module and the nested ones.
 	$(GOLANGCI_LINT) run ./...
+	cd hack/images && $(GOLANGCI_LINT) run ./...
+	cd test/charts && $(GOLANGCI_LINT) run ./...
 
 $(GOLANGCI_LINT):
 	@echo ">> building golangci-lint $(GOLANGCI_LINT_VERSION) into $(TOOLS) (first time only, ~2 minutes)"
@@ -166,6 +196,8 @@ verify: ## Check go.mod is tidy, code is gofmt'ed and generated docs are current
 	$(GO) mod tidy -diff
 	cd hack && $(GO) mod tidy -diff
 	cd hack/promcheck && $(GO) mod tidy -diff
+	cd hack/images && $(GO) mod tidy -diff
+	cd test/charts && $(GO) mod tidy -diff
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed (run 'make fmt'):"; echo "$$out"; exit 1; fi
 	$(GO) run ./internal/docgen -dir docs -check
 

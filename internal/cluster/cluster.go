@@ -225,14 +225,20 @@ func (c *Cluster) Stop() {
 // tags given, and returns its path; a build with tags gets its own file
 // (<name>-<tag>-<tag>). The Go build cache makes a rebuild of unchanged
 // code quick.
+//
+// The binary is built as the images ship it (hack/images): static
+// (CGO_ENABLED=0) and -trimpath. The tests then run what ships, and these
+// builds, the image test's and bin/kube-apiserver's share one set of
+// compiled packages in the build cache.
 func BuildCCM(ctx context.Context, root, binDir string, p Provider, tags ...string) (string, error) {
 	out := filepath.Join(binDir, strings.Join(append([]string{filepath.Base(p.Command)}, tags...), "-"))
-	args := []string{"build", "-o", out}
+	args := []string{"build", "-trimpath", "-o", out}
 	if len(tags) > 0 {
 		args = append(args, "-tags", strings.Join(tags, ","))
 	}
 	cmd := exec.CommandContext(ctx, "go", append(args, p.Command)...)
 	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building %s: %w\n%s", p.Command, err, b)
 	}
