@@ -3,6 +3,7 @@ package skeleton
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"k8s.io/klog/v2"
 
@@ -76,10 +77,19 @@ func (i *instances) ListInstances(ctx context.Context) ([]*framework.Instance, e
 	return out, nil
 }
 
-// convert maps an API instance to what a Node needs. An address that is
-// no IP is a malformed response: left out, it would take the Node's
-// address away, where an error keeps what the Node has.
+// convert maps an API instance to what a Node needs. An instance that
+// lacks a key, whose ID has not the API's shape, or with an address that is no IP, is a malformed response: left
+// out, the value would be taken from the Node, where an error keeps what
+// the Node has.
 func (i *instances) convert(inst *instance) (*framework.Instance, error) {
+	switch {
+	case len(inst.missing) > 0:
+		return nil, fmt.Errorf("malformed response: instance %s without %s", inst.ID, strings.Join(inst.missing, ", "))
+	case !isInstanceID(inst.ID):
+		// Taken as it is, the Node would get another instance's
+		// providerID.
+		return nil, fmt.Errorf("malformed response: instance ID %q", inst.ID)
+	}
 	addrs, err := nodeaddr.NewBuilder(nodeaddr.DualStack).
 		AddInternal(inst.PrivateIPv4).
 		AddExternal(inst.PublicIPv4, inst.PublicIPv6).
