@@ -2,6 +2,7 @@ package skeleton
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 )
 
@@ -38,4 +39,18 @@ func (in *instance) UnmarshalJSON(b []byte) error {
 func isInstanceID(id string) bool {
 	rest, ok := strings.CutPrefix(id, "i-")
 	return ok && rest != "" && strings.Trim(rest, "abcdefghijklmnopqrstuvwxyz0123456789") == ""
+}
+
+// check reports an instance that lacks a key, or whose ID has not the
+// API's shape: taken as it is, a Node would lose a label or an address,
+// or get another instance's providerID, and a route to it would read as a
+// blackhole.
+func (in *instance) check() error {
+	switch {
+	case len(in.missing) > 0:
+		return fmt.Errorf("malformed response: instance %s without %s", in.ID, strings.Join(in.missing, ", "))
+	case !isInstanceID(in.ID):
+		return fmt.Errorf("malformed response: instance ID %q", in.ID)
+	}
+	return nil
 }

@@ -3,7 +3,6 @@ package skeleton
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"k8s.io/klog/v2"
 
@@ -82,13 +81,8 @@ func (i *instances) ListInstances(ctx context.Context) ([]*framework.Instance, e
 // out, the value would be taken from the Node, where an error keeps what
 // the Node has.
 func (i *instances) convert(inst *instance) (*framework.Instance, error) {
-	switch {
-	case len(inst.missing) > 0:
-		return nil, fmt.Errorf("malformed response: instance %s without %s", inst.ID, strings.Join(inst.missing, ", "))
-	case !isInstanceID(inst.ID):
-		// Taken as it is, the Node would get another instance's
-		// providerID.
-		return nil, fmt.Errorf("malformed response: instance ID %q", inst.ID)
+	if err := inst.check(); err != nil {
+		return nil, err
 	}
 	addrs, err := nodeaddr.NewBuilder(nodeaddr.DualStack).
 		AddInternal(inst.PrivateIPv4).
