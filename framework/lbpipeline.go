@@ -34,7 +34,14 @@ func (l *loadBalancer[C, LB]) ensure(ctx context.Context, clusterName string, sv
 	case IsNotFound(err) && !create:
 		return nil, fmt.Errorf("no load balancer for the Service yet; its own sync creates it: %w", err)
 	case IsNotFound(err):
-		if lb, err = l.driver.Create(ctx, req); err != nil {
+		lb, err = l.driver.Create(ctx, req)
+		if err == nil && l.driver.Inspect(lb).ID == "" {
+			// Without the ID the next sync could not find this LB and
+			// would create another: the cache is dropped and the next
+			// sync finds it by name instead.
+			err = errors.New("malformed response: the created load balancer has no ID")
+		}
+		if err != nil {
 			if l.cache != nil {
 				l.cache.createFailed()
 			}
@@ -53,6 +60,9 @@ func (l *loadBalancer[C, LB]) ensure(ctx context.Context, clusterName string, sv
 	// The ID goes on the Service before any wait: a CCM that dies now finds
 	// the LB by it.
 	state := l.driver.Inspect(lb)
+	if state.ID == "" {
+		return nil, l.retryable(errors.New("malformed response: the cloud's load balancer has no ID"))
+	}
 	if err := l.recordID(ctx, svc, state.ID); err != nil {
 		return nil, err
 	}

@@ -47,6 +47,8 @@ type (
 		PrivateIPv4 string `json:"private_ipv4"`
 		PublicIPv4  string `json:"public_ipv4"`
 		PublicIPv6  string `json:"public_ipv6"`
+		// missing lists the keys the answer left out (instance_json.go).
+		missing []string
 	}
 	loadBalancer struct {
 		ID string `json:"id"`

@@ -76,10 +76,14 @@ func (i *instances) ListInstances(ctx context.Context) ([]*framework.Instance, e
 	return out, nil
 }
 
-// convert maps an API instance to what a Node needs. An address that is
-// no IP is a malformed response: left out, it would take the Node's
-// address away, where an error keeps what the Node has.
+// convert maps an API instance to what a Node needs. An instance that
+// lacks a key, whose ID has not the API's shape, or with an address that is no IP, is a malformed response: left
+// out, the value would be taken from the Node, where an error keeps what
+// the Node has.
 func (i *instances) convert(inst *instance) (*framework.Instance, error) {
+	if err := inst.check(); err != nil {
+		return nil, err
+	}
 	addrs, err := nodeaddr.NewBuilder(nodeaddr.DualStack).
 		AddInternal(inst.PrivateIPv4).
 		AddExternal(inst.PublicIPv4, inst.PublicIPv6).

@@ -30,7 +30,8 @@ func clusterTag(clusterName string) string { return "ccmkit:" + clusterName }
 
 // ListRoutes returns the cluster's routes, each pointing at the Node named
 // like its target instance. A route whose instance is gone is a Blackhole,
-// which the route controller deletes.
+// which the route controller deletes: so a malformed instance list is an
+// error, not a reason to call a route a blackhole.
 func (r *routes) ListRoutes(ctx context.Context, clusterName string) ([]*cloudprovider.Route, error) {
 	rts, err := r.client.listRoutes(ctx, clusterTag(clusterName))
 	if err != nil {
@@ -42,6 +43,11 @@ func (r *routes) ListRoutes(ctx context.Context, clusterName string) ([]*cloudpr
 	}
 	names := make(map[string]string, len(insts))
 	for _, inst := range insts {
+		// With a malformed instance in the list, a route to it would
+		// read as a blackhole, which the route controller deletes.
+		if err := inst.check(); err != nil {
+			return nil, fmt.Errorf("listing routes: %w", err)
+		}
 		names[inst.ID] = inst.Name
 	}
 	out := make([]*cloudprovider.Route, 0, len(rts))

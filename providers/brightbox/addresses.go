@@ -40,8 +40,8 @@ func nodeAddresses(s *brightbox.Server, legacy bool) ([]corev1.NodeAddress, erro
 // order: Hostname, the server's fqdn as ExternalDNS, every interface IPv4
 // and IPv6 as ExternalIP, then each cloud IP's IPv4 as ExternalIP and fqdn
 // as ExternalDNS. No InternalIP. Unlike it, an empty field is left out
-// rather than reported as an empty address, and a malformed IP is left out
-// and named in the error rather than failing the whole list.
+// rather than reported as an empty address, and a malformed IP is an
+// error (convert fails the server) rather than an address.
 func legacyNodeAddresses(s *brightbox.Server) ([]corev1.NodeAddress, error) {
 	var (
 		out  []corev1.NodeAddress

@@ -2,6 +2,7 @@ package brightbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -120,9 +121,10 @@ func (i *instances) list(ctx context.Context) ([]brightbox.Server, error) {
 }
 
 // convert maps a server to what a Node needs. A server without an ID, zone
-// or type is malformed: the Node's labels would be wrong or missing. An
-// address the API garbles is logged and left out, so the Node keeps its
-// other addresses.
+// or type is malformed: the Node's labels would be wrong or missing. So is
+// one with an address that is no IP, or an active one without its private
+// IPv4 address: an error keeps the Node's addresses, where half an answer
+// would take some away.
 func (i *instances) convert(ctx context.Context, s *brightbox.Server) (*framework.Instance, error) {
 	switch {
 	case !isServerID(s.ID):
@@ -136,9 +138,13 @@ func (i *instances) convert(ctx context.Context, s *brightbox.Server) (*framewor
 	if err != nil {
 		return nil, fmt.Errorf("malformed response: server %s: %w", s.ID, err)
 	}
+	if err := checkInterfaces(s); err != nil {
+		return nil, fmt.Errorf("malformed response: server %s: %w", s.ID, err)
+	}
 	addrs, err := nodeAddresses(s, i.legacyAddresses)
 	if err != nil {
-		klog.FromContext(ctx).Error(err, "Ignoring malformed server addresses", "serverID", s.ID)
+		// Left out, the address would be taken from the Node.
+		return nil, fmt.Errorf("malformed response: server %s: %w", s.ID, err)
 	}
 	name := s.Name
 	if name == "" {
@@ -156,6 +162,21 @@ func (i *instances) convert(ctx context.Context, s *brightbox.Server) (*framewor
 		Shutdown:  s.Status == serverstatus.Inactive || s.Status == serverstatus.Unavailable,
 		Addresses: addrs,
 	}, nil
+}
+
+// checkInterfaces reports an active server without a network interface,
+// or an interface without its IPv4 address: every Brightbox server has
+// one, so such an answer is half an answer.
+func checkInterfaces(s *brightbox.Server) error {
+	if s.Status == serverstatus.Active && len(s.Interfaces) == 0 {
+		return errors.New("an active server without a network interface")
+	}
+	for _, iface := range s.Interfaces {
+		if iface.IPv4Address == "" {
+			return fmt.Errorf("interface %q without an IPv4 address", iface.ID)
+		}
+	}
+	return nil
 }
 
 // gone reports whether the API reports s as no longer existing, as the

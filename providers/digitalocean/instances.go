@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 
 	"github.com/digitalocean/godo"
@@ -139,6 +140,9 @@ func (i *instances) convert(ctx context.Context, d *godo.Droplet) (*framework.In
 	if err := checkNetworks(d); err != nil {
 		return nil, fmt.Errorf("malformed response: droplet %s: %w", id, err)
 	}
+	if err := checkFeatures(d, private, public6); err != nil {
+		return nil, fmt.Errorf("malformed response: droplet %s: %w", id, err)
+	}
 	addrs, err := nodeaddr.NewBuilder(nodeaddr.DualStack).
 		AddInternal(private).
 		AddExternal(public4, public6).
@@ -202,6 +206,23 @@ func checkNetworks(d *godo.Droplet) error {
 		if err := check(n.IPAddress); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkFeatures reports an active droplet whose networks lack the address
+// a feature it lists promises: an IPv6 address for "ipv6", a private one
+// for "private_networking". Such an answer is half an answer, and would
+// take the address from the Node.
+func checkFeatures(d *godo.Droplet, private, public6 string) error {
+	if d.Status != dropletActive {
+		return nil
+	}
+	switch {
+	case slices.Contains(d.Features, "ipv6") && public6 == "":
+		return errors.New(`the droplet has the "ipv6" feature but no IPv6 address`)
+	case slices.Contains(d.Features, "private_networking") && private == "":
+		return errors.New(`the droplet has the "private_networking" feature but no private IPv4 address`)
 	}
 	return nil
 }

@@ -199,8 +199,9 @@ func withIPs(filters map[string]any) map[string]any {
 
 // convert maps a host to what a Node needs: its addresses are the
 // embedded ones, or else its ipAddresses link's (cached). A host without
-// an id, a uuid or labels is malformed. An address Cattle garbles is logged and left
-// out, so the Node keeps its other addresses.
+// an id, a uuid or labels, or with a label value that is no string, is
+// malformed. An address Cattle garbles is logged and left out, so the Node
+// keeps its other addresses.
 func (i *instances) convert(ctx context.Context, lh *listedHost) (*framework.Instance, error) {
 	h := &lh.Host
 	switch {
@@ -211,6 +212,13 @@ func (i *instances) convert(ctx context.Context, lh *listedHost) (*framework.Ins
 		// them the Node would be initialized with no zone or region,
 		// labels it keeps.
 		return nil, fmt.Errorf("malformed response: host %s (%s) has no labels", h.Id, h.Hostname)
+	}
+	for k, v := range h.Labels {
+		if _, ok := v.(string); !ok {
+			// Cattle's label values are strings: a number or an
+			// object is half an answer, not a value to print.
+			return nil, fmt.Errorf("malformed response: host %s (%s): label %q is not a string", h.Id, h.Hostname, k)
+		}
 	}
 	var ips []rancher.IpAddress
 	if lh.IpAddresses != nil {

@@ -72,7 +72,8 @@ func machineTopology(h *rancher.Host) topology {
 }
 
 // labelValue returns the label key of a host as a string (Cattle's labels
-// are a JSON object whose values are strings; anything else is printed).
+// are a JSON object whose values are strings: convert refuses a host with
+// another, and anything else here is printed).
 func labelValue(labels map[string]any, key string) string {
 	switch v := labels[key].(type) {
 	case nil:

@@ -204,11 +204,32 @@ func (d *lbDriver) inspectAppliance(m *compute.Instance) framework.LoadBalancerS
 	s.ProxyProtocol = strings.Contains(m.Metadata[mdPortmap], listenerTCPProxyV2+"://")
 	if m.PrimaryIP != "" && !s.Provisioning {
 		s.IPs = []string{m.PrimaryIP}
-		if label := applianceLabel(m); label != "" {
-			s.DNSNames = map[string]string{m.PrimaryIP: cnsHostname(label, d.api.accountID, d.publicZone())}
+		if name := d.applianceHostname(m); name != "" {
+			s.DNSNames = map[string]string{m.PrimaryIP: name}
 		}
 	}
 	return s
+}
+
+// applianceHostname is the public CNS hostname of the service an
+// appliance joins: from its triton.cns.services tag, or, for an answer
+// that lost its tags, from the CNS names CloudAPI lists for it (dns_names),
+// so that the Service's status keeps its hostname.
+func (d *lbDriver) applianceHostname(m *compute.Instance) string {
+	if label := applianceLabel(m); label != "" {
+		return cnsHostname(label, d.api.accountID, d.publicZone())
+	}
+	suffix := cnsHostname("", d.api.accountID, d.publicZone()) // ".svc.<account>.<zone>"
+	var names []string
+	for _, n := range m.DomainNames {
+		if label, ok := strings.CutSuffix(n, suffix); ok && label != "" && !strings.Contains(label, ".") {
+			names = append(names, n)
+		}
+	}
+	if len(names) != 1 {
+		return "" // none, or a choice the tags would have made
+	}
+	return names[0]
 }
 
 // applianceLabel is the CNS service an appliance joins: the first of its

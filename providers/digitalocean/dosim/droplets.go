@@ -163,13 +163,27 @@ func (s *Server) AddDroplet(d Droplet) Droplet {
 	}
 	d.Tags = append([]string{}, d.Tags...)
 	st.addTags(d.Tags)
-	d.Features = []string{"private_networking", "ipv6"}
+	d.Features = dropletFeatures(d.Networks)
 	d.BackupIDs, d.SnapshotIDs, d.VolumeIDs = []int{}, []int{}, []string{}
 	if _, ok := st.droplets[d.ID]; !ok {
 		st.dropletOrder = append(st.dropletOrder, d.ID)
 	}
 	st.droplets[d.ID] = &d
 	return d.clone()
+}
+
+// dropletFeatures lists the network features the API reports for a
+// droplet with these networks: "private_networking" with a private IPv4
+// address, "ipv6" with an IPv6 one.
+func dropletFeatures(n Networks) []string {
+	features := []string{}
+	if slices.ContainsFunc(n.V4, func(v NetworkV4) bool { return v.Type == "private" }) {
+		features = append(features, "private_networking")
+	}
+	if len(n.V6) > 0 {
+		features = append(features, "ipv6")
+	}
+	return features
 }
 
 func (d *Droplet) clone() Droplet {

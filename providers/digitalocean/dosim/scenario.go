@@ -267,6 +267,7 @@ func (s *Server) setAddresses(id int, sd ScenarioDroplet) {
 			d.Networks.V6 = append(d.Networks.V6, NetworkV6{IPAddress: sd.PublicIPv6, Netmask: 64, Type: "public"})
 		}
 	}
+	d.Features = dropletFeatures(d.Networks)
 }
 
 // scenarioOperations resolves a scenario fault's operation: "*", a short

@@ -1,0 +1,56 @@
+package skeleton
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// instanceKeys are the keys the Skeleton Cloud API sends for every
+// instance: an address the instance lacks is an empty string, never a
+// missing key. An answer without one of them is malformed, not an instance
+// without a type or an address: taken as such, it would take the Node's
+// label or address away.
+var instanceKeys = []string{"id", "name", "type", "region", "zone", "status", "private_ipv4", "public_ipv4", "public_ipv6"}
+
+// UnmarshalJSON decodes an instance and records the keys it lacks, which
+// convert turns into an error for that instance alone: one malformed
+// instance in a list does not fail the others.
+func (in *instance) UnmarshalJSON(b []byte) error {
+	type fields instance // without this method
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
+		return err
+	}
+	*in = instance{}
+	if err := json.Unmarshal(b, (*fields)(in)); err != nil {
+		return err
+	}
+	for _, k := range instanceKeys {
+		if _, ok := keys[k]; !ok {
+			in.missing = append(in.missing, k)
+		}
+	}
+	return nil
+}
+
+// isInstanceID reports whether id has the shape of a Skeleton Cloud
+// instance ID: "i-" and lower-case letters or digits.
+func isInstanceID(id string) bool {
+	rest, ok := strings.CutPrefix(id, "i-")
+	return ok && rest != "" && strings.Trim(rest, "abcdefghijklmnopqrstuvwxyz0123456789") == ""
+}
+
+// check reports an instance that lacks a key, or whose ID has not the
+// API's shape: taken as it is, a Node would lose a label or an address,
+// or get another instance's providerID, and a route to it would read as a
+// blackhole.
+func (in *instance) check() error {
+	switch {
+	case len(in.missing) > 0:
+		return fmt.Errorf("malformed response: instance %s without %s", in.ID, strings.Join(in.missing, ", "))
+	case !isInstanceID(in.ID):
+		return fmt.Errorf("malformed response: instance ID %q", in.ID)
+	}
+	return nil
+}
