@@ -71,7 +71,7 @@ imagetest: ## Build every image for the host platform and check it (CCMKIT_IMAGE
 # installed for real with the CCM running as its ServiceAccount.
 .PHONY: charttest
 charttest: controlplane ## Render every Helm chart, dry-run apply it to a real kube-apiserver, check its RBAC against the manifests, run one chart's CCM.
-	cd test/charts && $(GO) test -count=1 ./...
+	cd test/charts && CCMKIT_E2E=required $(GO) test -count=1 -timeout=10m ./...
 
 # Fuzzing: every Fuzz* target runs FUZZTIME with Go's native fuzzer
 # (hack/fuzz.sh); `make unit` already replays the committed seeds. `make
