@@ -47,7 +47,7 @@ type (
 		PrivateIPv4 string `json:"private_ipv4"`
 		PublicIPv4  string `json:"public_ipv4"`
 		PublicIPv6  string `json:"public_ipv6"`
-		// missing lists the keys the answer left out (instance_json.go).
+		// missing lists the keys the answer left out (json.go).
 		missing []string
 	}
 	loadBalancer struct {
@@ -91,6 +91,7 @@ type (
 // Statuses the API reports.
 const (
 	instanceStopped = "stopped"
+	lbActive        = "active"
 	lbProvisioning  = "provisioning"
 	lbError         = "error"
 )

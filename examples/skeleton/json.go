@@ -1,3 +1,7 @@
+// This file holds what the decoding of the Skeleton Cloud API's objects
+// checks beyond their types: keys the API always sends, and values an
+// answer must hold for its status.
+
 package skeleton
 
 import (
@@ -51,6 +55,22 @@ func (in *instance) check() error {
 		return fmt.Errorf("malformed response: instance %s without %s", in.ID, strings.Join(in.missing, ", "))
 	case !isInstanceID(in.ID):
 		return fmt.Errorf("malformed response: instance ID %q", in.ID)
+	}
+	return nil
+}
+
+// UnmarshalJSON decodes a load balancer. An active one always has its IPv4
+// address in the Skeleton Cloud API: an answer without it is malformed,
+// not a load balancer without an address, which would empty the Service's
+// status.
+func (lb *loadBalancer) UnmarshalJSON(b []byte) error {
+	type fields loadBalancer // without this method
+	*lb = loadBalancer{}
+	if err := json.Unmarshal(b, (*fields)(lb)); err != nil {
+		return err
+	}
+	if lb.Status == lbActive && lb.IPv4 == "" {
+		return fmt.Errorf("malformed response: load balancer %s is active without an IPv4 address", lb.ID)
 	}
 	return nil
 }
