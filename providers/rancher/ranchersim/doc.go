@@ -42,6 +42,7 @@
 //	GET    /externalservices[/{id}],     POST, PUT, DELETE /{id}, POST /{id}?action=
 //	GET    /<services>/{id}/consumedservices, /consumedbyservices   the links' both ends
 //	GET    /services[/{id}]              every service, read-only
+//	GET    /certificates[/{id}], POST, PUT, DELETE /{id}, POST /{id}?action=remove
 //	GET    /_sim/state, /_sim/stats      what the cloud holds, what it served
 //
 // # Lists
@@ -120,8 +121,8 @@
 // InvalidFormat, field ports). Port rules need sourcePort (1-65535),
 // protocol (http by default; http, tcp, https, tls, sni, udp, else
 // InvalidOption), a serviceId of a live service (else InvalidReference),
-// priority >= 1; certificateIds and defaultCertificateId are always
-// InvalidReference (no certificates are simulated); a stickiness policy's
+// priority >= 1; certificateIds and defaultCertificateId name
+// certificates not removed (else InvalidReference); a stickiness policy's
 // mode is rewrite, insert or prefix. Service links name live services
 // (InvalidReference). External services' externalIpAddresses must be IPs
 // (InvalidFormat) and a healthCheck needs port.
@@ -150,6 +151,25 @@
 // A service's consumedservices link lists the services it links to,
 // consumedbyservices those linking to it.
 //
+// # Certificates
+//
+// A certificate (1c<n>) has name (required, at most 255, unique among
+// certificates not removed: NotUnique), description, cert, key and
+// certChain (PEM). Cattle reads the certificate on create and on PUT:
+// cert must be a PEM CERTIFICATE that parses (InvalidFormat), key the
+// certificate's private key (PKCS#1, SEC 1 or PKCS#8: InvalidFormat when
+// it does not parse or does not match), certChain PEM certificates;
+// missing name, cert or key is MissingRequired. CN,
+// subjectAlternativeNames (DNS names, then IPs), issuer (its CN),
+// issuedAt, expiresAt, algorithm, keySize, serialNumber, version and
+// certFingerprint come from the certificate. The dates (RFC 3339, UTC),
+// the decimal serial and the colon-separated SHA-1 fingerprint are
+// plausible choices: Cattle's formats are not documented. The key is
+// answered to the create only (the schema's readOnCreateOnly), and
+// /_sim/state leaves it out. Created activating, then active; remove and
+// DELETE: removing, then removed (load balancers naming it keep the ID;
+// a new reference to it is InvalidReference).
+//
 // # Asynchronous resources
 //
 // Nothing moves on a timer (simkit.Lifecycle): a resource in a
@@ -164,9 +184,11 @@
 // RemoveHost and PurgeHost change hosts; AddStack and AddService seed
 // stacks and services in any state (what the old CCM left behind: the
 // stack, an LB whose port rules point at one external service per node
-// and its service links), SetServiceState moves one; SetSetting changes a
+// and its service links), AddCertificate a certificate (as uploaded in
+// the UI), SetServiceState moves one; SetSetting changes a
 // setting; Host, HostByHostname, Hosts, Stack, StackByName, Stacks,
-// Service, ServiceByName, Services, Endpoints (an LB's public endpoints)
+// Service, ServiceByName, Services, Certificate, Certificates, Endpoints
+// (an LB's public endpoints)
 // and State read the cloud. Base brings Stats, Writes, Inject, Fail,
 // RateLimit, ResetConnections and SetLatency. Cloud adapts the Server to
 // simkit.Cloud (instances are hosts, by UUID; LoadBalancers' members are
@@ -176,7 +198,7 @@
 //
 // # Not simulated
 //
-// Containers, volumes, certificates, networks, environments other than
+// Containers, volumes, networks, environments other than
 // the key's, sorting (sort, order), the include parameter but for a
 // host's ipAddresses, host label
 // scheduling affinity, toServiceStrategy upgrades and cancelupgrade,

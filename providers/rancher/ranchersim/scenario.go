@@ -35,6 +35,16 @@ const providerName = "rancher"
 //	stacks:
 //	- name: kubernetes-loadbalancers
 //	  externalId: kubernetes-loadbalancers://
+//	certificates:                # PEM certificates and keys, as uploaded in the Rancher UI
+//	- name: example-com
+//	  id: 1c1                    # default: generated
+//	  cert: |
+//	    -----BEGIN CERTIFICATE-----
+//	    ...
+//	  key: |
+//	    -----BEGIN EC PRIVATE KEY-----
+//	    ...
+//	  certChain: ""              # intermediates, PEM
 //	services:                    # a service refers only to services listed before it
 //	- name: worker-1
 //	  kind: externalService      # or loadBalancerService (the default)
@@ -44,7 +54,8 @@ const providerName = "rancher"
 //	  stack: kubernetes-loadbalancers
 //	  state: active              # default active
 //	  launchConfig: {imageUuid: "docker:rancher/lb-service-haproxy:v0.9.14", ports: ["80:80/tcp"]}
-//	  lbConfig: {portRules: [{sourcePort: 80, targetPort: 31080, protocol: tcp, serviceId: worker-1}]}
+//	  lbConfig: {portRules: [{sourcePort: 80, targetPort: 31080, protocol: tcp, serviceId: worker-1}],
+//	             defaultCertificateId: example-com}   # certificates by name or ID
 //	  links: [worker-1]          # service links, by name or ID
 //	faults:                      # see simkit.ScenarioFault; operation "*", an endpoint or a short name
 //	- {operation: hosts.list, status: 503, rate: 0.1}
@@ -61,6 +72,20 @@ type Scenario struct {
 	Hosts     []ScenarioHost    `json:"hosts,omitempty"`
 	Stacks    []ScenarioStack   `json:"stacks,omitempty"`
 	Services  []ScenarioService `json:"services,omitempty"`
+	// Certificates are added before the services, which name them by
+	// name or ID.
+	Certificates []ScenarioCertificate `json:"certificates,omitempty"`
+}
+
+// ScenarioCertificate is a certificate of a Scenario: Cattle reads its
+// CN, names and dates from Cert.
+type ScenarioCertificate struct {
+	Name        string `json:"name"`
+	ID          string `json:"id,omitempty"`
+	Description string `json:"description,omitempty"`
+	Cert        string `json:"cert"`
+	Key         string `json:"key"`
+	CertChain   string `json:"certChain,omitempty"`
 }
 
 // ScenarioHost is a host of a Scenario.
@@ -125,6 +150,10 @@ var Operations = map[string]string{
 	"externalServices.update": "PUT " + projectPath + "/" + collExternal + "/{id}",
 	"externalServices.delete": "DELETE " + projectPath + "/" + collExternal + "/{id}",
 	"externalServices.action": "POST " + projectPath + "/" + collExternal + "/{id}",
+	"certificates.list":       "GET " + projectPath + "/certificates",
+	"certificates.create":     "POST " + projectPath + "/certificates",
+	"certificates.get":        "GET " + projectPath + "/certificates/{id}",
+	"certificates.delete":     "DELETE " + projectPath + "/certificates/{id}",
 }
 
 // LoadScenario parses a YAML (or JSON) scenario and validates it, reporting
@@ -197,6 +226,10 @@ func (sc *Scenario) Apply(s *Server) (err error) {
 		}
 		s.AddHost(host)
 	}
+	certs, err := sc.applyCertificates(s)
+	if err != nil {
+		return err
+	}
 	stacks, services := map[string]string{}, map[string]string{}
 	for i, k := range sc.Stacks {
 		if _, bad := checkName(k.Name); bad {
@@ -206,7 +239,7 @@ func (sc *Scenario) Apply(s *Server) (err error) {
 		stacks[k.Name], stacks[added.ID] = added.ID, added.ID
 	}
 	for i, ss := range sc.Services {
-		svc, err := ss.service(fmt.Sprintf("services[%d]", i), stacks, services)
+		svc, err := ss.service(fmt.Sprintf("services[%d]", i), stacks, services, certs)
 		if err != nil {
 			return err
 		}
@@ -217,7 +250,7 @@ func (sc *Scenario) Apply(s *Server) (err error) {
 }
 
 // service converts a scenario service, resolving its references.
-func (ss ScenarioService) service(at string, stacks, services map[string]string) (Service, error) {
+func (ss ScenarioService) service(at string, stacks, services, certs map[string]string) (Service, error) {
 	if _, bad := checkName(ss.Name); bad {
 		return Service{}, fmt.Errorf("%s.name: %q is not 1-63 of a-z, A-Z, 0-9 and -", at, ss.Name)
 	}
@@ -240,6 +273,9 @@ func (ss ScenarioService) service(at string, stacks, services map[string]string)
 			return Service{}, fmt.Errorf("%s.links: no service %q before it in the scenario", at, l)
 		}
 		svc.Links = append(svc.Links, ServiceLink{ServiceID: id, Name: l})
+	}
+	if err := svc.LBConfig.resolveCertificates(at, certs); err != nil {
+		return Service{}, err
 	}
 	if svc.LBConfig != nil {
 		for j := range svc.LBConfig.PortRules {
@@ -264,6 +300,48 @@ func (ss ScenarioService) service(at string, stacks, services map[string]string)
 		return Service{}, fmt.Errorf("%s.launchConfig.ports: %v is not [ip:][public:]private[/tcp|udp]", at, svc.LaunchConfig.Ports)
 	}
 	return svc, nil
+}
+
+// applyCertificates adds sc's certificates to s and returns their IDs by
+// name and by ID.
+func (sc *Scenario) applyCertificates(s *Server) (map[string]string, error) {
+	certs := map[string]string{}
+	for i, c := range sc.Certificates {
+		if c.Name == "" {
+			return nil, fmt.Errorf("certificates[%d].name: required", i)
+		}
+		probe := Certificate{Name: c.Name, Cert: c.Cert, Key: c.Key, CertChain: c.CertChain}
+		if field, err := parseCertificate(&probe); err != nil {
+			return nil, fmt.Errorf("certificates[%d].%s: %w", i, field, err)
+		}
+		added := s.AddCertificate(Certificate{ID: c.ID, Name: c.Name, Description: c.Description, Cert: c.Cert,
+			Key: c.Key, CertChain: c.CertChain})
+		certs[c.Name], certs[added.ID] = added.ID, added.ID
+	}
+	return certs, nil
+}
+
+// resolveCertificates turns the certificate names of a scenario
+// service's lbConfig into IDs.
+func (c *LBConfig) resolveCertificates(at string, certs map[string]string) error {
+	if c == nil {
+		return nil
+	}
+	if c.DefaultCertificateID != "" {
+		id, ok := certs[c.DefaultCertificateID]
+		if !ok {
+			return fmt.Errorf("%s.lbConfig.defaultCertificateId: no certificate %q in the scenario", at, c.DefaultCertificateID)
+		}
+		c.DefaultCertificateID = id
+	}
+	for j, name := range c.CertificateIDs {
+		id, ok := certs[name]
+		if !ok {
+			return fmt.Errorf("%s.lbConfig.certificateIds[%d]: no certificate %q in the scenario", at, j, name)
+		}
+		c.CertificateIDs[j] = id
+	}
+	return nil
 }
 
 // scenarioOperations resolves a scenario fault's operation: "*", a short

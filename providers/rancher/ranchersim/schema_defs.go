@@ -118,6 +118,24 @@ var schemaDefs = []schemaDef{
 			"serviceIds": ro("array[reference[service]]"), "healthState": ro("string"),
 		}),
 	},
+	certificateDef,
+}
+
+// certificateDef is the certificate type: name, cert and key required
+// (the key answered to the create only), the rest read from the PEM.
+var certificateDef = schemaDef{
+	id: "certificate", plural: "certificates", resourceMethods: getPutDel, collectionMethods: getPost,
+	actions: map[string]action{"remove": {Output: "certificate"}, "update": {Output: "certificate"}},
+	filters: []string{"accountId", "cert", "certChain", "created", "description", "id", "key", "kind", "name",
+		"removeTime", "removed", "state", "uuid"},
+	fields: commonFields(map[string]field{
+		"name": required(withLength(rw("string"), 0, 255, "")), "description": withLength(rw("string"), 0, 1024, ""),
+		"cert": required(withLength(rw("string"), 0, 65535, "")), "certChain": withLength(rw("string"), 0, 65535, ""),
+		"key": required(withLength(rw("string"), 0, 65535, "")),
+		"CN":  ro("string"), "subjectAlternativeNames": ro("array[string]"), "issuer": ro("string"),
+		"issuedAt": ro("string"), "expiresAt": ro("string"), "algorithm": ro("string"), "keySize": ro("int"),
+		"serialNumber": ro("string"), "version": ro("string"), "certFingerprint": ro("string"),
+	}),
 }
 
 // serviceFields are the fields of loadBalancerService (lb) or

@@ -194,6 +194,7 @@ func (s *Server) routes() {
 	s.handle("GET "+projectPath+"/settings/{id}", s.getSetting)
 	s.stackRoutes()
 	s.serviceRoutes()
+	s.certificateRoutes()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		simkit.Write(w, r, notFound())
 	})

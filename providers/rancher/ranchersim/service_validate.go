@@ -150,13 +150,13 @@ func (st *state) checkLBConfig(c *LBConfig) *problem {
 			return p
 		}
 	}
-	if len(c.CertificateIDs) > 0 || c.DefaultCertificateID != "" {
-		// The simulator has no certificates to refer to.
-		field := "certificateIds"
-		if c.DefaultCertificateID != "" {
-			field = "defaultCertificateId"
+	if c.DefaultCertificateID != "" && st.liveCertificate(c.DefaultCertificateID) == nil {
+		return &problem{codeInvalidReference, "defaultCertificateId"}
+	}
+	for _, id := range c.CertificateIDs {
+		if st.liveCertificate(id) == nil {
+			return &problem{codeInvalidReference, "certificateIds"}
 		}
-		return &problem{codeInvalidReference, field}
 	}
 	if sp := c.StickinessPolicy; sp != nil && sp.Mode != "" && !slices.Contains(StickinessModes, sp.Mode) {
 		return &problem{codeInvalidOption, "mode"}

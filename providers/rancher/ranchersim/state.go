@@ -17,6 +17,8 @@ const (
 	prefixStack     = "1st"
 	prefixService   = "1s"
 	prefixInstance  = "1i"
+	// prefixCertificate: Cattle's certificates are 1c<n>.
+	prefixCertificate = "1c"
 )
 
 // state is everything the cloud holds. The Server's mutex guards it.
@@ -25,6 +27,7 @@ type state struct {
 	hosts    *simkit.Table[Host]
 	stacks   *simkit.Table[Stack]
 	services *simkit.Table[Service]
+	certs    *simkit.Table[Certificate]
 	settings []Setting
 	// life moves resources out of their transitioning states: each
 	// pending resource settles on its ProvisioningReads-th read, or on
@@ -43,6 +46,7 @@ func newState(opts Options) *state {
 		hosts:    simkit.NewTable[Host](),
 		stacks:   simkit.NewTable[Stack](),
 		services: simkit.NewTable[Service](),
+		certs:    simkit.NewTable[Certificate](),
 		settings: defaultSettings(opts),
 		life:     simkit.NewLifecycle(opts.ProvisioningReads),
 		purge:    simkit.NewLifecycle(max(opts.ProvisioningReads, 0)),
@@ -73,7 +77,8 @@ func (st *state) exists(id string) bool {
 	_, a := st.hosts.Get(id)
 	_, b := st.stacks.Get(id)
 	_, c := st.services.Get(id)
-	return a || b || c
+	_, d := st.certs.Get(id)
+	return a || b || c || d
 }
 
 // now is the server's clock, to the second, in UTC.
@@ -113,7 +118,9 @@ type Snapshot struct {
 	Hosts    []Host    `json:"hosts"`
 	Stacks   []Stack   `json:"stacks"`
 	Services []Service `json:"services"`
-	Settings []Setting `json:"settings"`
+	// Certificates leave out their private keys.
+	Certificates []Certificate `json:"certificates"`
+	Settings     []Setting     `json:"settings"`
 }
 
 // State returns a copy of everything the cloud holds.
@@ -121,11 +128,12 @@ func (s *Server) State() Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return Snapshot{
-		Project:  s.opts.Project,
-		Hosts:    cloneAll(s.st.hosts.All(), (*Host).clone),
-		Stacks:   cloneAll(s.st.stacks.All(), (*Stack).clone),
-		Services: cloneAll(s.st.services.All(), (*Service).clone),
-		Settings: append([]Setting(nil), s.st.settings...),
+		Project:      s.opts.Project,
+		Hosts:        cloneAll(s.st.hosts.All(), (*Host).clone),
+		Stacks:       cloneAll(s.st.stacks.All(), (*Stack).clone),
+		Services:     cloneAll(s.st.services.All(), (*Service).clone),
+		Certificates: cloneAll(s.st.certs.All(), (*Certificate).clone),
+		Settings:     append([]Setting(nil), s.st.settings...),
 	}
 }
 
