@@ -2,11 +2,19 @@ package e2e
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"math/big"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	rancher "github.com/rancher/go-rancher/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -20,6 +28,11 @@ import (
 // starts, as in the Rancher UI, in a stack of its own, with a port that is
 // not the Service's.
 const rancherAdopted = "1s901"
+
+// rancherCertificate is the Cattle certificate
+// examples/services/rancher/https.yaml names, uploaded before the CCM
+// starts.
+const rancherCertificate = "1c901"
 
 // rancherSeed is the cloud the adopt-existing example finds.
 const rancherSeed = `
@@ -84,9 +97,12 @@ func rancherExamples() examplesCloud {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := sc.Apply(run.Cloud.(*ranchersim.Cloud).Server); err != nil {
+			sim := run.Cloud.(*ranchersim.Cloud).Server
+			if err := sc.Apply(sim); err != nil {
 				t.Fatal(err)
 			}
+			cert, key := rancherSelfSigned(t, "www.example.com")
+			sim.AddCertificate(ranchersim.Certificate{ID: rancherCertificate, Name: "www-example-com", Cert: cert, Key: key})
 			api = cattleClient(t, run.Cluster)
 		},
 		Checks: map[string]exampleCheck{
@@ -98,6 +114,19 @@ func rancherExamples() examplesCloud {
 					got = *lb.LbConfig.StickinessPolicy
 				}
 				return wantEqual("stickiness cookie and mode", got.Cookie+" "+got.Mode, "EXAMPLE-NODE insert")
+			}),
+			"https.yaml": check("https", func(lb *rancher.LoadBalancerService, _ *rancher.ExternalService, _ exampleState) error {
+				cert, err := api.Certificate.ById(lb.LbConfig.DefaultCertificateId)
+				if err != nil {
+					return err
+				}
+				if cert == nil || cert.State != "active" {
+					return fmt.Errorf("default certificate %q is no active certificate: %+v", lb.LbConfig.DefaultCertificateId, cert)
+				}
+				return errors.Join(
+					wantEqual("default certificate", cert.Id+" "+cert.CN, rancherCertificate+" www.example.com"),
+					wantEqual("SNI certificates", len(lb.LbConfig.CertificateIds), 0),
+				)
 			}),
 			"etp-local.yaml": check("tcp", func(_ *rancher.LoadBalancerService, backend *rancher.ExternalService, ex exampleState) error {
 				if backend.HealthCheck == nil {
@@ -164,4 +193,27 @@ func rancherAgentIPs(api *rancher.RancherClient, nodes map[string]string) ([]str
 	}
 	slices.Sort(ips)
 	return ips, nil
+}
+
+// rancherSelfSigned is a self-signed PEM certificate for cn and its key,
+// as a user would upload to Cattle.
+func rancherSelfSigned(t *testing.T, cn string) (certPEM, keyPEM string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn}, DNSNames: []string{cn},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
+		string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}))
 }

@@ -55,7 +55,7 @@ func TestSchemaFlagsMatchDump(t *testing.T) {
 		"host.hostname": "no POST /hosts",
 	}
 	dump := dumpSchemas(t)
-	for _, id := range []string{KindLoadBalancer, KindExternal, "stack", "host", "lbConfig", "portRule", "instanceHealthCheck", "serviceLink"} {
+	for _, id := range []string{KindLoadBalancer, KindExternal, "stack", "host", "lbConfig", "portRule", "instanceHealthCheck", "serviceLink", "certificate"} {
 		real, ok := dump[id]
 		if !ok {
 			t.Fatalf("the dump has no schema %s", id)
