@@ -84,7 +84,7 @@ var (
 )
 
 // Validate implements framework.LoadBalancerValidator: a Service that no
-// Cattle load balancer can serve gets a Warning Event and no call.
+// Cattle load balancer can serve gets a Warning Event and no write.
 func (d *lbDriver) Validate(req *lbRequest) error { return validateService(req) }
 
 // Get returns the load-balancer service with this ID and its backends; a
@@ -235,6 +235,12 @@ func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest)
 		return true, d.replaceLB(lb, updated)
 	}
 	if changes := launchChanges(svc.LaunchConfig, want); len(changes) > 0 {
+		if svc.State == stateInactive {
+			// Cattle upgrades only an active service: one whose ports
+			// changed before its first activation is activated first
+			// and upgraded on a later sync.
+			return true, d.action(ctx, lb, "activate", nil)
+		}
 		klog.FromContext(ctx).V(2).Info("Upgrading load balancer", "service", klog.KObj(req.Service), "loadBalancerID", svc.Id, "changes", changes)
 		return true, d.upgrade(ctx, lb, want)
 	}

@@ -439,3 +439,33 @@ func TestLoadBalancerRejects(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadBalancerPortChangeBeforeActivation: Cattle offers the upgrade
+// action only to an active service, so ports changed while the new load
+// balancer is still inactive are upgraded once it is activated, not
+// waited for for ever (the short soak's Service whose load balancer never
+// converged, and whose replaced external service leaked).
+func TestLoadBalancerPortChangeBeforeActivation(t *testing.T) {
+	f := newLBFixture(t)
+	svc := f.service(t, "early", nil)
+	if _, err := f.lb.EnsureLoadBalancer(f.ctx, "test-cluster", f.fresh(t, svc), f.nodes); !isRetry(err) {
+		t.Fatalf("first sync: %v, want a retry while Cattle registers the load balancer", err)
+	}
+	f.sim.Advance()
+	if lb := onlyService(t, f.sim, ranchersim.KindLoadBalancer); lb.State != ranchersim.StateInactive {
+		t.Fatalf("load balancer %s after one step, want inactive (created without startOnCreate)", lb.State)
+	}
+
+	f.update(t, svc, func(s *corev1.Service) { s.Spec.Ports[0].Port, s.Spec.Ports[0].NodePort = 8080, 30081 })
+	f.ensureReady(t, svc, f.lb)
+	lb := onlyService(t, f.sim, ranchersim.KindLoadBalancer)
+	if lb.State != ranchersim.StateActive {
+		t.Errorf("load balancer %s, want active", lb.State)
+	}
+	if diff := cmp.Diff([]string{"53:53/udp", "8080:8080/tcp"}, slices.Sorted(slices.Values(lb.LaunchConfig.Ports))); diff != "" {
+		t.Errorf("launchConfig.ports (-want +got):\n%s", diff)
+	}
+	if ext := live(f.sim, ranchersim.KindExternal); len(ext) != 1 {
+		t.Errorf("live external services %+v, want just the load balancer's one", ext)
+	}
+}
