@@ -23,6 +23,7 @@ func (l *loadBalancer[C, LB]) ensure(ctx context.Context, clusterName string, sv
 	logger := klog.FromContext(ctx).WithValues("service", klog.KObj(svc))
 	req, err := l.checkedRequest(clusterName, svc, nodes)
 	if err != nil {
+		l.recordOwned(ctx, req)
 		return nil, err
 	}
 	lb, err := l.lookup(ctx, req)
@@ -109,11 +110,33 @@ func (l *loadBalancer[C, LB]) ensure(ctx context.Context, clusterName string, sv
 	return l.ingressStatus(req, state), nil
 }
 
+// recordOwned is what the pipeline does for a Service it refuses (req
+// decoded with defaults where annotations did not): the cloud is not
+// written and the Service keeps its last good load balancer, but one that
+// the Service owns and whose ID its annotation lacks (a CCM created it and
+// died before recording it) gets its ID recorded, so that no load balancer
+// of the cloud is named by no Service. Reads only, once per version of
+// the Service (as its Warning), and only while the annotation is unset; a
+// failed lookup changes nothing.
+func (l *loadBalancer[C, LB]) recordOwned(ctx context.Context, req *LoadBalancerRequest[C]) {
+	if req == nil || req.ID != "" || l.opts.IDAnnotation == "" || l.env.Client == nil || !l.problems.first(req.Service, "\x00lookup refused") {
+		return
+	}
+	lb, err := l.lookup(ctx, req)
+	if err != nil {
+		return
+	}
+	id := l.driver.Inspect(lb).ID
+	if err := l.recordID(ctx, req.Service, id); err != nil {
+		klog.FromContext(ctx).V(2).Info("Could not record the load balancer of a Service refused", "service", klog.KObj(req.Service), "loadBalancerID", id, "err", err)
+	}
+}
+
 // checkedRequest decodes svc's annotations and runs every check on the
 // result: the config's own Validate and the driver's LoadBalancerValidator
 // run even when some annotations did not decode (those fields then hold
 // their defaults), so one Warning Event lists every problem at once and
-// nothing is written.
+// nothing is written. The request is returned with the error too.
 func (l *loadBalancer[C, LB]) checkedRequest(clusterName string, svc *corev1.Service, nodes []*corev1.Node) (*LoadBalancerRequest[C], error) {
 	req, annotationErr := l.request(clusterName, svc, nodes)
 	if v, ok := any(req.Config).(interface{ Validate() error }); ok {
@@ -127,10 +150,10 @@ func (l *loadBalancer[C, LB]) checkedRequest(clusterName string, svc *corev1.Ser
 	case annotationErr != nil:
 		err := errors.Join(annotationErr, serviceErr)
 		l.problems.event(svc, corev1.EventTypeWarning, EventInvalidAnnotation, false, "%s", oneLine(err))
-		return nil, err
+		return req, err
 	case serviceErr != nil:
 		l.problems.event(svc, corev1.EventTypeWarning, EventInvalidService, false, "%s", oneLine(serviceErr))
-		return nil, serviceErr
+		return req, serviceErr
 	}
 	return req, nil
 }

@@ -244,3 +244,46 @@ func newLB(t *testing.T, fc *frameworktest.FakeCloud, env *framework.Env) cloudp
 	}
 	return lb
 }
+
+// TestRefusedServiceRecordsItsLoadBalancer: a CCM created the Service's
+// load balancer and died before recording its ID; the Service has since
+// become invalid. The next sync writes nothing to the cloud and warns,
+// but records the ID of the load balancer the Service owns, so none of the
+// cloud's load balancers is named by no Service.
+func TestRefusedServiceRecordsItsLoadBalancer(t *testing.T) {
+	f := newLBFixture(t)
+	svc := f.service(t, nil)
+	if _, err := f.lb.EnsureLoadBalancer(f.ctx, "c", svc, f.nodes); err == nil {
+		t.Fatal("first Ensure on a provisioning LB succeeded; want a retry")
+	}
+	lbs := f.cloud.LoadBalancers()
+	if len(lbs) != 1 {
+		t.Fatalf("cloud holds %d LBs, want 1", len(lbs))
+	}
+	// The annotation as a CCM that died before writing it left it, and
+	// an invalid value added since.
+	svc = f.get(t, svc)
+	delete(svc.Annotations, idAnnotation)
+	svc.Annotations[frameworktest.FakeAnnotationPrefix+"health-check-interval"] = "abc"
+	svc, err := f.kube.CoreV1().Services("default").Update(f.ctx, svc, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	writes := f.cloud.Writes()
+	if _, err := f.lb.EnsureLoadBalancer(f.ctx, "c", svc, f.nodes); err == nil {
+		t.Fatal("Ensure of an invalid Service succeeded")
+	}
+	if w := f.cloud.Writes() - writes; w != 0 {
+		t.Errorf("the invalid Service's sync made %d cloud writes, want 0", w)
+	}
+	if ev := f.events(); !strings.Contains(ev, "Warning InvalidAnnotation") {
+		t.Errorf("events = %q; want a Warning InvalidAnnotation", ev)
+	}
+	if got := f.get(t, svc).Annotations[idAnnotation]; got != lbs[0].ID {
+		t.Errorf("ID annotation = %q, want the Service's own load balancer %s", got, lbs[0].ID)
+	}
+	if n := len(f.cloud.LoadBalancers()); n != 1 {
+		t.Errorf("cloud holds %d LBs, want 1", n)
+	}
+}

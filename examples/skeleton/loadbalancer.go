@@ -98,7 +98,7 @@ func (d *lbDriver) Owns(lb *loadBalancer, req *lbRequest) bool {
 }
 
 // Validate implements framework.LoadBalancerValidator: a Service the
-// Skeleton API cannot serve gets a Warning Event and no API call.
+// Skeleton API cannot serve gets a Warning Event and no write.
 func (d *lbDriver) Validate(req *lbRequest) error { return validateService(req.Service) }
 
 // Create provisions the load balancer with its whole spec in one call. The

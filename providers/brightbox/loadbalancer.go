@@ -66,7 +66,7 @@ var (
 )
 
 // Validate implements framework.LoadBalancerValidator: a Service that no
-// Brightbox load balancer can serve gets a Warning Event and no call.
+// Brightbox load balancer can serve gets a Warning Event and no write.
 func (d *lbDriver) Validate(req *lbRequest) error { return validateService(req) }
 
 // alive reports whether lb exists for the CCM: a deleted load balancer

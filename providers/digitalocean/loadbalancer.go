@@ -60,7 +60,7 @@ var (
 )
 
 // Validate implements framework.LoadBalancerValidator: a Service that no
-// DigitalOcean load balancer can serve gets a Warning Event and no call.
+// DigitalOcean load balancer can serve gets a Warning Event and no write.
 func (d *lbDriver) Validate(req *lbRequest) error { return validateService(req) }
 
 // Get returns the load balancer with this ID; the API's 404 wraps

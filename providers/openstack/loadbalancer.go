@@ -50,7 +50,7 @@ var (
 )
 
 // Validate implements framework.LoadBalancerValidator: a Service Octavia
-// cannot serve as asked gets a Warning Event and no call.
+// cannot serve as asked gets a Warning Event and no write.
 func (d *lbDriver) Validate(req *lbRequest) error {
 	cfg, err := d.settings(req)
 	if err != nil {
