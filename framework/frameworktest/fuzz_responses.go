@@ -3,6 +3,7 @@ package frameworktest
 import (
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -137,8 +138,15 @@ func (c responseCase) variant() variant {
 // out. A panic in the mutation itself, which the simulator's HTTP server
 // would swallow, fails the test.
 func (c responseCase) arm(t *testing.T, s *suite) (restore func(), emptied func() bool) {
+	restore, emptied, _ = c.armed(t, s)
+	return restore, emptied
+}
+
+// armed is arm, and reports too whether the mutation changed one of the
+// target's UserFields.
+func (c responseCase) armed(t *testing.T, s *suite) (restore func(), emptied, userField func() bool) {
 	var seen atomic.Int32
-	var emptiedList atomic.Bool
+	var emptiedList, user atomic.Bool
 	mutate := simkit.Mutation(c.mutation)
 	restore = s.target.Cloud.Fail(Fault{Mutate: func(status int, body []byte) []byte {
 		if seen.Add(1)-1 != c.nth {
@@ -154,9 +162,23 @@ func (c responseCase) arm(t *testing.T, s *suite) (restore func(), emptied func(
 		t.Logf("answer %d (status %d) mutated to: %.600s", c.nth, status, out)
 		_, emptiesArray := simkit.MutatesArray(c.mutation, body)
 		emptiedList.Store(emptiesArray)
+		user.Store(mutatesUserField(c.mutation, body, s.target.UserFields))
 		return out
 	}})
-	return restore, emptiedList.Load
+	return restore, emptiedList.Load, user.Load
+}
+
+// mutatesUserField reports whether the mutation drops, empties or renames
+// a member matching one of patterns (Target.UserFields).
+func mutatesUserField(mutation, body []byte, patterns []string) bool {
+	kind, at, ok := simkit.MutatedPath(mutation, body)
+	if !ok || kind != simkit.MutateDropField && kind != simkit.MutateEmpty && kind != simkit.MutateUnknownEnum {
+		return false
+	}
+	return slices.ContainsFunc(patterns, func(p string) bool {
+		m, err := path.Match(p, at)
+		return err == nil && m
+	})
 }
 
 func (c responseCase) run(t *testing.T, h Harness, ref *cleanReference) {
@@ -185,11 +207,11 @@ func (c responseCase) runInstance(t *testing.T, s *suite) {
 	if err != nil {
 		t.Fatalf("clean InstanceMetadata: %v", err)
 	}
-	restore, emptied := c.arm(t, s)
+	restore, emptied, userField := c.armed(t, s)
 	writes := s.writesDuring(func() {
 		switch c.op {
 		case opInstanceMetadata:
-			if md, err := inst.InstanceMetadata(s.ctx, node); err == nil && !cmp.Equal(essential(clean), c.renamed(clean, essential(md))) {
+			if md, err := inst.InstanceMetadata(s.ctx, node); err == nil && !userField() && !cmp.Equal(essential(clean), c.renamed(clean, essential(md))) {
 				t.Errorf("InstanceMetadata with a mutated answer differs from the clean one without an error (-clean +got):\n%s", cmp.Diff(essential(clean), essential(md)))
 			}
 		case opInstanceExists:

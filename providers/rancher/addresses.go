@@ -1,6 +1,7 @@
 package rancher
 
 import (
+	"fmt"
 	"net/netip"
 	"strings"
 
@@ -66,6 +67,22 @@ func nodeAddresses(h *rancher.Host, ips []rancher.IpAddress, externalLabels []st
 	}
 	b.AddHostname(h.Hostname)
 	return b.Build()
+}
+
+// checkIPs reports a host's ipAddresses as Cattle would never answer them
+// as malformed: none at all (Cattle lists at least the agent's address),
+// or one that is no IP. Read in part, they would give the Node part of
+// its addresses.
+func checkIPs(h *rancher.Host, ips []rancher.IpAddress) error {
+	if len(ips) == 0 {
+		return fmt.Errorf("malformed response: host %s (%s) has no ipAddresses", h.Id, h.Hostname)
+	}
+	for _, ip := range ips {
+		if _, err := netip.ParseAddr(strings.TrimSpace(ip.Address)); err != nil {
+			return fmt.Errorf("malformed response: host %s (%s): ipAddress %s holds %q, no IP", h.Id, h.Hostname, ip.Id, ip.Address)
+		}
+	}
+	return nil
 }
 
 // usable parses s and reports whether it is an address a Node can be

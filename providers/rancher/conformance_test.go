@@ -36,5 +36,8 @@ func (harness) Setup(t *testing.T) *frameworktest.Target {
 		InvalidAnnotations: map[string]string{
 			rancher.AnnotationPrefix + "healthcheck-interval": "abc",
 		},
+		// A host's labels are the user's: one dropped or emptied is a
+		// host without it (its region or zone), not half an answer.
+		UserFields: []string{"/data/*/labels", "/data/*/labels/*", "/labels", "/labels/*"},
 	}
 }

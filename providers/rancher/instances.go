@@ -199,9 +199,10 @@ func withIPs(filters map[string]any) map[string]any {
 
 // convert maps a host to what a Node needs: its addresses are the
 // embedded ones, or else its ipAddresses link's (cached). A host without
-// an id, a uuid or labels, or with a label value that is no string, is
-// malformed. An address Cattle garbles is logged and left out, so the Node
-// keeps its other addresses.
+// an id, a uuid or labels, with a label value that is no string, or whose
+// ipAddresses are none (Cattle lists at least the agent's) or hold one
+// that is no IP, is malformed. An IP in a label (user data) that is no IP
+// is logged and left out, so the Node keeps its other addresses.
 func (i *instances) convert(ctx context.Context, lh *listedHost) (*framework.Instance, error) {
 	h := &lh.Host
 	switch {
@@ -228,6 +229,9 @@ func (i *instances) convert(ctx context.Context, lh *listedHost) (*framework.Ins
 		if ips, err = i.ips.get(ctx, h); err != nil {
 			return nil, err
 		}
+	}
+	if err := checkIPs(h, ips); err != nil {
+		return nil, err
 	}
 	addrs, err := nodeAddresses(h, ips, i.cfg.ExternalIPLabels)
 	if err != nil {

@@ -219,22 +219,39 @@ func pick(kind MutationKind, in *fuzzBytes, root *any) (jsonNode, bool) {
 // an array (a list the cloud answers with none of its items: a
 // well-formed answer, unlike the others), and where (a JSON pointer).
 func MutatesArray(data, body []byte) (path string, ok bool) {
-	in := &fuzzBytes{data: data}
-	if MutationKind(in.next()%byte(NumMutationKinds)) != MutateEmpty {
+	kind, path, value, ok := mutated(data, body)
+	if _, isArray := value.([]any); !ok || kind != MutateEmpty || !isArray {
 		return "", false
+	}
+	return path, true
+}
+
+// MutatedPath reports which value of body Mutation(data) changes, as a
+// JSON pointer, and how; false for a body that is not JSON, or a mutation
+// that cuts it.
+func MutatedPath(data, body []byte) (kind MutationKind, path string, ok bool) {
+	kind, path, _, ok = mutated(data, body)
+	return kind, path, ok
+}
+
+func mutated(data, body []byte) (MutationKind, string, any, bool) {
+	in := &fuzzBytes{data: data}
+	kind := MutationKind(in.next() % byte(NumMutationKinds))
+	if kind == MutateTruncate {
+		return kind, "", nil, false
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var root any
 	if err := dec.Decode(&root); err != nil || dec.More() {
-		return "", false
+		return kind, "", nil, false
 	}
-	n, found := pick(MutateEmpty, in, &root)
-	if _, isArray := n.value.([]any); !found || !isArray {
-		return "", false
-	}
-	return n.path, true
+	n, found := pick(kind, in, &root)
+	return kind, n.path, n.value, found
 }
+
+// pointerEscaper escapes a key as a JSON pointer's segment (RFC 6901).
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 // applies reports whether kind can change n.
 func applies(kind MutationKind, n jsonNode) bool {
@@ -275,7 +292,7 @@ func walk(root *any) []jsonNode {
 		switch v := n.value.(type) {
 		case map[string]any:
 			for _, k := range slices.Sorted(maps.Keys(v)) {
-				visit(jsonNode{path: n.path + "/" + k, value: v[k], set: func(x any) { v[k] = x }, remove: func() { delete(v, k) }})
+				visit(jsonNode{path: n.path + "/" + pointerEscaper.Replace(k), value: v[k], set: func(x any) { v[k] = x }, remove: func() { delete(v, k) }})
 			}
 		case []any:
 			for j := range v {

@@ -161,3 +161,28 @@ func TestMutatesArray(t *testing.T) {
 		t.Error("dropping a field empties no array")
 	}
 }
+
+func TestMutatedPath(t *testing.T) {
+	body := []byte(`{"labels":{"a/b":"x","c~d":"y"},"name":"n"}`)
+	for _, c := range []struct {
+		data []byte
+		kind MutationKind
+		path string
+	}{
+		// Members in the walk's order: /labels, /labels/a~1b, /labels/c~0d, /name.
+		{[]byte{byte(MutateDropField), 0, 1}, MutateDropField, "/labels/a~1b"},
+		{[]byte{byte(MutateDropField), 0, 2}, MutateDropField, "/labels/c~0d"},
+		{[]byte{byte(MutateEmpty), 0, 1}, MutateEmpty, "/labels"}, // 0 is the root
+	} {
+		kind, path, ok := MutatedPath(c.data, body)
+		if !ok || kind != c.kind || path != c.path {
+			t.Errorf("MutatedPath(%x) = %v, %q, %v; want %v, %q, true", c.data, kind, path, ok, c.kind, c.path)
+		}
+	}
+	if _, _, ok := MutatedPath([]byte{byte(MutateTruncate), 0, 1}, body); ok {
+		t.Error("a cut body has no mutated path")
+	}
+	if _, _, ok := MutatedPath([]byte{byte(MutateDropField), 0, 1}, []byte("not json")); ok {
+		t.Error("a body that is not JSON has no mutated path")
+	}
+}
