@@ -7,6 +7,7 @@ package skeleton
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"strings"
 )
 
@@ -40,9 +41,24 @@ func (in *instance) UnmarshalJSON(b []byte) error {
 
 // isInstanceID reports whether id has the shape of a Skeleton Cloud
 // instance ID: "i-" and lower-case letters or digits.
-func isInstanceID(id string) bool {
-	rest, ok := strings.CutPrefix(id, "i-")
+func isInstanceID(id string) bool { return isID("i-", id) }
+
+// isID reports whether id has the shape of a Skeleton Cloud ID with
+// prefix: the prefix and lower-case letters or digits ("i-", "r-").
+func isID(prefix, id string) bool {
+	rest, ok := strings.CutPrefix(id, prefix)
 	return ok && rest != "" && strings.Trim(rest, "abcdefghijklmnopqrstuvwxyz0123456789") == ""
+}
+
+// check reports a route the API would never answer: an ID, destination or
+// target instance not of the API's shape. Taken as it is, a route would
+// read as a blackhole (which the route controller deletes) or as a route
+// to another destination.
+func (rt *route) check() error {
+	if _, err := netip.ParsePrefix(rt.DestinationCIDR); err != nil || !isID("r-", rt.ID) || !isInstanceID(rt.TargetInstanceID) {
+		return fmt.Errorf("malformed response: route %q to %q via instance %q", rt.ID, rt.DestinationCIDR, rt.TargetInstanceID)
+	}
+	return nil
 }
 
 // check reports an instance that lacks a key, or whose ID has not the

@@ -33,7 +33,7 @@ func clusterTag(clusterName string) string { return "ccmkit:" + clusterName }
 // which the route controller deletes: so a malformed instance list is an
 // error, not a reason to call a route a blackhole.
 func (r *routes) ListRoutes(ctx context.Context, clusterName string) ([]*cloudprovider.Route, error) {
-	rts, err := r.client.listRoutes(ctx, clusterTag(clusterName))
+	rts, err := r.list(ctx, clusterName)
 	if err != nil {
 		return nil, err
 	}
@@ -70,8 +70,7 @@ func (r *routes) CreateRoute(ctx context.Context, clusterName, _ string, route *
 	if err != nil {
 		return fmt.Errorf("route %s to node %s: %w", route.DestinationCIDR, route.TargetNode, err)
 	}
-	tag := clusterTag(clusterName)
-	existing, err := r.client.listRoutes(ctx, tag)
+	existing, err := r.list(ctx, clusterName)
 	if err != nil {
 		return err
 	}
@@ -80,7 +79,7 @@ func (r *routes) CreateRoute(ctx context.Context, clusterName, _ string, route *
 			return nil
 		}
 	}
-	created, err := r.client.createRoute(ctx, &routeSpec{DestinationCIDR: route.DestinationCIDR, TargetInstanceID: inst.ID, Tags: []string{tag}})
+	created, err := r.client.createRoute(ctx, &routeSpec{DestinationCIDR: route.DestinationCIDR, TargetInstanceID: inst.ID, Tags: []string{clusterTag(clusterName)}})
 	if err != nil {
 		return err
 	}
@@ -92,7 +91,7 @@ func (r *routes) CreateRoute(ctx context.Context, clusterName, _ string, route *
 // ListRoutes set it) or destination. A route that is already gone is
 // success.
 func (r *routes) DeleteRoute(ctx context.Context, clusterName string, route *cloudprovider.Route) error {
-	existing, err := r.client.listRoutes(ctx, clusterTag(clusterName))
+	existing, err := r.list(ctx, clusterName)
 	if err != nil {
 		return err
 	}
@@ -106,6 +105,21 @@ func (r *routes) DeleteRoute(ctx context.Context, clusterName string, route *clo
 		klog.FromContext(ctx).Info("Deleted route", "routeID", rt.ID, "destination", rt.DestinationCIDR)
 	}
 	return nil
+}
+
+// list returns the cluster's routes, all of them well-formed: a route
+// read in part would be taken for a blackhole, or for a route elsewhere.
+func (r *routes) list(ctx context.Context, clusterName string) ([]route, error) {
+	rts, err := r.client.listRoutes(ctx, clusterTag(clusterName))
+	if err != nil {
+		return nil, err
+	}
+	for i := range rts {
+		if err := rts[i].check(); err != nil {
+			return nil, fmt.Errorf("listing routes: %w", err)
+		}
+	}
+	return rts, nil
 }
 
 // sameCIDR compares CIDRs by value, so an IPv6 prefix matches however

@@ -36,12 +36,14 @@ type Target struct {
 	Annotations map[string]string
 	// NoZone / NoRegion: the cloud has no zones or regions to report.
 	NoZone, NoRegion bool
-	// UserFields are members of the cloud's answers that users set and
-	// may leave out or empty (Rancher's host labels), as JSON pointers
-	// whose "*" matches one segment (path.Match): FuzzResponses takes an
-	// answer with one of them dropped, emptied or renamed for a
-	// well-formed one, whose instance metadata may differ.
-	UserFields []string
+	// OptionalFields are members of the cloud's answers that a
+	// well-formed answer may leave out or empty: ones users set
+	// (Rancher's host labels), or that a policy may hide (Nova's
+	// OS-EXT-AZ:availability_zone). As JSON pointers whose "*" matches
+	// one segment (path.Match): FuzzResponses takes an answer with one of
+	// them dropped, emptied or renamed for a well-formed one, whose
+	// instance metadata may differ.
+	OptionalFields []string
 	// MaxProvisioningPolls bounds how often the suite advances the cloud
 	// while waiting for an LB; default 20.
 	MaxProvisioningPolls int

@@ -165,15 +165,18 @@ func (i *instances) convert(ctx context.Context, s *brightbox.Server) (*framewor
 }
 
 // checkInterfaces reports an active server without a network interface,
-// or an interface without its IPv4 address: every Brightbox server has
-// one, so such an answer is half an answer.
+// or an interface without its IPv4 or IPv6 address: every Brightbox
+// server has one, with both, so such an answer is half an answer.
 func checkInterfaces(s *brightbox.Server) error {
 	if s.Status == serverstatus.Active && len(s.Interfaces) == 0 {
 		return errors.New("an active server without a network interface")
 	}
 	for _, iface := range s.Interfaces {
-		if iface.IPv4Address == "" {
+		switch {
+		case iface.IPv4Address == "":
 			return fmt.Errorf("interface %q without an IPv4 address", iface.ID)
+		case iface.IPv6Address == "":
+			return fmt.Errorf("interface %q without an IPv6 address", iface.ID)
 		}
 	}
 	return nil

@@ -182,28 +182,32 @@ func dropletIPs(d *godo.Droplet) (private, public4, public6 string) {
 	return private, public4, public6
 }
 
-// checkNetworks rejects networks that list an address twice: the API
-// lists each of a droplet's addresses once, and a list that repeats one
-// may have left another out.
+// checkNetworks rejects networks that list an address twice, or one
+// without its address or of a type other than public or private: the API
+// lists each of a droplet's addresses once, typed, and a list that
+// repeats one or garbles one leaves an address out.
 func checkNetworks(d *godo.Droplet) error {
 	if d.Networks == nil {
 		return nil
 	}
 	seen := map[string]bool{}
-	check := func(ip string) error {
-		if seen[ip] {
+	check := func(ip, typ string) error {
+		switch {
+		case ip == "" || typ != "public" && typ != "private":
+			return fmt.Errorf("networks list an address %q of type %q", ip, typ)
+		case seen[ip]:
 			return fmt.Errorf("networks list %s twice", ip)
 		}
 		seen[ip] = true
 		return nil
 	}
 	for _, n := range d.Networks.V4 {
-		if err := check(n.IPAddress); err != nil {
+		if err := check(n.IPAddress, n.Type); err != nil {
 			return err
 		}
 	}
 	for _, n := range d.Networks.V6 {
-		if err := check(n.IPAddress); err != nil {
+		if err := check(n.IPAddress, n.Type); err != nil {
 			return err
 		}
 	}

@@ -73,6 +73,11 @@ func (a *novaAddresses) UnmarshalJSON(data []byte) error {
 		if err := dec.Decode(&addrs); err != nil {
 			return fmt.Errorf("addresses of network %q: %w", name, err)
 		}
+		if len(addrs) == 0 {
+			// Nova lists a network because the server has an address
+			// on it.
+			return fmt.Errorf("addresses of network %q: none", name)
+		}
 		for _, addr := range addrs {
 			if err := addr.validate(); err != nil {
 				return fmt.Errorf("addresses of network %q: %w", name, err)

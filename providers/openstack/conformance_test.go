@@ -31,5 +31,8 @@ func (harness) Setup(t *testing.T) *frameworktest.Target {
 			"loadbalancer.openstack.org/class":                "no-such-class",
 			"loadbalancer.openstack.org/lb-method":            "FASTEST",
 		},
+		// A policy may hide a server's availability zone from its
+		// owner: a server without it is one without a zone.
+		OptionalFields: []string{"/server/OS-EXT-AZ:availability_zone", "/servers/*/OS-EXT-AZ:availability_zone"},
 	}
 }

@@ -20,8 +20,11 @@ import (
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
 )
 
-// serverShutoff is Nova's status of a server that is powered off.
-const serverShutoff = "SHUTOFF"
+// Nova's statuses of a server that is powered off, and running.
+const (
+	serverShutoff = "SHUTOFF"
+	serverActive  = "ACTIVE"
+)
 
 // server is the part of a Nova server a Node needs.
 type server struct {
@@ -39,9 +42,13 @@ type server struct {
 // validate rejects a server Nova never answers with: one whose ID is no
 // UUID (a Node given it as its providerID would later look its server up
 // by it, find nothing, and be deleted) or without a name (Nova requires
-// one; a route to it would name no Node).
+// one; a route to it would name no Node), or active without any address
+// (Nova lists the addresses of its interfaces; a Node would get none, and
+// routes to it would read as blackholes).
 func (s *server) validate() error {
 	switch {
+	case s.Status == serverActive && len(s.Addresses) == 0:
+		return fmt.Errorf("malformed response: server %s is active without any address", s.ID)
 	case len(s.ID) != len("00000000-0000-0000-0000-000000000000") || uuid.Validate(s.ID) != nil:
 		return fmt.Errorf("malformed response: server ID %q is not a UUID", s.ID)
 	case s.Name == "":

@@ -26,9 +26,24 @@ func (r *routes) getRouter(ctx context.Context, n *routeAPI) (*routers.Router, e
 	if err != nil {
 		return nil, fmt.Errorf("getting router %s ([Route] router-id): %w", r.routerID, serviceError(err))
 	}
-	if router.ID != r.routerID {
+	switch {
+	case router == nil:
+		// gophercloud extracts {} as no router and no error.
+		return nil, fmt.Errorf("getting router %s ([Route] router-id): malformed response: no router", r.routerID)
+	case router.ID != r.routerID:
 		// {"router": {}} would read as a router without routes.
 		return nil, fmt.Errorf("getting router %s ([Route] router-id): malformed response: the API answered with router %q", r.routerID, router.ID)
+	}
+	for _, rt := range router.Routes {
+		// Read as it is, a garbled route would be a route to another
+		// destination, or a blackhole, which the route controller
+		// deletes.
+		if _, err := netip.ParsePrefix(rt.DestinationCIDR); err != nil {
+			return nil, fmt.Errorf("getting router %s: malformed response: route destination %q", r.routerID, rt.DestinationCIDR)
+		}
+		if _, err := netip.ParseAddr(rt.NextHop); err != nil {
+			return nil, fmt.Errorf("getting router %s: malformed response: route nexthop %q", r.routerID, rt.NextHop)
+		}
 	}
 	return router, nil
 }

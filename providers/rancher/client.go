@@ -272,8 +272,11 @@ func listAll[T any](ctx context.Context, a *api, op, schemaType string, filters 
 				if err != nil {
 					return nil, cloudapi.Done, err
 				}
-				if page.Data == nil && page.Type != "collection" {
-					return nil, cloudapi.Done, errors.New("malformed response: not a collection")
+				if page.Data == nil {
+					// Cattle sends "data" in every collection, [] for
+					// none: without it, an empty list would say that
+					// nothing exists.
+					return nil, cloudapi.Done, errors.New("malformed response: not a collection, or one without data")
 				}
 				if page.Pagination == nil {
 					return page.Data, cloudapi.Done, nil

@@ -38,6 +38,6 @@ func (harness) Setup(t *testing.T) *frameworktest.Target {
 		},
 		// A host's labels are the user's: one dropped or emptied is a
 		// host without it (its region or zone), not half an answer.
-		UserFields: []string{"/data/*/labels", "/data/*/labels/*", "/labels", "/labels/*"},
+		OptionalFields: []string{"/data/*/labels", "/data/*/labels/*", "/labels", "/labels/*"},
 	}
 }

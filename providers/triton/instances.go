@@ -157,12 +157,17 @@ func (i *instances) list(ctx context.Context, name string) ([]*compute.Instance,
 	}
 }
 
-// convert maps a machine to what a Node needs. A machine without an ID is
-// malformed. Addresses that cannot be known are logged and left out, so
-// the Node keeps the others.
+// convert maps a machine to what a Node needs. A machine without an ID or
+// a package (CloudAPI names every machine's package) is malformed.
+// Addresses that cannot be known are logged and left out, so the Node
+// keeps the others.
 func (i *instances) convert(ctx context.Context, m *compute.Instance) (*framework.Instance, error) {
-	if !isMachineID(m.ID) {
+	switch {
+	case !isMachineID(m.ID):
 		return nil, fmt.Errorf("malformed response: machine ID %q", m.ID)
+	case m.Package == "":
+		// Taken as it is, the Node would lose its instance-type label.
+		return nil, fmt.Errorf("malformed response: machine %s without its package", m.ID)
 	}
 	addrs, err := i.addresses.of(ctx, m)
 	if err != nil {
