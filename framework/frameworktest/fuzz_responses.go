@@ -146,7 +146,7 @@ func (c responseCase) arm(t *testing.T, s *suite) (restore func(), emptied func(
 // target's OptionalFields.
 func (c responseCase) armed(t *testing.T, s *suite) (restore func(), emptied, optionalField func() bool) {
 	var seen atomic.Int32
-	var emptiedList, user atomic.Bool
+	var emptiedList, optional atomic.Bool
 	mutate := simkit.Mutation(c.mutation)
 	restore = s.target.Cloud.Fail(Fault{Mutate: func(status int, body []byte) []byte {
 		if seen.Add(1)-1 != c.nth {
@@ -162,10 +162,10 @@ func (c responseCase) armed(t *testing.T, s *suite) (restore func(), emptied, op
 		t.Logf("answer %d (status %d) mutated to: %.600s", c.nth, status, out)
 		_, emptiesArray := simkit.MutatesArray(c.mutation, body)
 		emptiedList.Store(emptiesArray)
-		user.Store(mutatesOptionalField(c.mutation, body, s.target.OptionalFields))
+		optional.Store(mutatesOptionalField(c.mutation, body, s.target.OptionalFields))
 		return out
 	}})
-	return restore, emptiedList.Load, user.Load
+	return restore, emptiedList.Load, optional.Load
 }
 
 // mutatesOptionalField reports whether the mutation drops, empties or renames
