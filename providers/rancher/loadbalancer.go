@@ -195,12 +195,42 @@ func (d *lbDriver) Create(ctx context.Context, req *lbRequest) (*loadBalancer, e
 	return &loadBalancer{svc: svc, backends: []*rancher.ExternalService{backend}}, nil
 }
 
+// maxSteps bounds the steps one Update takes (step's writes, in the
+// order they can follow each other: finishupgrade, the external service,
+// its link, the port rules, activate, upgrade, the replaced external
+// services); more is a Cattle that does not keep what it was told, left
+// to a later sync.
+const maxSteps = 8
+
 // Update brings the external service and the load-balancer service up to
-// date, one Cattle transition per sync: while Cattle works on the load
-// balancer (updating, upgrading) it writes nothing, and Inspect reports the
-// wait. A sync with nothing changed makes no call at all.
+// date, one step at a time: it stops when a step wrote nothing (done), or
+// left Cattle working on the load balancer (updating, upgrading,
+// activating), which Inspect reports as the wait the pipeline retries
+// after. A step whose change Cattle has already finished when it is read
+// back (a Cattle quick to settle, or another sync's list that saw it
+// settle) is followed by the next in the same sync: stopping there would
+// report the Service ready with the rest of its change unmade, and
+// nothing would sync it again. A sync with nothing changed makes no call.
 func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest) (bool, error) {
 	lb.pending = ""
+	changed := false
+	for range maxSteps {
+		wrote, err := d.step(ctx, lb, req)
+		changed = changed || wrote
+		if err != nil || !wrote {
+			return changed, err
+		}
+		if s := d.Inspect(lb); s.Provisioning || s.Failed != "" || lb.pending != "" || lb.svc.Transitioning == transitionYes {
+			return changed, nil
+		}
+	}
+	lb.pending = fmt.Sprintf("has changes left after %d steps", maxSteps)
+	return changed, nil
+}
+
+// step makes the load balancer's next change, if any, and reports whether
+// it wrote: while Cattle works on the load balancer it writes nothing.
+func (d *lbDriver) step(ctx context.Context, lb *loadBalancer, req *lbRequest) (bool, error) {
 	svc := lb.svc
 	if svc.Transitioning == transitionYes {
 		return false, nil

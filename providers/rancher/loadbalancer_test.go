@@ -364,6 +364,57 @@ func TestLoadBalancerLocalHealthCheck(t *testing.T) {
 	}
 }
 
+// TestLoadBalancerChangeCattleSettlesAtOnce: a change Cattle has finished
+// by the time it is read back (a quick Cattle, or another sync's list
+// read that settled it) is followed by the next in the same sync, so a
+// sync reported ready has made the whole change. Before, the sync stopped
+// after its first write and reported ready with the ports, the port rules
+// or the backend left as they were, and nothing synced the Service again
+// (the short soak's "listens on" violation). Here Cattle settles every
+// change at once but the upgrade, and the Service changes again while
+// Cattle upgrades its first change.
+func TestLoadBalancerChangeCattleSettlesAtOnce(t *testing.T) {
+	f := newLBFixture(t)
+	svc := f.service(t, "quick", nil)
+	f.ensureReady(t, svc, f.lb)
+	f.afterWrite = func(r *http.Request) {
+		if r.URL.Query().Get("action") != "upgrade" {
+			f.sim.Advance()
+		}
+	}
+
+	f.update(t, svc, func(s *corev1.Service) {
+		s.Spec.Ports[0].Port, s.Spec.Ports[0].NodePort = 8080, 30081
+		s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+		s.Spec.HealthCheckNodePort = 32100
+	})
+	for i := 0; onlyService(t, f.sim, ranchersim.KindLoadBalancer).State != ranchersim.StateUpgrading; i++ {
+		if _, err := f.lb.EnsureLoadBalancer(f.ctx, "test-cluster", f.fresh(t, svc), f.nodes); !isRetry(err) || i == 10 {
+			t.Fatalf("sync %d after the change: %v, want retries until Cattle upgrades the ports", i, err)
+		}
+	}
+	f.update(t, svc, func(s *corev1.Service) { s.Spec.Ports[1].Port = 5353 })
+	f.ensureReady(t, svc, f.lb)
+
+	lb := onlyService(t, f.sim, ranchersim.KindLoadBalancer)
+	ext := onlyService(t, f.sim, ranchersim.KindExternal)
+	if lb.State != ranchersim.StateActive || ext.HealthCheck == nil || ext.HealthCheck.Port != 32100 {
+		t.Errorf("load balancer %s, external service %s with health check %+v: want active, and one external service checking 32100", lb.State, ext.ID, ext.HealthCheck)
+	}
+	if diff := cmp.Diff([]string{"5353:5353/udp", "8080:8080/tcp"}, slices.Sorted(slices.Values(lb.LaunchConfig.Ports))); diff != "" {
+		t.Errorf("launchConfig.ports (-want +got):\n%s", diff)
+	}
+	wantRules := []ranchersim.PortRule{
+		{SourcePort: 5353, TargetPort: 30053, Protocol: "udp", ServiceID: ext.ID},
+		{SourcePort: 8080, TargetPort: 30081, Protocol: "tcp", ServiceID: ext.ID},
+	}
+	rules := slices.SortedFunc(slices.Values(lb.LBConfig.PortRules), func(a, b ranchersim.PortRule) int { return a.SourcePort - b.SourcePort })
+	if diff := cmp.Diff(wantRules, rules, cmpPortRule); diff != "" {
+		t.Errorf("port rules (-want +got):\n%s", diff)
+	}
+	assertBackend(t, f.sim, lb.ID)
+}
+
 // assertBackend fails unless every port rule of the load balancer sends
 // traffic to a live external service it links to, holding IPs.
 func assertBackend(t *testing.T, sim *ranchersim.Server, lbID string) {
