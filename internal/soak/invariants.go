@@ -20,7 +20,10 @@ type Snapshot struct {
 	// and before the run (simkit.CompanionLister); nil for a cloud
 	// without.
 	Companions, Baseline map[string]string
-	Record               Record
+	// CompanionNames are the Companions' names (simkit.CompanionNamer);
+	// nil for a cloud that does not give them.
+	CompanionNames map[string]string
+	Record         Record
 }
 
 // Node is a Node as the invariants need it.
@@ -36,7 +39,11 @@ type Node struct {
 
 // Service is a Service as the invariants need it.
 type Service struct {
-	Name         string
+	Name string
+	// LBName is the Service's default load-balancer name
+	// (cloudprovider.DefaultLoadBalancerName), which the provider's names
+	// of its load balancer and companions hold.
+	LBName       string
 	LoadBalancer bool // of type LoadBalancer
 	// LBID is the provider's load balancer ID annotation, "" when unset.
 	LBID  string
@@ -118,11 +125,23 @@ func Check(s Snapshot) []Violation {
 		if _, old := s.Baseline[c]; old {
 			continue
 		}
-		if lb := s.Companions[c]; lb == "" || count[lb] == 0 {
+		if lb := s.Companions[c]; (lb == "" || count[lb] == 0) && !keptForRefused(s, c) {
 			add(InvOrphanCompanion, "%s serves load balancer %q, which does not exist", c, lb)
 		}
 	}
 	return out
+}
+
+// keptForRefused reports whether companion c, which serves no load
+// balancer, is named for one of a LoadBalancer Service refused (invalid)
+// before its load balancer was made: a create that failed after making
+// c. The last good state stays while the Service is refused (no cloud
+// write); its next valid sync adopts c, its deletion removes it.
+func keptForRefused(s Snapshot, c string) bool {
+	name := s.CompanionNames[c]
+	return name != "" && slices.ContainsFunc(s.Services, func(svc Service) bool {
+		return svc.LoadBalancer && svc.Invalid != "" && svc.LBID == "" && svc.LBName != "" && strings.Contains(name, svc.LBName)
+	})
 }
 
 type addFunc func(inv, format string, args ...any)

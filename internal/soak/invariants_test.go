@@ -1,6 +1,7 @@
 package soak
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -144,6 +145,38 @@ func TestCheckOrphanCompanion(t *testing.T) {
 	s = good()
 	s.Companions["fip/3"] = "lb-gone"
 	wantOnly(t, s, InvOrphanCompanion)
+}
+
+// TestCheckCompanionOfRefusedService: a companion no load balancer uses
+// is no leak while the Service it is named for is refused without a load
+// balancer (a create failed after making it, then the Service turned
+// invalid); it is once the Service is valid, or has its load balancer, or
+// when the companion is named for no such Service.
+func TestCheckCompanionOfRefusedService(t *testing.T) {
+	refused := func() Snapshot {
+		s := good()
+		s.Services = append(s.Services, Service{Name: "bad", LBName: "a0123456789abcdef", LoadBalancer: true, Invalid: "annotation x=abc", Warned: true})
+		s.Companions["ext/9"] = ""
+		s.CompanionNames = map[string]string{"ext/9": "lb-a0123456789abcdef-nodes", "fip/1": "lb-a1-nodes"}
+		return s
+	}
+	if v := Check(refused()); len(v) != 0 {
+		t.Errorf("the companion of a Service refused before its load balancer: %v, want none", v)
+	}
+	for name, mutate := range map[string]func(*Snapshot){
+		"valid again":        func(s *Snapshot) { s.Services[2].Invalid = "" },
+		"not a LoadBalancer": func(s *Snapshot) { s.Services[2].LoadBalancer = false },
+		"named for another":  func(s *Snapshot) { s.CompanionNames["ext/9"] = "lb-a999-nodes" },
+		"no names":           func(s *Snapshot) { s.CompanionNames = nil },
+		"with its own LB ID": func(s *Snapshot) { s.Services[2].LBID = "lb-1" },
+	} {
+		s := refused()
+		mutate(&s)
+		v := Check(s)
+		if !slices.ContainsFunc(v, func(x Violation) bool { return x.Invariant == InvOrphanCompanion }) {
+			t.Errorf("%s: %v, want %q", name, v, InvOrphanCompanion)
+		}
+	}
 }
 
 func TestCheckStatus(t *testing.T) {

@@ -74,7 +74,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, err
 		}
 	}
-	baseline := companions(c.Sim)
+	baseline, _ := companions(c.Sim)
 	cfg.Logf("%s: %d operations, %d kills, seed %d (set-up %s)", cfg.Provider.Name, len(plan), cfg.Kills, cfg.Seed, time.Since(started).Round(time.Millisecond))
 
 	opsStart := time.Now()

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	cloudprovider "k8s.io/cloud-provider"
 	cloudproviderapi "k8s.io/cloud-provider/api"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
@@ -16,12 +17,17 @@ import (
 )
 
 // companions lists the cloud's load balancer companions, nil for a cloud
-// without (one whose simulator is no simkit.CompanionLister).
-func companions(s cluster.Sim) map[string]string {
-	if l, ok := s.(simkit.CompanionLister); ok {
-		return l.Companions()
+// without (one whose simulator is no simkit.CompanionLister), and their
+// names, nil for a cloud that does not give them (no
+// simkit.CompanionNamer).
+func companions(s cluster.Sim) (lbs, names map[string]string) {
+	if n, ok := s.(simkit.CompanionNamer); ok {
+		return n.Companions(), n.CompanionNames()
 	}
-	return nil
+	if l, ok := s.(simkit.CompanionLister); ok {
+		return l.Companions(), nil
+	}
+	return nil, nil
 }
 
 // snapshot reads what the invariants look at from the API server and the
@@ -60,7 +66,7 @@ func (d *driver) snapshot(ctx context.Context, caps Capabilities, baseline map[s
 	}
 	// The cloud last: what the Services name was written before.
 	s.LoadBalancers = d.c.Sim.LoadBalancers()
-	s.Companions = companions(d.c.Sim)
+	s.Companions, s.CompanionNames = companions(d.c.Sim)
 	return s, nil
 }
 
@@ -86,6 +92,7 @@ func service(svc *corev1.Service, idAnnotation string, caps Capabilities, warnin
 	why, what := invalid(svc, caps)
 	out := Service{
 		Name:         svc.Name,
+		LBName:       cloudprovider.DefaultLoadBalancerName(svc),
 		LoadBalancer: svc.Spec.Type == corev1.ServiceTypeLoadBalancer,
 		LBID:         svc.Annotations[idAnnotation],
 		Invalid:      why,

@@ -82,6 +82,20 @@ type CompanionLister interface {
 	Companions() map[string]string
 }
 
+// CompanionNamer is a CompanionLister that also gives each companion's
+// name as the cloud holds it. A CCM names a companion after its load
+// balancer (the Service's default load-balancer name is in both), so a
+// reliability check can tell whose a companion is when no load balancer
+// uses it: one a create made before it failed, kept while its Service is
+// refused (an invalid annotation) and adopted when the Service is valid
+// again.
+type CompanionNamer interface {
+	CompanionLister
+	// CompanionNames gives each companion of Companions its name, ""
+	// for one without.
+	CompanionNames() map[string]string
+}
+
 // FormatListener writes a listener as LoadBalancer.Listeners holds it:
 // "<PROTO>:<port>->:<nodePort>", the protocol in upper case, e.g.
 // "TCP:80->:30080".

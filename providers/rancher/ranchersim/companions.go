@@ -2,7 +2,7 @@ package ranchersim
 
 import "github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 
-var _ simkit.CompanionLister = (*Cloud)(nil)
+var _ simkit.CompanionNamer = (*Cloud)(nil)
 
 // Companions lists what the Rancher CCM creates beside its load-balancer
 // services, as "<kind>/<id>" with the ID of the load balancer each serves
@@ -42,6 +42,20 @@ func (c *Cloud) Companions() map[string]string {
 	for _, svc := range c.st.services.All() {
 		if svc.Kind == KindExternal && svc.Removed == nil {
 			out["externalservice/"+svc.ID] = consumer[svc.ID]
+		}
+	}
+	return out
+}
+
+// CompanionNames gives each external service of Companions its name
+// (lb-<load balancer name>-nodes[-<hash>]).
+func (c *Cloud) CompanionNames() map[string]string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string]string{}
+	for _, svc := range c.st.services.All() {
+		if svc.Kind == KindExternal && svc.Removed == nil {
+			out["externalservice/"+svc.ID] = svc.Name
 		}
 	}
 	return out
