@@ -159,6 +159,9 @@ func (c responseCase) armed(t *testing.T, s *suite) (restore func(), emptied, op
 			}
 		}()
 		out := mutate(status, body)
+		if kind, at, ok := simkit.MutatedPath(c.mutation, body); ok {
+			t.Logf("answer %d (status %d): mutation %d at %s", c.nth, status, kind, at)
+		}
 		t.Logf("answer %d (status %d) mutated to: %.600s", c.nth, status, out)
 		_, emptiesArray := simkit.MutatesArray(c.mutation, body)
 		emptiedList.Store(emptiesArray)

@@ -2,7 +2,9 @@ package digitalocean
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/netip"
 	"strings"
 
 	"github.com/digitalocean/godo"
@@ -17,6 +19,7 @@ import (
 // Load balancer statuses.
 const (
 	lbStatusNew     = "new"
+	lbStatusActive  = "active"
 	lbStatusErrored = "errored"
 )
 
@@ -72,8 +75,9 @@ func (d *lbDriver) Get(ctx context.Context, id string) (*loadBalancer, error) {
 		return nil, fmt.Errorf("load balancer %s: %w (%w)", id, framework.ErrNotFound, err)
 	case err != nil:
 		return nil, fmt.Errorf("getting load balancer %s: %w", id, err)
-	case lb == nil || lb.ID == "":
-		return nil, fmt.Errorf("getting load balancer %s: malformed response: no load balancer", id)
+	}
+	if err := checkLB(lb); err != nil {
+		return nil, fmt.Errorf("getting load balancer %s: %w", id, err)
 	}
 	return lb, nil
 }
@@ -87,8 +91,8 @@ func (d *lbDriver) List(ctx context.Context) ([]*loadBalancer, error) {
 	}
 	out := make([]*loadBalancer, len(lbs))
 	for i := range lbs {
-		if lbs[i].ID == "" {
-			return nil, fmt.Errorf("listing load balancers: malformed response: a load balancer without ID")
+		if err := checkLB(&lbs[i]); err != nil {
+			return nil, fmt.Errorf("listing load balancers: %w", err)
 		}
 		out[i] = &lbs[i]
 	}
@@ -129,8 +133,8 @@ func (d *lbDriver) Create(ctx context.Context, req *lbRequest) (*loadBalancer, e
 	if err != nil {
 		return nil, err
 	}
-	if lb == nil || lb.ID == "" {
-		return nil, fmt.Errorf("malformed response: no load balancer")
+	if err := checkLB(lb); err != nil {
+		return nil, err
 	}
 	return lb, nil
 }
@@ -154,11 +158,30 @@ func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest)
 	if err != nil {
 		return false, err
 	}
-	if updated == nil || updated.ID == "" {
-		return false, fmt.Errorf("malformed response: no load balancer")
+	if err := checkLB(updated); err != nil {
+		return true, err
 	}
 	*lb = *updated
 	return true, nil
+}
+
+// checkLB rejects a load balancer answer the driver cannot act on: none,
+// none without ID, or an active one without its IPv4 (DigitalOcean gives
+// every active load balancer one; without it the Service's status would
+// lose its address), or with an address that is no IP.
+func checkLB(lb *loadBalancer) error {
+	switch {
+	case lb == nil || lb.ID == "":
+		return errors.New("malformed response: no load balancer")
+	case lb.Status == lbStatusActive && lb.IP == "":
+		return fmt.Errorf("malformed response: active load balancer %s has no IP", lb.ID)
+	}
+	for _, ip := range []string{lb.IP, lb.IPv6} {
+		if _, err := netip.ParseAddr(ip); ip != "" && err != nil {
+			return fmt.Errorf("malformed response: load balancer %s: %q is no IP", lb.ID, ip)
+		}
+	}
+	return nil
 }
 
 // Delete removes the load balancer, unless the Service disowned it: then
