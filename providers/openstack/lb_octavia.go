@@ -57,8 +57,11 @@ func (o *octaviaAPI) getLB(ctx context.Context, id string) (*octaviaLB, error) {
 		return nil, fmt.Errorf("load balancer %s: %w (%w)", id, framework.ErrNotFound, serviceError(err))
 	case err != nil:
 		return nil, fmt.Errorf("getting load balancer %s: %w", id, serviceError(err))
-	case body.LB == nil || body.LB.ID == "":
+	case body.LB == nil:
 		return nil, fmt.Errorf("getting load balancer %s: malformed response: no load balancer", id)
+	}
+	if err := body.LB.check(); err != nil {
+		return nil, fmt.Errorf("getting load balancer %s: %w", id, err)
 	}
 	return body.LB.octaviaLB(), nil
 }
@@ -74,8 +77,8 @@ func (o *octaviaAPI) listLBs(ctx context.Context, name string) ([]*octaviaLB, er
 	err := eachPage(lbOp(ctx, "loadbalancers.list"), o.lb, withQuery(o.lb.ServiceURL("lbaas", "loadbalancers"), q), "loadbalancers",
 		func(page []lbRecord) error {
 			for i := range page {
-				if page[i].ID == "" {
-					return errors.New("malformed response: a load balancer without ID")
+				if err := page[i].check(); err != nil {
+					return err
 				}
 				out = append(out, page[i].octaviaLB())
 			}
@@ -149,8 +152,11 @@ func (o *octaviaAPI) create(ctx context.Context, opts loadbalancers.CreateOpts) 
 		return nil, nil, octaviaError("creating load balancer", err)
 	}
 	c := body.LB
-	if c == nil || c.ID == "" {
+	if c == nil {
 		return nil, nil, errors.New("creating load balancer: malformed response: no load balancer")
+	}
+	if err := c.check(); err != nil {
+		return nil, nil, fmt.Errorf("creating load balancer: %w", err)
 	}
 	rec := lbRecord{lbFields: c.lbFields, UpdatedAt: c.UpdatedAt}
 	for _, l := range c.Listeners {

@@ -1,8 +1,13 @@
 package openstack
 
 import (
+	"errors"
+	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
+
+	"github.com/google/uuid"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/listeners"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
@@ -31,6 +36,29 @@ type lbFields loadbalancers.LoadBalancer
 type idRef struct {
 	ID string `json:"id"`
 }
+
+// check rejects a load balancer the driver cannot act on: without ID, in
+// a provisioning status Octavia does not have, or with a VIP port that is
+// no Neutron ID or a VIP address that is no IP (the floating IP is found
+// by the port; the status would name the VIP, and a delete would leave
+// the floating IP behind).
+func (r *lbFields) check() error {
+	switch {
+	case r.ID == "":
+		return errors.New("malformed response: a load balancer without ID")
+	case !slices.Contains(provisioningStatuses, r.ProvisioningStatus):
+		return fmt.Errorf("malformed response: load balancer %s: provisioning_status %q", r.ID, r.ProvisioningStatus)
+	case r.VipPortID != "" && uuid.Validate(r.VipPortID) != nil:
+		return fmt.Errorf("malformed response: load balancer %s: vip_port_id %q is no ID", r.ID, r.VipPortID)
+	}
+	if _, err := netip.ParseAddr(r.VipAddress); r.VipAddress != "" && err != nil {
+		return fmt.Errorf("malformed response: load balancer %s: vip_address %q is no IP", r.ID, r.VipAddress)
+	}
+	return nil
+}
+
+// provisioningStatuses are Octavia's provisioning statuses.
+var provisioningStatuses = []string{statusActive, statusDeleted, statusError, "PENDING_CREATE", statusPendingUpdate, statusPendingDelete}
 
 func (r *lbRecord) octaviaLB() *octaviaLB {
 	lb := &octaviaLB{LB: loadbalancers.LoadBalancer(r.lbFields), updated: r.UpdatedAt, shape: shapeOf(r.Listeners, r.Pools)}
