@@ -38,11 +38,13 @@ type Target struct {
 	NoZone, NoRegion bool
 	// OptionalFields are members of the cloud's answers that a
 	// well-formed answer may leave out or empty: ones users set
-	// (Rancher's host labels), or that a policy may hide (Nova's
-	// OS-EXT-AZ:availability_zone). As JSON pointers whose "*" matches
-	// one segment (path.Match): FuzzResponses takes an answer with one of
-	// them dropped, emptied or renamed for a well-formed one, whose
-	// instance metadata may differ.
+	// (Rancher's host labels), that a policy may hide (Nova's
+	// OS-EXT-AZ:availability_zone), or that the cloud fills in later
+	// (Cattle's publicEndpoints, once a load balancer's containers run).
+	// As JSON pointers whose "*" matches one segment (path.Match):
+	// FuzzResponses takes an answer with one of them dropped, emptied or
+	// renamed for a well-formed one, whose instance metadata or
+	// load-balancer status may differ.
 	OptionalFields []string
 	// MaxProvisioningPolls bounds how often the suite advances the cloud
 	// while waiting for an LB; default 20.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -176,6 +177,9 @@ func (d *lbDriver) Create(ctx context.Context, req *lbRequest) (*loadBalancer, e
 	}
 	backend, _, err := d.ensureBackend(ctx, &loadBalancer{}, want, stackID)
 	if err != nil {
+		if isInvalidReference(err) {
+			d.env.forgetStack(stackID) // read again on the next sync
+		}
 		return nil, err
 	}
 	svc, err := createResource[rancher.LoadBalancerService](ctx, d.api, "loadbalancerservices.create", rancher.LOAD_BALANCER_SERVICE_TYPE, &rancher.LoadBalancerService{
@@ -190,6 +194,9 @@ func (d *lbDriver) Create(ctx context.Context, req *lbRequest) (*loadBalancer, e
 		if isInvalidReference(err) {
 			d.env.forgetStack(stackID)
 		}
+		return nil, fmt.Errorf("creating load-balancer service %s: %w", req.Name, err)
+	}
+	if err := checkLB(svc); err != nil {
 		return nil, fmt.Errorf("creating load-balancer service %s: %w", req.Name, err)
 	}
 	return &loadBalancer{svc: svc, backends: []*rancher.ExternalService{backend}}, nil
@@ -324,6 +331,9 @@ func (d *lbDriver) getLB(ctx context.Context, id string) (*rancher.LoadBalancerS
 	case !alive(svc.State, svc.Removed):
 		return nil, framework.NotFound("load balancer %s is %s", id, svc.State)
 	}
+	if err := checkLB(svc); err != nil {
+		return nil, fmt.Errorf("reading load balancer %s: %w", id, err)
+	}
 	return svc, nil
 }
 
@@ -332,7 +342,26 @@ func (d *lbDriver) replaceLB(lb *loadBalancer, fresh *rancher.LoadBalancerServic
 	if fresh == nil || fresh.Id != lb.svc.Id {
 		return fmt.Errorf("load balancer %s: malformed response: no such load balancer in the answer", lb.svc.Id)
 	}
+	if err := checkLB(fresh); err != nil {
+		return err
+	}
 	lb.svc = fresh
+	return nil
+}
+
+// checkLB rejects a load-balancer service the driver cannot act on:
+// without id, or with a public endpoint whose ipAddress is no IP (the
+// Service's status is made of them). No endpoint at all is well-formed:
+// Cattle lists them once the HAProxy containers run.
+func checkLB(svc *rancher.LoadBalancerService) error {
+	if svc.Id == "" {
+		return errors.New("malformed response: a load balancer without id")
+	}
+	for _, e := range svc.PublicEndpoints {
+		if _, err := netip.ParseAddr(e.IpAddress); err != nil {
+			return fmt.Errorf("malformed response: load balancer %s: public endpoint %q is no IP", svc.Id, e.IpAddress)
+		}
+	}
 	return nil
 }
 
@@ -424,8 +453,8 @@ func (d *lbDriver) listLBs(ctx context.Context, filters map[string]any) ([]*ranc
 	var out []*rancher.LoadBalancerService
 	for i := range svcs {
 		s := &svcs[i]
-		if s.Id == "" {
-			return nil, errors.New("listing load balancers: malformed response: a load balancer without id")
+		if err := checkLB(s); err != nil {
+			return nil, fmt.Errorf("listing load balancers: %w", err)
 		}
 		if alive(s.State, s.Removed) {
 			out = append(out, s)
