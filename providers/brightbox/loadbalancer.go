@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
+	"strings"
 	"sync"
 
 	brightbox "github.com/brightbox/gobrightbox/v2"
 	"github.com/brightbox/gobrightbox/v2/enums/cloudipstatus"
 	"github.com/brightbox/gobrightbox/v2/enums/loadbalancerstatus"
 	"golang.org/x/sync/singleflight"
+	"k8s.io/apimachinery/pkg/util/validation"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
@@ -73,6 +76,46 @@ func (d *lbDriver) Validate(req *lbRequest) error { return validateService(req) 
 // stays in the API's lists for a while.
 func alive(lb *loadBalancer) bool { return lb.Status != loadbalancerstatus.Deleted }
 
+// checkLB rejects a load balancer the driver cannot act on: without ID,
+// or with a cloud IP (the Service's status is made of them) without ID,
+// listed twice, with an address that is not an IP of its family, or with
+// an fqdn that is no fully qualified domain name. No cloud IP at all is
+// well-formed: one not mapped yet.
+func checkLB(lb *loadBalancer) error {
+	if lb.ID == "" {
+		return errors.New("malformed response: a load balancer without ID")
+	}
+	seen := map[string]bool{}
+	for _, c := range lb.CloudIPs {
+		if err := checkCloudIP(&c); err != nil {
+			return fmt.Errorf("malformed response: load balancer %s: %w", lb.ID, err)
+		}
+		if seen[c.ID] {
+			return fmt.Errorf("malformed response: load balancer %s lists cloud IP %s twice", lb.ID, c.ID)
+		}
+		seen[c.ID] = true
+	}
+	return nil
+}
+
+// checkCloudIP checks the members of a cloud IP a load balancer's status
+// is made of.
+func checkCloudIP(c *brightbox.CloudIP) error {
+	if c.ID == "" {
+		return errors.New("a cloud IP without ID")
+	}
+	if ip, err := netip.ParseAddr(c.PublicIPv4); c.PublicIPv4 != "" && (err != nil || !ip.Is4()) {
+		return fmt.Errorf("cloud IP %s: public_ipv4 %q is no IPv4 address", c.ID, c.PublicIPv4)
+	}
+	if ip, err := netip.ParseAddr(c.PublicIPv6); c.PublicIPv6 != "" && (err != nil || !ip.Is6()) {
+		return fmt.Errorf("cloud IP %s: public_ipv6 %q is no IPv6 address", c.ID, c.PublicIPv6)
+	}
+	if c.Fqdn != "" && (!strings.Contains(c.Fqdn, ".") || len(validation.IsDNS1123Subdomain(c.Fqdn)) > 0) {
+		return fmt.Errorf("cloud IP %s: fqdn %q is no fully qualified domain name", c.ID, c.Fqdn)
+	}
+	return nil
+}
+
 // Get returns the load balancer with this ID; the API's 404, or a deleted
 // load balancer, wraps ErrNotFound and the pipeline falls back to Find.
 func (d *lbDriver) Get(ctx context.Context, id string) (*loadBalancer, error) {
@@ -86,6 +129,11 @@ func (d *lbDriver) Get(ctx context.Context, id string) (*loadBalancer, error) {
 		return nil, fmt.Errorf("getting load balancer %s: %w", id, err)
 	case lb == nil || lb.ID != id:
 		return nil, fmt.Errorf("getting load balancer %s: malformed response: no such load balancer in the answer", id)
+	}
+	if err := checkLB(lb); err != nil {
+		return nil, fmt.Errorf("getting load balancer %s: %w", id, err)
+	}
+	switch {
 	case !alive(lb):
 		return nil, framework.NotFound("load balancer %s is %s", id, lb.Status)
 	}
@@ -101,8 +149,8 @@ func (d *lbDriver) List(ctx context.Context) ([]*loadBalancer, error) {
 	}
 	out := make([]*loadBalancer, 0, len(lbs))
 	for i := range lbs {
-		if lbs[i].ID == "" {
-			return nil, errors.New("listing load balancers: malformed response: a load balancer without ID")
+		if err := checkLB(&lbs[i]); err != nil {
+			return nil, fmt.Errorf("listing load balancers: %w", err)
 		}
 		if alive(&lbs[i]) {
 			out = append(out, &lbs[i])
@@ -151,8 +199,11 @@ func (d *lbDriver) Create(ctx context.Context, req *lbRequest) (*loadBalancer, e
 	if err != nil {
 		return nil, err
 	}
-	if lb == nil || lb.ID == "" {
+	if lb == nil {
 		return nil, errors.New("malformed response: no load balancer")
+	}
+	if err := checkLB(lb); err != nil {
+		return nil, err
 	}
 	// The first Update maps it, without listing the cloud IPs again.
 	d.cloudIPs.Store(lb.ID, cloudIPChoice{id: cip.ID})
@@ -188,6 +239,9 @@ func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest)
 		if updated == nil || updated.ID != lb.ID {
 			return true, errors.New("malformed response: no load balancer")
 		}
+		if err := checkLB(updated); err != nil {
+			return true, err
+		}
 		*lb = *updated
 		changed, cipWrote = true, cipWrote && !hasCloudIP(lb, cip.ID)
 	}
@@ -216,8 +270,17 @@ func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest)
 func (d *lbDriver) Delete(ctx context.Context, lb *loadBalancer, req *lbRequest) error {
 	d.cloudIPs.Delete(lb.ID)
 	if lb.Status == loadbalancerstatus.Deleting {
-		if _, err := d.Get(ctx, lb.ID); err != nil {
-			return err // gone: ErrNotFound
+		_, err := d.Get(ctx, lb.ID)
+		switch {
+		case framework.IsNotFound(err):
+			// Gone. What a delete cut short left (a cloud IP unmapped,
+			// not yet released) goes with it.
+			if lerr := d.DeleteLeftovers(ctx, req); lerr != nil {
+				return lerr
+			}
+			return err
+		case err != nil:
+			return err
 		}
 		return framework.Provisioning("load balancer %s is being deleted", lb.ID)
 	}
