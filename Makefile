@@ -83,6 +83,15 @@ FUZZ     ?= .
 fuzz: ## Run every fuzz target FUZZTIME (3s; longer on demand: FUZZTIME=5m FUZZ=<regexp>).
 	FUZZTIME=$(FUZZTIME) FUZZ='$(FUZZ)' bash hack/fuzz.sh
 
+# The walk: FuzzResponses replays, for every provider, operation, answer
+# and mutation kind, the mutation of every WALK-th member of the answer,
+# deterministically (minutes per provider; not in `make test`).
+WALK ?= 5
+
+.PHONY: fuzz-walk
+fuzz-walk: ## Walk every member of every cloud answer with FuzzResponses' mutations, deterministically (WALK=5: every fifth member; 1: all).
+	CCMKIT_FUZZ_WALK=$(WALK) $(GO) test -count=1 -timeout=2h -run '^FuzzResponses$$' ./providers/... ./examples/skeleton/...
+
 # The soak (internal/soak): a control plane, the simulated cloud, two CCM
 # replicas under leader election, SOAK_OPS random operations while the
 # cloud fails and the leader is killed, then the invariants. `make test`

@@ -3,8 +3,10 @@ package frameworktest
 import (
 	"fmt"
 	"maps"
+	"os"
 	"path"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -38,8 +40,22 @@ import (
 // exactly one load balancer for the Service with the clean listeners and
 // members (none after a delete), or a companion (simkit.CompanionLister)
 // of a load balancer that is gone.
+//
+// With CCMKIT_FUZZ_WALK=<step> set, plain `go test -run FuzzResponses`
+// also walks the answers (walkSeeds): it replays, for every operation,
+// each of the first answers and each mutation kind, the mutation of every
+// step-th member, deterministically; the random fuzzer can miss a member
+// for a long time.
 func FuzzResponses(f *testing.F, h Harness) {
-	for _, s := range responseSeeds() {
+	seeds := responseSeeds()
+	if v := os.Getenv(walkEnv); v != "" { //nolint:forbidigo // a switch of the test harness, as CCMKIT_E2E is, not CCM configuration
+		step, err := strconv.Atoi(v)
+		if err != nil || step < 1 {
+			f.Fatalf("%s=%q: want a step of 1 or more", walkEnv, v)
+		}
+		seeds = append(seeds, walkSeeds(step)...)
+	}
+	for _, s := range seeds {
 		f.Add(s.op, s.nth, s.mutation)
 	}
 	ref := &cleanReference{h: h}
@@ -110,6 +126,33 @@ func responseSeeds() []responseSeed {
 	for _, flags := range []uint8{flagByName, flagInstanceCache, flagByName | flagInstanceCache} {
 		for op := range opGetLoadBalancer {
 			seeds = append(seeds, responseSeed{op: uint8(op) + flags*uint8(numFuzzOps), mutation: mutations[(int(op)+int(flags))%len(mutations)]})
+		}
+	}
+	return seeds
+}
+
+// walkEnv turns FuzzResponses' walk on (`make fuzz-walk`); walkMembers
+// bounds the members it visits in one answer.
+const (
+	walkEnv     = "CCMKIT_FUZZ_WALK"
+	walkMembers = 512
+)
+
+// walkSeeds are, for each operation, each of its first four answers and
+// each mutation that names a member (all but truncate and the huge
+// array), the mutation of the k-th candidate member for k = 0, step,
+// 2*step... below walkMembers (simkit.Mutation takes k modulo the
+// candidates: step 1 visits every member of an answer with fewer).
+func walkSeeds(step int) []responseSeed {
+	kinds := []simkit.MutationKind{simkit.MutateRetype, simkit.MutateUnknownEnum, simkit.MutateDropField, simkit.MutateDuplicate, simkit.MutateEmpty}
+	var seeds []responseSeed
+	for op := range numFuzzOps {
+		for nth := range uint8(4) {
+			for _, kind := range kinds {
+				for k := 0; k < walkMembers; k += step {
+					seeds = append(seeds, responseSeed{op: uint8(op), nth: nth, mutation: []byte{byte(kind), byte(k >> 8), byte(k)}})
+				}
+			}
 		}
 	}
 	return seeds
