@@ -230,6 +230,15 @@ type companionSim struct {
 // Companions passes on the simulator's simkit.CompanionLister.
 func (s companionSim) Companions() map[string]string { return s.l.Companions() }
 
+// CompanionNames passes on the simulator's simkit.CompanionNamer; nil for
+// a simulator that names no companion.
+func (s companionSim) CompanionNames() map[string]string {
+	if n, ok := s.l.(simkit.CompanionNamer); ok {
+		return n.CompanionNames()
+	}
+	return nil
+}
+
 // sim is a simkit.Cloud as a Sim.
 type sim struct {
 	frameworktest.Cloud

@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ccmkit/ccmkit/internal/cluster"
 )
 
 // TestServiceWarnedAboutWhatMakesItInvalid: a Warning about something else
@@ -31,5 +33,23 @@ func TestServiceWarnedAboutWhatMakesItInvalid(t *testing.T) {
 	svc.Annotations["x/interval"] = "5"
 	if got = service(svc, "x/id", caps, nil); got.Invalid != "" {
 		t.Fatalf("a valid Service taken for invalid: %+v", got)
+	}
+}
+
+// TestCompanionNamesReachTheSoak: the soak reads a simulator's companion
+// names (simkit.CompanionNamer) through the cluster's Sim, which wraps it;
+// without them every leftover of a refused Service is taken for a leak.
+func TestCompanionNamesReachTheSoak(t *testing.T) {
+	p, ok := cluster.Lookup("rancher")
+	if !ok {
+		t.Fatal("no rancher provider")
+	}
+	s, err := p.StartSim(cluster.SimOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if lbs, names := companions(s); lbs == nil || names == nil {
+		t.Fatalf("rancher's companions %v and names %v through the cluster's Sim, want both", lbs, names)
 	}
 }
