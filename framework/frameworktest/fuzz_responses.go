@@ -386,7 +386,7 @@ func (c responseCase) runLoadBalancer(t *testing.T, s *suite, ref *cleanReferenc
 		} else if got := (LoadBalancer{Listeners: lbs[0].Listeners, Members: lbs[0].Members}); !cmp.Equal(want, got) {
 			t.Errorf("after the mutated %s and a clean EnsureLoadBalancer, the load balancer (-want +got):\n%s", c.op, cmp.Diff(want, got))
 		}
-		if mutated != nil && !cmp.Equal(mutated, final) {
+		if mutated != nil && !cmp.Equal(mutated, final) && !optionalField() && !emptied() {
 			t.Errorf("the mutated %s returned a status without an error that differs from the clean one (-clean +mutated):\n%s", c.op, cmp.Diff(final, mutated))
 		}
 	}

@@ -274,7 +274,9 @@ const (
 
 // networks returns the account's networks by ID, listed at most once per
 // networkTTL, or networkRefresh when fresh is set (a NIC on a network the
-// cached list lacks). Callers must not modify the result.
+// cached list lacks). An empty list is not kept: an account whose machines
+// run sees their networks, so the next lookup asks again rather than find
+// none for a TTL. Callers must not modify the result.
 func (a *api) networks(ctx context.Context, fresh bool) (map[string]*network.Network, error) {
 	c := &a.nets
 	c.mu.Lock()
@@ -290,12 +292,29 @@ func (a *api) networks(ctx context.Context, fresh bool) (map[string]*network.Net
 	if err != nil {
 		return nil, fmt.Errorf("listing networks: %w", err)
 	}
+	nets, err := networksByID(list)
+	if err != nil {
+		return nil, fmt.Errorf("listing networks: %w", err)
+	}
+	if len(nets) > 0 {
+		c.nets, c.at = nets, time.Now()
+	}
+	return nets, nil
+}
+
+// networksByID indexes a network list by ID. A network whose ID is no UUID
+// (CloudAPI's network UUID, which an appliance's create names) is a
+// malformed response.
+func networksByID(list []*network.Network) (map[string]*network.Network, error) {
 	nets := make(map[string]*network.Network, len(list))
 	for _, n := range list {
-		if n != nil && n.Id != "" {
-			nets[n.Id] = n
+		switch {
+		case n == nil:
+			return nil, errors.New("malformed response: no network")
+		case !uuidPattern.MatchString(n.Id):
+			return nil, fmt.Errorf("malformed response: network ID %q", n.Id)
 		}
+		nets[n.Id] = n
 	}
-	c.nets, c.at = nets, time.Now()
 	return nets, nil
 }

@@ -29,5 +29,9 @@ func (harness) Setup(t *testing.T) *frameworktest.Target {
 		InvalidAnnotations: map[string]string{
 			"triton.tritondatacenter.com/load-balancer-max-backends": "abc",
 		},
+		// A machine's tags are the user's: an appliance whose
+		// triton.cns.services tag says another name is served (and
+		// reported) under that name by CNS.
+		OptionalFields: []string{"/tags/triton.cns.services", "/*/tags/triton.cns.services"},
 	}
 }

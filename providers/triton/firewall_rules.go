@@ -1,6 +1,8 @@
 package triton
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -44,6 +46,37 @@ const (
 )
 
 var fwKeys = []string{fwKeyNodesTCP, fwKeyNodesUDP, fwKeyNodesICMP, fwKeyNodePorts}
+
+// listRules lists the account's rules (CloudAPI lists them all in one
+// call). A list holding a rule checkRule refuses is a malformed response.
+func (a *api) listRules(ctx context.Context) ([]*network.FirewallRule, error) {
+	rules, err := guarded("fwrules.list", func() ([]*network.FirewallRule, error) {
+		return a.network().Firewall().ListRules(withOp(ctx, "fwrules.list"), &network.ListRulesInput{})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing firewall rules: %w", err)
+	}
+	for _, r := range rules {
+		if err := checkRule(r); err != nil {
+			return nil, fmt.Errorf("listing firewall rules: %w", err)
+		}
+	}
+	return rules, nil
+}
+
+// checkRule returns an error for a rule CloudAPI does not send: none, or
+// one whose ID is no UUID (FWAPI's rule UUID, which a write names: taken as
+// it is, a delete would miss the rule and the rule would be left behind).
+// The description is optional: CloudAPI leaves it out when it is empty.
+func checkRule(r *network.FirewallRule) error {
+	switch {
+	case r == nil:
+		return errors.New("malformed response: no rule")
+	case !uuidPattern.MatchString(r.ID):
+		return fmt.Errorf("malformed response: rule ID %q", r.ID)
+	}
+	return nil
+}
 
 // clusterRule is a cluster-wide rule: its description and text.
 type clusterRule struct {

@@ -2,7 +2,6 @@ package triton
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/joyent/triton-go/compute"
@@ -15,16 +14,9 @@ import (
 // 500, a malformed answer) is an error before any write, so nothing is
 // deleted on it.
 func (c *firewallController) syncRules(ctx context.Context) error {
-	rules, err := guarded("fwrules.list", func() ([]*network.FirewallRule, error) {
-		return c.api.network().Firewall().ListRules(withOp(ctx, "fwrules.list"), &network.ListRulesInput{})
-	})
+	rules, err := c.api.listRules(ctx)
 	if err != nil {
-		return fmt.Errorf("listing firewall rules: %w", err)
-	}
-	for _, r := range rules {
-		if r == nil || r.ID == "" {
-			return errors.New("listing firewall rules: malformed response: a rule without id")
-		}
+		return err
 	}
 	for _, w := range clusterRuleChanges(c.cluster, rules, desiredClusterRules(c.cluster, &c.settings)) {
 		if err := c.writeRule(ctx, w); err != nil {
@@ -46,8 +38,8 @@ func (c *firewallController) writeRule(ctx context.Context, w ruleWrite) error {
 		logger.Info("Creating firewall rule", "rule", w.want.rule)
 		var r *network.FirewallRule
 		r, err = fw.CreateRule(withOp(ctx, "fwrules.create"), &network.CreateRuleInput{Enabled: true, Rule: w.want.rule, Description: w.want.desc})
-		if err == nil && (r == nil || r.ID == "") {
-			err = errors.New("malformed response: no rule")
+		if err == nil {
+			err = checkRule(r)
 		}
 	case ruleUpdate:
 		logger.Info("Putting firewall rule back", "id", w.id, "rule", w.want.rule)

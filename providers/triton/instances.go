@@ -2,8 +2,10 @@ package triton
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/joyent/triton-go/compute"
@@ -157,15 +159,15 @@ func (i *instances) list(ctx context.Context, name string) ([]*compute.Instance,
 	}
 }
 
-// convert maps a machine to what a Node needs. A machine without an ID or
-// a package (CloudAPI names every machine's package) is malformed.
-// Addresses that cannot be known are logged and left out, so the Node
-// keeps the others.
+// convert maps a machine to what a Node needs. A machine checkMachine
+// refuses, or one without a package (CloudAPI names every machine's
+// package), is malformed. Addresses that cannot be known are logged and
+// left out, so the Node keeps the others.
 func (i *instances) convert(ctx context.Context, m *compute.Instance) (*framework.Instance, error) {
-	switch {
-	case !isMachineID(m.ID):
-		return nil, fmt.Errorf("malformed response: machine ID %q", m.ID)
-	case m.Package == "":
+	if err := checkMachine(m); err != nil {
+		return nil, err
+	}
+	if m.Package == "" {
 		// Taken as it is, the Node would lose its instance-type label.
 		return nil, fmt.Errorf("malformed response: machine %s without its package", m.ID)
 	}
@@ -192,6 +194,25 @@ func (i *instances) convert(ctx context.Context, m *compute.Instance) (*framewor
 		Addresses: addrs,
 		Labels:    labels,
 	}, nil
+}
+
+// checkMachine returns an error for a machine CloudAPI does not send: none,
+// one whose ID is no machine UUID, or one whose primaryIp is not one of its
+// ips. CloudAPI names one of a machine's NICs' IPs as its primaryIp whenever
+// it has NICs, and sends none when it has none: taken as it is, an
+// appliance's status would lose its address or take a garbled one.
+func checkMachine(m *compute.Instance) error {
+	switch {
+	case m == nil:
+		return errors.New("malformed response: no machine")
+	case !isMachineID(m.ID):
+		return fmt.Errorf("malformed response: machine ID %q", m.ID)
+	case m.PrimaryIP == "" && len(m.IPs) > 0:
+		return fmt.Errorf("malformed response: machine %s without its primaryIp", m.ID)
+	case m.PrimaryIP != "" && !slices.Contains(m.IPs, m.PrimaryIP):
+		return fmt.Errorf("malformed response: machine %s has primaryIp %q, not one of its ips", m.ID, m.PrimaryIP)
+	}
+	return nil
 }
 
 // isGone reports whether CloudAPI reports m as no longer existing: deleted

@@ -3,7 +3,6 @@ package triton
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -78,8 +77,8 @@ func (d *lbDriver) createAppliance(ctx context.Context, req *lbRequest) (*comput
 	if err != nil {
 		return nil, err
 	}
-	if m == nil || m.ID == "" {
-		return nil, errors.New("malformed response: no machine")
+	if err := checkMachine(m); err != nil {
+		return nil, fmt.Errorf("creating load balancer machine: %w", err)
 	}
 	return m, nil
 }
@@ -152,8 +151,11 @@ func (d *lbDriver) ensureMetadata(ctx context.Context, lb *tritonLB, want map[st
 }
 
 // deleteAppliance deletes the appliance's firewall rules and the appliance;
-// it is gone when CloudAPI answers 410 or 404 for it. When it was the
-// cluster's last appliance, the nodes leave the node service.
+// it is gone when CloudAPI answers 410 or 404 for it. Then the rules of
+// appliances gone are swept, and, when it was the cluster's last
+// appliance, the nodes leave the node service, both by a list of the
+// cluster's machines that starts now: one just created elsewhere must
+// keep its nodes and its rules.
 func (d *lbDriver) deleteAppliance(ctx context.Context, m *compute.Instance, req *lbRequest) error {
 	if _, err := d.ensureRules(ctx, m.ID, nil); err != nil {
 		return err
@@ -171,23 +173,25 @@ func (d *lbDriver) deleteAppliance(ctx context.Context, m *compute.Instance, req
 		}
 		return framework.Provisioning("load balancer machine %s is being deleted", m.ID)
 	}
-	return d.leaveNodeService(ctx, req)
-}
-
-// leaveNodeService removes the node service from the nodes when no
-// appliance of the cluster is left but the one of req's Service, by a list
-// that starts now: one just created elsewhere must keep its nodes.
-func (d *lbDriver) leaveNodeService(ctx context.Context, req *lbRequest) error {
 	ms, err := d.machines.all(ctx, true)
 	if err != nil {
 		return err
 	}
+	if err := d.sweepRules(ctx, ms); err != nil {
+		return err
+	}
+	return d.leaveNodeService(ctx, ms, req)
+}
+
+// leaveNodeService removes the node service from the nodes when no
+// appliance of the cluster is left among ms but the one of req's Service.
+func (d *lbDriver) leaveNodeService(ctx context.Context, ms []*compute.Instance, req *lbRequest) error {
 	for _, m := range ms {
 		if uid, ok := m.Tags[serviceUIDTag]; ok && uid != string(req.Service.UID) && m.State != machineDeleted {
 			return nil
 		}
 	}
-	_, err = d.syncNodeEntries(ctx, nodeServiceLabel(&d.settings, d.cluster), nil)
+	_, err := d.syncNodeEntries(ctx, nodeServiceLabel(&d.settings, d.cluster), nil)
 	return err
 }
 

@@ -180,6 +180,7 @@ func (d *lbDriver) listMachines(ctx context.Context, key, value string) ([]*comp
 
 // listMachinesWhere lists the machines with these tags (nil: every machine
 // of the account), every page CloudAPI's offset reaches; what names them.
+// A page holding a machine checkMachine refuses is a malformed response.
 func (d *lbDriver) listMachinesWhere(ctx context.Context, tags map[string]any, what string) ([]*compute.Instance, error) {
 	var out []*compute.Instance
 	for offset := 0; ; offset += machinePage {
@@ -192,8 +193,8 @@ func (d *lbDriver) listMachinesWhere(ctx context.Context, tags map[string]any, w
 			return nil, fmt.Errorf("listing machines %s: %w", what, err)
 		}
 		for _, m := range page {
-			if m == nil || m.ID == "" {
-				return nil, fmt.Errorf("listing machines %s: malformed response: a machine without id", what)
+			if err := checkMachine(m); err != nil {
+				return nil, fmt.Errorf("listing machines %s: %w", what, err)
 			}
 		}
 		out = append(out, page...)

@@ -302,7 +302,8 @@ func (d *lbDriver) privateZone() string {
 }
 
 // machine reads one machine; CloudAPI's 404, or its 410 for a deleted
-// machine, wraps ErrNotFound.
+// machine, wraps ErrNotFound, and another machine or one checkMachine
+// refuses is a malformed response.
 func (d *lbDriver) machine(ctx context.Context, id string) (*compute.Instance, error) {
 	m, err := one(ctx, "machines.get", func(ctx context.Context) (*compute.Instance, error) {
 		return d.api.compute().Instances().Get(ctx, &compute.GetInstanceInput{ID: id})
@@ -314,6 +315,9 @@ func (d *lbDriver) machine(ctx context.Context, id string) (*compute.Instance, e
 		return nil, fmt.Errorf("reading machine %s: %w", id, err)
 	case m == nil || m.ID != id:
 		return nil, fmt.Errorf("reading machine %s: malformed response: no such machine in the answer", id)
+	}
+	if err := checkMachine(m); err != nil {
+		return nil, fmt.Errorf("reading machine %s: %w", id, err)
 	}
 	return m, nil
 }

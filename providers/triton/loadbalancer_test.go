@@ -278,6 +278,26 @@ func TestMoiraiLoadBalancer(t *testing.T) {
 	}
 }
 
+// TestMoiraiRulesSweptOnceTheirApplianceIsGone: an appliance deleted by
+// hand leaves its firewall rules behind; the next appliance deleted takes
+// them with it, and leaves a live appliance's alone.
+func TestMoiraiRulesSweptOnceTheirApplianceIsGone(t *testing.T) {
+	f := newLBFixture(t, tritonsim.Options{}, nil)
+	byHand, deleted, kept := f.service(t, "a", nil), f.service(t, "b", nil), f.service(t, "c", nil)
+	for _, svc := range []*corev1.Service{byHand, deleted, kept} {
+		f.ensureReady(t, svc, f.nodes)
+	}
+	keptID := f.fresh(t, kept).Annotations[triton.AnnotationLoadBalancerID]
+	f.sim.DeleteMachine(f.fresh(t, byHand).Annotations[triton.AnnotationLoadBalancerID])
+	if err := f.lb.EnsureLoadBalancerDeleted(f.ctx, clusterName, f.fresh(t, deleted)); err != nil {
+		t.Fatalf("EnsureLoadBalancerDeleted: %v", err)
+	}
+	rules := f.sim.FirewallRules()
+	if len(rules) != 1 || !strings.Contains(rules[0].Rule, "TO vm "+keptID+" ") {
+		t.Errorf("firewall rules %+v, want only those of the appliance left (%s)", rules, keptID)
+	}
+}
+
 // TestMoiraiFoundAfterCrash: a CCM that died after creating the appliance,
 // before recording its ID, finds it by its k8s-service-uid tag.
 func TestMoiraiFoundAfterCrash(t *testing.T) {
