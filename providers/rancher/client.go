@@ -349,3 +349,23 @@ func redactedURL(raw string) string {
 	}
 	return cloudapi.RedactURL(u)
 }
+
+// removed reports whether Cattle reports a resource (a host, a service, a
+// stack) as no longer existing: removed, purging or purged, or with its
+// removed time set. One being removed still exists. A removed time that is
+// no time (the schemas' type is date) is a malformed response: read as
+// set, it would make a live resource gone, a host's Node deleted or a
+// load balancer made again.
+func removed(kind, id, state, removedAt string) (bool, error) {
+	switch state {
+	case stateRemoved, statePurging, statePurged:
+		return true, nil
+	}
+	if removedAt == "" {
+		return false, nil
+	}
+	if _, err := time.Parse(time.RFC3339, removedAt); err != nil {
+		return false, fmt.Errorf("malformed response: %s %s was removed at %q", kind, id, removedAt)
+	}
+	return true, nil
+}

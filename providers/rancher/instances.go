@@ -17,9 +17,6 @@ import (
 
 // Host states (Cattle's host and agent state machines) the provider acts on.
 const (
-	hostRemoved      = "removed"
-	hostPurging      = "purging"
-	hostPurged       = "purged"
 	hostInactive     = "inactive"
 	hostDisconnected = "disconnected"
 )
@@ -92,21 +89,27 @@ func (i *instances) InstanceByID(ctx context.Context, id string) (*framework.Ins
 	var found *listedHost
 	for k := range hosts {
 		h := &hosts[k]
-		if h.Uuid == "" {
+		switch {
+		case h.Uuid == "":
 			return nil, fmt.Errorf("listing hosts: malformed response: host %q has no uuid", h.Id)
-		}
-		if h.Uuid != id {
-			continue // a server that ignores the filter
-		}
-		if found != nil {
+		case h.Uuid != id:
+			// Cattle filters hosts by uuid (a collection filter of the
+			// host schema): skipped, a garbled uuid would make the host
+			// gone, and its Node deleted.
+			return nil, fmt.Errorf("listing hosts with uuid %s: malformed response: the answer holds host %q with uuid %q", id, h.Id, h.Uuid)
+		case found != nil:
 			return nil, fmt.Errorf("hosts %s and %s both have the uuid %s", found.Id, h.Id, id)
 		}
 		found = h
 	}
-	switch {
-	case found == nil:
+	if found == nil {
 		return nil, framework.NotFound("no host with uuid %s", id)
-	case gone(&found.Host):
+	}
+	isGone, err := gone(&found.Host)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("listing hosts: %w", err)
+	case isGone:
 		return nil, framework.NotFound("host %s (uuid %s) is %s", found.Id, id, found.State)
 	}
 	return i.convert(ctx, found)
@@ -125,7 +128,15 @@ func (i *instances) InstanceByName(ctx context.Context, name string) (*framework
 	}
 	var found []*listedHost
 	for k := range hosts {
-		if h := &hosts[k]; !gone(&h.Host) && sameHost(name, h.Hostname) {
+		h := &hosts[k]
+		if !sameHost(name, h.Hostname) {
+			continue
+		}
+		isGone, err := gone(&h.Host)
+		if err != nil {
+			return nil, fmt.Errorf("listing hosts: %w", err)
+		}
+		if !isGone {
 			found = append(found, h)
 		}
 	}
@@ -152,7 +163,11 @@ func (i *instances) ListInstances(ctx context.Context) ([]*framework.Instance, e
 	}
 	live := make([]*listedHost, 0, len(hosts))
 	for k := range hosts {
-		if h := &hosts[k]; !gone(&h.Host) {
+		h := &hosts[k]
+		switch isGone, err := gone(&h.Host); {
+		case err != nil:
+			klog.FromContext(ctx).Error(err, "Leaving a host out of the instance list", "hostID", h.Id, "hostname", h.Hostname)
+		case !isGone:
 			live = append(live, h)
 		}
 	}
@@ -258,16 +273,10 @@ func (i *instances) convert(ctx context.Context, lh *listedHost) (*framework.Ins
 	}, nil
 }
 
-// gone reports whether Cattle reports the host as no longer existing:
-// removed (its removed time set) or being purged. Every other state,
-// inactive, disconnected and removing included, exists.
-func gone(h *rancher.Host) bool {
-	switch h.State {
-	case hostRemoved, hostPurging, hostPurged:
-		return true
-	}
-	return h.Removed != ""
-}
+// gone reports whether Cattle reports the host as no longer existing
+// (removed): every other state, inactive, disconnected and removing
+// included, exists.
+func gone(h *rancher.Host) (bool, error) { return removed("host", h.Id, h.State, h.Removed) }
 
 // shutdown reports whether the host is down but not deleted: deactivated
 // in Rancher (inactive), or its agent disconnected. A host whose agent is

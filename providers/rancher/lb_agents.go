@@ -97,7 +97,11 @@ func (c *agentIPs) refresh(ctx context.Context) (map[string]string, error) {
 	}
 	byID := make(map[string]string, len(hosts))
 	for _, h := range hosts {
-		if alive(h.State, h.Removed) && h.Uuid != "" && h.AgentIpAddress != "" {
+		gone, err := removed("host", h.Id, h.State, h.Removed)
+		if err != nil {
+			return nil, fmt.Errorf("reading the agent IPs of Nodes without an InternalIP: %w", err)
+		}
+		if !gone && h.Uuid != "" && h.AgentIpAddress != "" {
 			byID[h.Uuid] = h.AgentIpAddress
 		}
 	}

@@ -129,7 +129,11 @@ func (d *lbDriver) serviceLink(ctx context.Context, res rancher.Resource, link s
 		if s.Id == "" {
 			return nil, fmt.Errorf("reading the %s of service %s: malformed response: a service without id", link, res.Id)
 		}
-		if alive(s.State, s.Removed) && s.State != stateRemoving {
+		gone, err := removed("service", s.Id, s.State, s.Removed)
+		if err != nil {
+			return nil, fmt.Errorf("reading the %s of service %s: %w", link, res.Id, err)
+		}
+		if !gone && s.State != stateRemoving {
 			out = append(out, s)
 		}
 	}

@@ -43,7 +43,14 @@ func (e *lbEnv) stack(ctx context.Context, create bool) (string, error) {
 		return "", fmt.Errorf("looking up stack %s: %w", name, err)
 	}
 	for _, s := range stacks {
-		if s.Name != name || !alive(s.State, s.Removed) {
+		if s.Name != name {
+			continue
+		}
+		gone, err := removed("stack", s.Id, s.State, s.Removed)
+		if err != nil {
+			return "", fmt.Errorf("looking up stack %s: %w", name, err)
+		}
+		if gone {
 			continue
 		}
 		if s.ExternalId != externalID {
@@ -105,14 +112,4 @@ func (e *lbEnv) defaultImage(ctx context.Context) (string, error) {
 		return e.image, nil
 	}
 	return "", errors.New("setting " + imageSetting + " is empty or missing: set RANCHER_LB_IMAGE")
-}
-
-// alive reports whether a Cattle resource in this state exists for the
-// CCM: removed (and purged) ones do not; one being removed still does.
-func alive(state, removed string) bool {
-	switch state {
-	case stateRemoved, "purging", "purged":
-		return false
-	}
-	return removed == ""
 }

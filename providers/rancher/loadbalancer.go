@@ -20,6 +20,8 @@ import (
 // Cattle service states the load-balancer driver acts on.
 const (
 	stateRemoved    = "removed"
+	statePurging    = "purging"
+	statePurged     = "purged"
 	stateRemoving   = "removing"
 	stateActive     = "active"
 	stateInactive   = "inactive"
@@ -328,7 +330,12 @@ func (d *lbDriver) getLB(ctx context.Context, id string) (*rancher.LoadBalancerS
 		return nil, framework.NotFound("load balancer %s", id)
 	case err != nil:
 		return nil, err
-	case !alive(svc.State, svc.Removed):
+	}
+	gone, err := removed("load balancer", id, svc.State, svc.Removed)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("reading load balancer %s: %w", id, err)
+	case gone:
 		return nil, framework.NotFound("load balancer %s is %s", id, svc.State)
 	}
 	if err := checkLB(svc); err != nil {
@@ -456,7 +463,11 @@ func (d *lbDriver) listLBs(ctx context.Context, filters map[string]any) ([]*ranc
 		if err := checkLB(s); err != nil {
 			return nil, fmt.Errorf("listing load balancers: %w", err)
 		}
-		if alive(s.State, s.Removed) {
+		gone, err := removed("load balancer", s.Id, s.State, s.Removed)
+		if err != nil {
+			return nil, fmt.Errorf("listing load balancers: %w", err)
+		}
+		if !gone {
 			out = append(out, s)
 		}
 	}
@@ -476,7 +487,11 @@ func (d *lbDriver) listExternal(ctx context.Context, stackID string) ([]*rancher
 		if s.Id == "" {
 			return nil, errors.New("listing external services: malformed response: an external service without id")
 		}
-		if alive(s.State, s.Removed) && s.State != stateRemoving {
+		gone, err := removed("external service", s.Id, s.State, s.Removed)
+		if err != nil {
+			return nil, fmt.Errorf("listing external services: %w", err)
+		}
+		if !gone && s.State != stateRemoving {
 			out = append(out, s)
 		}
 	}
