@@ -76,14 +76,17 @@ func (d *lbDriver) Validate(req *lbRequest) error { return validateService(req) 
 // stays in the API's lists for a while.
 func alive(lb *loadBalancer) bool { return lb.Status != loadbalancerstatus.Deleted }
 
-// checkLB rejects a load balancer the driver cannot act on: without ID,
-// or with a cloud IP (the Service's status is made of them) without ID,
-// listed twice, with an address that is not an IP of its family, or with
-// an fqdn that is no fully qualified domain name. No cloud IP at all is
-// well-formed: one not mapped yet.
+// checkLB rejects a load balancer the driver cannot act on: without ID or
+// without its cloud_ips member (the API sends [] for none), or with a
+// cloud IP (the Service's status is made of them) that checkCloudIP
+// refuses or that is listed twice. No cloud IP at all is well-formed: one
+// not mapped yet.
 func checkLB(lb *loadBalancer) error {
-	if lb.ID == "" {
+	switch {
+	case lb.ID == "":
 		return errors.New("malformed response: a load balancer without ID")
+	case lb.CloudIPs == nil:
+		return fmt.Errorf("malformed response: load balancer %s without cloud_ips", lb.ID)
 	}
 	seen := map[string]bool{}
 	for _, c := range lb.CloudIPs {
@@ -99,18 +102,20 @@ func checkLB(lb *loadBalancer) error {
 }
 
 // checkCloudIP checks the members of a cloud IP a load balancer's status
-// is made of.
+// is made of. Every Brightbox cloud IP has an ID, an IPv4 and an IPv6
+// address and an fqdn: one missing would drop an address from the
+// Service's status.
 func checkCloudIP(c *brightbox.CloudIP) error {
 	if c.ID == "" {
 		return errors.New("a cloud IP without ID")
 	}
-	if ip, err := netip.ParseAddr(c.PublicIPv4); c.PublicIPv4 != "" && (err != nil || !ip.Is4()) {
+	if ip, err := netip.ParseAddr(c.PublicIPv4); err != nil || !ip.Is4() {
 		return fmt.Errorf("cloud IP %s: public_ipv4 %q is no IPv4 address", c.ID, c.PublicIPv4)
 	}
-	if ip, err := netip.ParseAddr(c.PublicIPv6); c.PublicIPv6 != "" && (err != nil || !ip.Is6()) {
+	if ip, err := netip.ParseAddr(c.PublicIPv6); err != nil || !ip.Is6() {
 		return fmt.Errorf("cloud IP %s: public_ipv6 %q is no IPv6 address", c.ID, c.PublicIPv6)
 	}
-	if c.Fqdn != "" && (!strings.Contains(c.Fqdn, ".") || len(validation.IsDNS1123Subdomain(c.Fqdn)) > 0) {
+	if !strings.Contains(c.Fqdn, ".") || len(validation.IsDNS1123Subdomain(c.Fqdn)) > 0 {
 		return fmt.Errorf("cloud IP %s: fqdn %q is no fully qualified domain name", c.ID, c.Fqdn)
 	}
 	return nil
