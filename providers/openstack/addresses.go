@@ -32,13 +32,17 @@ const (
 	addrFloating = "floating"
 )
 
-// validate rejects an address Nova never lists: one without an IP, or
-// of a type other than fixed or floating (which would turn a floating
-// address into an InternalIP). The IP's syntax is nodeAddresses' check.
+// validate rejects an address Nova never lists: one without an IP or
+// whose addr is no IP (left out, the server's routes would read as
+// blackholes), or of a type other than fixed or floating (which would turn
+// a floating address into an InternalIP).
 func (a novaAddress) validate() error {
+	_, ipErr := netip.ParseAddr(a.Addr)
 	switch {
 	case a.Addr == "":
 		return errors.New(`an address without "addr"`)
+	case ipErr != nil:
+		return fmt.Errorf("address %q is no IP", a.Addr)
 	case a.Type != addrFixed && a.Type != addrFloating:
 		return fmt.Errorf("address %s: OS-EXT-IPS:type %q is neither %q nor %q", a.Addr, a.Type, addrFixed, addrFloating)
 	}

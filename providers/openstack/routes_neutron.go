@@ -33,6 +33,10 @@ func (r *routes) getRouter(ctx context.Context, n *routeAPI) (*routers.Router, e
 	case router.ID != r.routerID:
 		// {"router": {}} would read as a router without routes.
 		return nil, fmt.Errorf("getting router %s ([Route] router-id): malformed response: the API answered with router %q", r.routerID, router.ID)
+	case router.Routes == nil:
+		// The extraroute extension sends [] for none: read as none,
+		// every route would be made again.
+		return nil, fmt.Errorf("getting router %s ([Route] router-id): malformed response: no routes member", r.routerID)
 	}
 	for _, rt := range router.Routes {
 		// Read as it is, a garbled route would be a route to another
