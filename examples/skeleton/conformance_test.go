@@ -20,9 +20,11 @@ type harness struct{}
 
 func (harness) Setup(t *testing.T) *frameworktest.Target {
 	sim := skeletonsim.NewServer(t, skeletonsim.Options{})
+	env := sim.Env(sim.URL())
+	env["SKELETON_API_QPS"] = "0" // unlimited: the suites wait for the cloud, not for tokens
 	return &frameworktest.Target{
 		Provider: skeleton.New(),
-		Env:      sim.Env(sim.URL()),
+		Env:      env,
 		Cloud:    frameworktest.SimCloud(sim.Cloud()),
 		InvalidAnnotations: map[string]string{
 			skeleton.AnnotationPrefix + "health-check-interval": "abc",
