@@ -91,12 +91,30 @@ func (r *replicas) start() error {
 		}
 		r.mu.Unlock()
 		if !stopping {
-			if err := r.start(); err != nil {
-				r.logf("replacing %s: %v", ccm.Name, err)
-			}
+			r.replace(ccm.Name)
 		}
 	}()
 	return nil
+}
+
+// replace starts the replica that takes the place of the one called name,
+// trying again every second while starting fails (a port taken, say): a
+// replica given up would leave the run with one fewer for good.
+func (r *replicas) replace(name string) {
+	for {
+		err := r.start()
+		if err == nil {
+			return
+		}
+		r.logf("replacing %s: %v; trying again in 1s", name, err)
+		time.Sleep(time.Second)
+		r.mu.Lock()
+		stopping := r.stopping
+		r.mu.Unlock()
+		if stopping {
+			return
+		}
+	}
 }
 
 // watch follows the replicas' logs every 100ms until ctx ends.
