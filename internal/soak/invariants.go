@@ -125,7 +125,7 @@ func Check(s Snapshot) []Violation {
 		if _, old := s.Baseline[c]; old {
 			continue
 		}
-		if lb := s.Companions[c]; (lb == "" || count[lb] == 0) && !keptForRefused(s, c) {
+		if lb := s.Companions[c]; (lb == "" || count[lb] == 0) && !keptForRefused(s, lbs, c) {
 			add(InvOrphanCompanion, "%s serves load balancer %q, which does not exist", c, lb)
 		}
 	}
@@ -133,14 +133,24 @@ func Check(s Snapshot) []Violation {
 }
 
 // keptForRefused reports whether companion c, which serves no load
-// balancer, is named for one of a LoadBalancer Service refused (invalid)
-// before its load balancer was made: a create that failed after making
-// c. The last good state stays while the Service is refused (no cloud
-// write); its next valid sync adopts c, its deletion removes it.
-func keptForRefused(s Snapshot, c string) bool {
+// balancer, is named for the load balancer of a LoadBalancer Service
+// refused (invalid) before c was put to use: a create that failed after
+// making c, or a load balancer made but not yet set up (a Brightbox
+// cloud IP allocated by the create, which the first update maps). The
+// last good state stays while the Service is refused (no cloud write);
+// its next valid sync adopts c, its deletion removes it. A companion is
+// named for the Service's load balancer when its name holds the Service's
+// default load-balancer name, or the name of the load balancer the
+// Service's ID annotation names (a cloud that names its load balancers
+// otherwise, as Brightbox does).
+func keptForRefused(s Snapshot, lbs map[string]simkit.LoadBalancer, c string) bool {
 	name := s.CompanionNames[c]
 	return name != "" && slices.ContainsFunc(s.Services, func(svc Service) bool {
-		return svc.LoadBalancer && svc.Invalid != "" && svc.LBID == "" && svc.LBName != "" && strings.Contains(name, svc.LBName)
+		if !svc.LoadBalancer || svc.Invalid == "" {
+			return false
+		}
+		lbName := lbs[svc.LBID].Name
+		return svc.LBName != "" && strings.Contains(name, svc.LBName) || lbName != "" && strings.Contains(name, lbName)
 	})
 }
 

@@ -148,10 +148,11 @@ func TestCheckOrphanCompanion(t *testing.T) {
 }
 
 // TestCheckCompanionOfRefusedService: a companion no load balancer uses
-// is no leak while the Service it is named for is refused without a load
+// is no leak while the Service it is named for is refused, with no load
 // balancer (a create failed after making it, then the Service turned
-// invalid); it is once the Service is valid, or has its load balancer, or
-// when the companion is named for no such Service.
+// invalid) or with one not yet set up (the long Brightbox soak: a cloud
+// IP the create allocated, which the first update maps); it is once the
+// Service is valid, or when the companion is named for no such Service.
 func TestCheckCompanionOfRefusedService(t *testing.T) {
 	refused := func() Snapshot {
 		s := good()
@@ -163,12 +164,22 @@ func TestCheckCompanionOfRefusedService(t *testing.T) {
 	if v := Check(refused()); len(v) != 0 {
 		t.Errorf("the companion of a Service refused before its load balancer: %v, want none", v)
 	}
+	withLB := refused()
+	withLB.LoadBalancers = append(withLB.LoadBalancers, simkit.LoadBalancer{ID: "lb-9", Name: "bad.default.kubernetes"})
+	withLB.Services[2].LBID = "lb-9"
+	withLB.CompanionNames["ext/9"] = "bad.default.kubernetes"
+	if v := Check(withLB); len(v) != 0 {
+		t.Errorf("the companion of a Service refused before its load balancer was set up: %v, want none", v)
+	}
 	for name, mutate := range map[string]func(*Snapshot){
 		"valid again":        func(s *Snapshot) { s.Services[2].Invalid = "" },
 		"not a LoadBalancer": func(s *Snapshot) { s.Services[2].LoadBalancer = false },
 		"named for another":  func(s *Snapshot) { s.CompanionNames["ext/9"] = "lb-a999-nodes" },
-		"no names":           func(s *Snapshot) { s.CompanionNames = nil },
-		"with its own LB ID": func(s *Snapshot) { s.Services[2].LBID = "lb-1" },
+		"named for another's LB": func(s *Snapshot) {
+			s.Services[2].LBID = s.Services[0].LBID
+			s.CompanionNames["ext/9"] = "other.default.kubernetes"
+		},
+		"no names": func(s *Snapshot) { s.CompanionNames = nil },
 	} {
 		s := refused()
 		mutate(&s)

@@ -7,7 +7,7 @@ import (
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
-var _ simkit.CompanionLister = (*Cloud)(nil)
+var _ simkit.CompanionNamer = (*Cloud)(nil)
 
 // Companions lists what the Brightbox CCM creates beside its load
 // balancers, as "<kind>/<id>" with the ID of the load balancer each
@@ -70,6 +70,30 @@ func (c *Cloud) Companions() map[string]string {
 			lb = groups[p.ServerGroup]
 		}
 		out["firewallpolicy/"+p.ID] = lb
+	}
+	return out
+}
+
+// CompanionNames gives each companion of Companions its name as the cloud
+// holds it: the provider names its cloud IPs, server groups and firewall
+// policies as their load balancer.
+func (c *Cloud) CompanionNames() map[string]string {
+	s := c.Server
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]string{}
+	for _, cip := range s.st.cips.All() {
+		out["cloudip/"+cip.ID] = cip.Name
+	}
+	for _, g := range s.st.groups.All() {
+		if !g.Default {
+			out["servergroup/"+g.ID] = g.Name
+		}
+	}
+	for _, p := range s.st.policies.All() {
+		if !p.Default {
+			out["firewallpolicy/"+p.ID] = p.Name
+		}
 	}
 	return out
 }

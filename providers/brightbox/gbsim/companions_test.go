@@ -56,6 +56,12 @@ func TestCompanions(t *testing.T) {
 	if diff := cmp.Diff(want, s.Cloud().Companions()); diff != "" {
 		t.Errorf("Companions (-want +got):\n%s", diff)
 	}
+	names := s.Cloud().CompanionNames()
+	for c, want := range map[string]string{"cloudip/" + cip.ID: lb.Name, "cloudip/" + spare.ID: "spare", "servergroup/" + group.ID: lb.Name, "firewallpolicy/" + policy.ID: "renamed"} {
+		if names[c] != want {
+			t.Errorf("CompanionNames[%s] = %q, want %q", c, names[c], want)
+		}
+	}
 
 	if _, err := c.DestroyLoadBalancer(ctx(), lb.ID); err != nil {
 		t.Fatal(err)
