@@ -39,19 +39,21 @@ type idRef struct {
 
 // check rejects a load balancer the driver cannot act on: without ID, in
 // a provisioning status Octavia does not have, or with a VIP port that is
-// no Neutron ID or a VIP address that is no IP (the floating IP is found
-// by the port; the status would name the VIP, and a delete would leave
-// the floating IP behind).
+// no Neutron ID or a VIP address that is no IP. Octavia's API makes the
+// VIP port before it answers a create, so both are always there: the
+// floating IP is found by the port, and the status names the VIP (read as
+// missing, a delete would leave the floating IP behind, and the status
+// would lose an address).
 func (r *lbFields) check() error {
 	switch {
 	case r.ID == "":
 		return errors.New("malformed response: a load balancer without ID")
 	case !slices.Contains(provisioningStatuses, r.ProvisioningStatus):
 		return fmt.Errorf("malformed response: load balancer %s: provisioning_status %q", r.ID, r.ProvisioningStatus)
-	case r.VipPortID != "" && uuid.Validate(r.VipPortID) != nil:
+	case uuid.Validate(r.VipPortID) != nil:
 		return fmt.Errorf("malformed response: load balancer %s: vip_port_id %q is no ID", r.ID, r.VipPortID)
 	}
-	if _, err := netip.ParseAddr(r.VipAddress); r.VipAddress != "" && err != nil {
+	if _, err := netip.ParseAddr(r.VipAddress); err != nil {
 		return fmt.Errorf("malformed response: load balancer %s: vip_address %q is no IP", r.ID, r.VipAddress)
 	}
 	return nil
