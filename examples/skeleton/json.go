@@ -78,7 +78,8 @@ func (in *instance) check() error {
 // UnmarshalJSON decodes a load balancer. An active one always has its IPv4
 // address in the Skeleton Cloud API: an answer without it is malformed,
 // not a load balancer without an address, which would empty the Service's
-// status.
+// status; so is an address that is no IPv4 address, which would be
+// written there.
 func (lb *loadBalancer) UnmarshalJSON(b []byte) error {
 	type fields loadBalancer // without this method
 	*lb = loadBalancer{}
@@ -87,6 +88,9 @@ func (lb *loadBalancer) UnmarshalJSON(b []byte) error {
 	}
 	if lb.Status == lbActive && lb.IPv4 == "" {
 		return fmt.Errorf("malformed response: load balancer %s is active without an IPv4 address", lb.ID)
+	}
+	if a, err := netip.ParseAddr(lb.IPv4); lb.IPv4 != "" && (err != nil || !a.Is4()) {
+		return fmt.Errorf("malformed response: load balancer %s has IPv4 address %q", lb.ID, lb.IPv4)
 	}
 	return nil
 }
