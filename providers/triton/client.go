@@ -302,6 +302,14 @@ func (a *api) networks(ctx context.Context, fresh bool) (map[string]*network.Net
 	return nets, nil
 }
 
+// forgetNetworks drops the cached network list: the next lookup lists
+// them again.
+func (a *api) forgetNetworks() {
+	a.nets.mu.Lock()
+	defer a.nets.mu.Unlock()
+	a.nets.nets = nil
+}
+
 // networksByID indexes a network list by ID. A network whose ID is no UUID
 // (CloudAPI's network UUID, which an appliance's create names) is a
 // malformed response.

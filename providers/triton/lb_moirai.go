@@ -46,8 +46,18 @@ func (d *lbDriver) findAppliance(ctx context.Context, req *lbRequest) (*compute.
 
 // createAppliance creates the Service's appliance, with its metadata, tags
 // and firewall on; CloudAPI answers "provisioning". Update adds the
-// firewall rules once it runs.
+// firewall rules once it runs. A create that fails forgets the image,
+// package and networks it was to be made of.
 func (d *lbDriver) createAppliance(ctx context.Context, req *lbRequest) (*compute.Instance, error) {
+	m, err := d.createApplianceOf(ctx, req)
+	if err != nil {
+		d.forgetResolved()
+	}
+	return m, err
+}
+
+// createApplianceOf looks up what the appliance is made of and creates it.
+func (d *lbDriver) createApplianceOf(ctx context.Context, req *lbRequest) (*compute.Instance, error) {
 	image, err := d.image(ctx)
 	if err != nil {
 		return nil, err

@@ -106,6 +106,19 @@ func (d *lbDriver) pkg(ctx context.Context, annotated string) (string, error) {
 	return best.Name, nil
 }
 
+// forgetResolved drops what an appliance's create was made of (its image,
+// default package and the network list), so that the next create looks
+// them up again. Called when a create fails: what was cached may be what
+// made it fail (an image deleted since, a package retired, a public
+// network added since, or one answer that was wrong), and kept, it would
+// fail every create until a restart.
+func (d *lbDriver) forgetResolved() {
+	d.resolved.mu.Lock()
+	d.resolved.image, d.resolved.pkg = "", ""
+	d.resolved.mu.Unlock()
+	d.api.forgetNetworks()
+}
+
 // applianceNetworks are the appliance's networks: TRITON_LB_NETWORKS (names
 // or IDs), or the first public network by name plus the non-public
 // networks the target machines are on.

@@ -313,6 +313,29 @@ func TestMoiraiFoundAfterCrash(t *testing.T) {
 	}
 }
 
+// TestMoiraiImageReplaced: the operator imports a newer appliance image
+// and deletes the one the first appliance was made of. The next create
+// fails once on the deleted image; the one after looks the image up
+// again and uses the newer one, without a restart.
+func TestMoiraiImageReplaced(t *testing.T) {
+	f := newLBFixture(t, tritonsim.Options{}, nil)
+	f.ensureReady(t, f.service(t, "first", nil), f.nodes)
+	old := f.appliances()[0].Image
+	newer := f.sim.AddImage(tritonsim.Image{Name: tritonsim.LoadBalancerImage, Version: "20261101T000000Z",
+		OS: "smartos", Type: "zone-dataset", PublishedAt: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)})
+	f.sim.DeleteImage(old)
+
+	svc := f.service(t, "second", nil)
+	if _, err := f.lb.EnsureLoadBalancer(f.ctx, clusterName, svc, f.nodes); err == nil || isRetry(err) {
+		t.Fatalf("create from a deleted image: %v, want its error", err)
+	}
+	f.ensureReady(t, svc, f.nodes)
+	id := f.fresh(t, svc).Annotations[triton.AnnotationLoadBalancerID]
+	if m, _ := f.sim.Machine(id); m.Image != newer.ID {
+		t.Errorf("second appliance made of image %s, want the newer %s", m.Image, newer.ID)
+	}
+}
+
 func TestMoiraiSourceRangesAndAnnotations(t *testing.T) {
 	f := newLBFixture(t, tritonsim.Options{}, nil)
 	svc := f.service(t, "web", map[string]string{

@@ -70,6 +70,14 @@ func (s *Server) AddImage(img Image) Image {
 	return *s.st.addImage(img)
 }
 
+// DeleteImage deletes an image, as its owner (an operator retiring an
+// old version) does; machines made from it keep running.
+func (s *Server) DeleteImage(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.st.images.Del(id)
+}
+
 func (st *state) addImage(img Image) *Image {
 	if img.ID == "" {
 		img.ID = st.uuid("image")
