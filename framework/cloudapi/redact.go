@@ -97,9 +97,17 @@ func (r *redactor) url(u *url.URL) string {
 	if c.User != nil {
 		c.User = url.User(Redacted)
 	}
+	// A '?' or '#' in a password ends the authority: "http://u#:pw@h"
+	// parses as host "u" with the password in the fragment.
 	c.RawQuery = r.form(c.RawQuery)
+	if strings.Contains(c.RawQuery, "@") {
+		c.RawQuery = Redacted
+	}
 	if c.Fragment != "" {
 		c.Fragment, c.RawFragment = r.form(c.Fragment), ""
+	}
+	if strings.Contains(c.Fragment, "@") {
+		c.Fragment = Redacted
 	}
 	return c.String()
 }

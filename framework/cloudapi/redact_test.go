@@ -28,6 +28,9 @@ func TestRedactURL(t *testing.T) {
 		{in: "0//:000000@0", want: "REDACTED"},
 		{in: "/v2/user@example.com", want: "REDACTED"},
 		{in: "#//u:pa55word@host", want: "REDACTED"},
+		// Userinfo a '#' or '?' in the password pushed out of the authority.
+		{in: "http://a#:pa55word@host", want: "http://a#REDACTED"},
+		{in: "http://a?:pa55word@host/v2", want: "http://a?REDACTED"},
 	}
 	for _, tc := range tests {
 		if got := RedactURL(mustParseURL(t, tc.in)); got != tc.want {

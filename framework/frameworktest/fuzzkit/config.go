@@ -90,10 +90,14 @@ func NoSecret(t testing.TB, err error, secrets ...string) {
 // from a URL url.Parse does not read userinfo from ("ops:pw@host" without
 // "//", a path holding "//u:pw@h"): the text between the first ":" and the
 // last "@" before the path.
+// A password that the rest of the URL holds too ("//0:000000@000000")
+// is "": an error that names the host is no leak.
 func URLPassword(raw string) string {
 	if u, err := url.Parse(raw); err == nil && u.User != nil {
 		p, _ := u.User.Password()
-		return p
+		c := *u
+		c.User = nil
+		return unlessIn(p, c.String())
 	}
 	rest := raw
 	if _, after, ok := strings.Cut(raw, "//"); ok && !strings.Contains(raw[:len(raw)-len(after)], "@") {
@@ -105,5 +109,13 @@ func URLPassword(raw string) string {
 		return ""
 	}
 	_, pw, _ := strings.Cut(rest[:at], ":")
-	return pw
+	return unlessIn(pw, strings.Replace(raw, rest[:at+1], "", 1))
+}
+
+// unlessIn is secret, or "" when other (text that is no secret) holds it.
+func unlessIn(secret, other string) string {
+	if strings.Contains(other, secret) {
+		return ""
+	}
+	return secret
 }

@@ -101,6 +101,9 @@ func TestURLPassword(t *testing.T) {
 		"https://u:p@ss@host/path": "p@ss",
 		"ops:pw-3@host/x":          "pw-3",
 		"0//:000000@0":             "000000",
+		"http://a#:pw-4@host":      "pw-4",
+		"//0:000000@000000":        "",
+		"0//:000000@000000":        "",
 	} {
 		if got := URLPassword(in); got != want {
 			t.Errorf("URLPassword(%q) = %q, want %q", in, got, want)
