@@ -2,7 +2,6 @@ package frameworktest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,7 +15,6 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
-	"k8s.io/cloud-provider/api"
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/ccmkit/ccmkit/framework"
@@ -204,11 +202,6 @@ func (s *suite) events() []string {
 			return out
 		}
 	}
-}
-
-func isRetry(err error) bool {
-	var r *api.RetryError
-	return errors.As(err, &r)
 }
 
 func containsAll(s string, subs ...string) bool {

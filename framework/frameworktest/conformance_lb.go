@@ -61,7 +61,7 @@ func (s *suite) ensure(t *testing.T, svc *corev1.Service, nodes []*corev1.Node) 
 			}
 			return status
 		}
-		if !isRetry(err) {
+		if !IsRetry(err) {
 			t.Fatalf("EnsureLoadBalancer: %v", err)
 		}
 		s.target.Cloud.Advance()
@@ -78,7 +78,7 @@ func (s *suite) update(t *testing.T, svc *corev1.Service, nodes []*corev1.Node) 
 		if err == nil {
 			return
 		}
-		if !isRetry(err) {
+		if !IsRetry(err) {
 			t.Fatalf("UpdateLoadBalancer: %v", err)
 		}
 		s.target.Cloud.Advance()
@@ -209,7 +209,7 @@ func testDeleteIdempotent(t *testing.T, s *suite) {
 	for i := range 2 {
 		var err error
 		for range s.target.MaxProvisioningPolls {
-			if err = s.cloud.lb.EnsureLoadBalancerDeleted(s.ctx, clusterName, s.fresh(t, svc)); err == nil || !isRetry(err) {
+			if err = s.cloud.lb.EnsureLoadBalancerDeleted(s.ctx, clusterName, s.fresh(t, svc)); err == nil || !IsRetry(err) {
 				break
 			}
 			s.target.Cloud.Advance()

@@ -403,7 +403,7 @@ func (s *suite) settle(t *testing.T, what string, call func() error) {
 		if err == nil {
 			return
 		}
-		if !isRetry(err) {
+		if !IsRetry(err) {
 			t.Fatalf("%s: %v", what, err)
 		}
 		s.target.Cloud.Advance()

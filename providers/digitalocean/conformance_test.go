@@ -17,18 +17,23 @@ func TestConformance(t *testing.T) {
 	frameworktest.RunConformance(t, harness{})
 }
 
-// harness connects the conformance suite to a fresh simulated cloud.
+// harness connects the framework's suites to a fresh simulated cloud.
 type harness struct{}
 
 func (harness) Setup(t *testing.T) *frameworktest.Target {
-	sim := dosim.NewServer(t, dosim.Options{})
+	return target(dosim.NewServer(t, dosim.Options{}))
+}
+
+// target is the provider wired to sim, for the suites and the
+// load-balancer fixture.
+func target(sim *dosim.Server) *frameworktest.Target {
 	return &frameworktest.Target{
 		Provider: digitalocean.New(),
 		Env:      sim.Env(sim.URL()),
 		Cloud:    frameworktest.SimCloud(sim.Cloud()),
 		NoZone:   true, // DigitalOcean has regions, no zones
 		InvalidAnnotations: map[string]string{
-			"service.beta.kubernetes.io/do-loadbalancer-healthcheck-check-interval-seconds": "abc",
+			digitalocean.AnnotationPrefix + "healthcheck-check-interval-seconds": "abc",
 		},
 	}
 }

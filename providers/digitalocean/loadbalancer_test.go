@@ -1,126 +1,43 @@
 package digitalocean_test
 
 import (
-	"context"
-	"errors"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/tools/record"
-	cloudprovider "k8s.io/cloud-provider"
-	"k8s.io/cloud-provider/api"
-	"k8s.io/klog/v2/ktesting"
 
-	"github.com/ccmkit/ccmkit/framework"
-	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/providers/digitalocean"
 	"github.com/ccmkit/ccmkit/providers/digitalocean/dosim"
 )
 
-const clusterName = "test-cluster"
-
-// lbFixture is the provider on a simulator, with a fake API server for the
-// Services (the pipeline writes the ID annotation there) and an event
-// recorder.
+// lbFixture is the provider's load balancers on a simulated DigitalOcean
+// (frameworktest.LBFixture) with two droplets, node-b and node-a, and the
+// simulator, for what DigitalOcean holds.
 type lbFixture struct {
-	ctx    context.Context
-	sim    *dosim.Server
-	kube   *fake.Clientset
-	events *record.FakeRecorder
-	lb     cloudprovider.LoadBalancer
-	nodes  []*corev1.Node
+	*frameworktest.LBFixture
+	sim *dosim.Server
 }
 
-func newLBFixture(t *testing.T, vars map[string]string) *lbFixture {
-	t.Helper()
-	return newLBFixtureTTL(t, vars, 0)
-}
-
-// newLBFixtureTTL is newLBFixture with the shared load-balancer list's TTL
-// (framework.Env.LoadBalancerCacheTTL); -1 makes every sync read the cloud,
-// for tests of changes made behind the CCM's back.
-func newLBFixtureTTL(t *testing.T, vars map[string]string, ttl time.Duration) *lbFixture {
+// newLBFixture starts a simulator and the provider on it; opts adds
+// settings (opts.Env) or sets the load-balancer list's TTL.
+func newLBFixture(t *testing.T, opts frameworktest.LBOptions) *lbFixture {
 	t.Helper()
 	sim := dosim.NewServer(t, dosim.Options{})
-	f := &lbFixture{sim: sim, kube: fake.NewClientset(), events: record.NewFakeRecorder(100)}
-	env := sim.Env(sim.URL())
-	for k, v := range vars {
-		env[k] = v
+	opts.Nodes = []string{"node-b", "node-a"}
+	opts.Ports = []corev1.ServicePort{
+		{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, NodePort: 30080},
+		{Name: "dns", Protocol: corev1.ProtocolUDP, Port: 53, NodePort: 30053},
 	}
-	_, ctx := ktesting.NewTestContext(t)
-	cloud, err := framework.NewCloud(ctx, digitalocean.New(), &framework.Env{
-		Client: f.kube, Recorder: f.events, ClusterName: clusterName,
-		LookupEnv:            func(k string) (string, bool) { v, ok := env[k]; return v, ok },
-		CloudAPI:             cloudapi.Options{MaxRetries: -1, Timeout: 5 * time.Second},
-		LoadBalancerCacheTTL: ttl,
-	})
-	if err != nil {
-		t.Fatalf("NewCloud: %v", err)
+	// A UUID, as the API server makes it: DigitalOcean names a load
+	// balancer after its Service's UID.
+	opts.UID = func(name string) types.UID {
+		return types.UID("1234abcd-0000-4000-8000-" + strings.Repeat("0", 12-len(name)) + name)
 	}
-	f.ctx = ctx
-	f.lb, _ = cloud.LoadBalancer()
-	for _, name := range []string{"node-b", "node-a"} {
-		id := sim.Cloud().AddInstance(name)
-		f.nodes = append(f.nodes, node(name, "digitalocean://"+id))
-	}
-	return f
-}
-
-// service stores a LoadBalancer Service with an HTTP and a DNS port.
-func (f *lbFixture) service(t *testing.T, name string, annotations map[string]string, mutate ...func(*corev1.Service)) *corev1.Service {
-	t.Helper()
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("1234abcd-0000-4000-8000-" + strings.Repeat("0", 12-len(name)) + name), Annotations: annotations},
-		Spec: corev1.ServiceSpec{
-			Type: corev1.ServiceTypeLoadBalancer,
-			Ports: []corev1.ServicePort{
-				{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, NodePort: 30080},
-				{Name: "dns", Protocol: corev1.ProtocolUDP, Port: 53, NodePort: 30053},
-			},
-		},
-	}
-	for _, m := range mutate {
-		m(svc)
-	}
-	created, err := f.kube.CoreV1().Services("default").Create(f.ctx, svc, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return created
-}
-
-func (f *lbFixture) fresh(t *testing.T, svc *corev1.Service) *corev1.Service {
-	t.Helper()
-	got, err := f.kube.CoreV1().Services(svc.Namespace).Get(f.ctx, svc.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
-}
-
-// ensureReady syncs the Service as the service controller does until the
-// load balancer is ready; each RetryError is one more sync.
-func (f *lbFixture) ensureReady(t *testing.T, svc *corev1.Service) *corev1.LoadBalancerStatus {
-	t.Helper()
-	for range 6 {
-		status, err := f.lb.EnsureLoadBalancer(f.ctx, clusterName, f.fresh(t, svc), f.nodes)
-		var retry *api.RetryError
-		if !errors.As(err, &retry) {
-			if err != nil {
-				t.Fatalf("EnsureLoadBalancer: %v", err)
-			}
-			return status
-		}
-	}
-	t.Fatal("load balancer not ready after 6 syncs")
-	return nil
+	return &lbFixture{frameworktest.NewLBFixture(t, target(sim), opts), sim}
 }
 
 // only returns the simulator's one load balancer.
@@ -131,18 +48,6 @@ func (f *lbFixture) only(t *testing.T) dosim.LoadBalancer {
 		t.Fatalf("the cloud holds %d load balancers, want 1", len(lbs))
 	}
 	return lbs[0]
-}
-
-func (f *lbFixture) events1() []string {
-	var out []string
-	for {
-		select {
-		case e := <-f.events.Events:
-			out = append(out, e)
-		default:
-			return out
-		}
-	}
 }
 
 // TestLoadBalancerAnnotations creates a load balancer per annotation set,
@@ -262,25 +167,23 @@ func TestLoadBalancerAnnotations(t *testing.T) {
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newLBFixture(t, nil)
+			f := newLBFixture(t, frameworktest.LBOptions{})
 			f.sim.AddCertificate(dosim.Certificate{ID: "CERT", Name: "web"})
 			mutate := func(*corev1.Service) {}
 			if tc.mutate != nil {
 				mutate = tc.mutate
 			}
-			svc := f.service(t, "web", tc.ann, mutate)
-			status := f.ensureReady(t, svc)
+			svc := f.Service(t, "web", tc.ann, mutate)
+			status := f.EnsureReady(t, svc)
 			lb := f.only(t)
 			tc.check(t, lb)
 			if len(status.Ingress) == 0 || status.Ingress[0].IP != lb.IP {
 				t.Errorf("status = %+v, want the load balancer's IP %s", status, lb.IP)
 			}
-			if got := f.fresh(t, svc).Annotations[digitalocean.AnnotationLoadBalancerID]; got != lb.ID {
+			if got := f.Fresh(t, svc).Annotations[digitalocean.AnnotationLoadBalancerID]; got != lb.ID {
 				t.Errorf("ID annotation = %q, want %q", got, lb.ID)
 			}
-			before := f.sim.Writes()
-			f.ensureReady(t, svc)
-			if w := f.sim.Writes() - before; w != 0 {
+			if w := f.WritesDuring(func() { f.EnsureReady(t, svc) }); w != 0 {
 				t.Errorf("a sync with nothing changed made %d writes", w)
 			}
 		})
@@ -289,12 +192,12 @@ func TestLoadBalancerAnnotations(t *testing.T) {
 
 func TestLoadBalancerStatus(t *testing.T) {
 	p := digitalocean.AnnotationPrefix
-	f := newLBFixture(t, nil)
-	proxy := f.ensureReady(t, f.service(t, "proxy", map[string]string{p + "enable-proxy-protocol": "true"}))
+	f := newLBFixture(t, frameworktest.LBOptions{})
+	proxy := f.EnsureReady(t, f.Service(t, "proxy", map[string]string{p + "enable-proxy-protocol": "true"}))
 	if ing := proxy.Ingress; len(ing) != 1 || ing[0].IPMode == nil || *ing[0].IPMode != corev1.LoadBalancerIPModeProxy {
 		t.Errorf("proxy protocol status = %+v, want ipMode Proxy", ing)
 	}
-	host := f.ensureReady(t, f.service(t, "host", map[string]string{p + "hostname": "lb.example.com"}))
+	host := f.EnsureReady(t, f.Service(t, "host", map[string]string{p + "hostname": "lb.example.com"}))
 	if ing := host.Ingress; len(ing) != 1 || ing[0].Hostname != "lb.example.com" || ing[0].IP != "" {
 		t.Errorf("hostname status = %+v", ing)
 	}
@@ -305,20 +208,20 @@ func TestLoadBalancerStatus(t *testing.T) {
 // created and the load balancer keeps its ID and address.
 func TestLoadBalancerMigration(t *testing.T) {
 	p := digitalocean.AnnotationPrefix
-	f := newLBFixture(t, map[string]string{"DO_CLUSTER_ID": "c0ffee"})
+	f := newLBFixture(t, frameworktest.LBOptions{Env: map[string]string{"DO_CLUSTER_ID": "c0ffee"}})
 	old := f.sim.AddLoadBalancer(dosim.LoadBalancer{
 		Name: "a1234abcd000040008000000000000web"[:32], Type: "REGIONAL", Status: dosim.LBStatusActive,
 		ForwardingRules: []dosim.ForwardingRule{{EntryProtocol: "http", EntryPort: 80, TargetProtocol: "http", TargetPort: 30080}},
 		HealthCheck:     &dosim.HealthCheck{Protocol: "tcp", Port: 30080, CheckIntervalSeconds: 3, ResponseTimeoutSeconds: 5, UnhealthyThreshold: 3, HealthyThreshold: 5},
 		Tags:            []string{"k8s:c0ffee", "team:web"},
 	})
-	svc := f.service(t, "web", map[string]string{
+	svc := f.Service(t, "web", map[string]string{
 		digitalocean.AnnotationLoadBalancerID: old.ID,
 		p + "protocol":                        "http",
 		p + "type":                            "REGIONAL",
 		p + "override-health-check":           "true",
 	}, func(s *corev1.Service) { s.Spec.Ports = s.Spec.Ports[:1] })
-	status := f.ensureReady(t, svc)
+	status := f.EnsureReady(t, svc)
 
 	lb := f.only(t)
 	if lb.ID != old.ID || lb.IP != old.IP || status.Ingress[0].IP != old.IP {
@@ -335,18 +238,18 @@ func TestLoadBalancerMigration(t *testing.T) {
 // TestInvalidAnnotation: a bad value is a Warning Event naming the key,
 // and the cloud sees no write.
 func TestInvalidAnnotation(t *testing.T) {
-	f := newLBFixture(t, nil)
+	f := newLBFixture(t, frameworktest.LBOptions{})
 	key := digitalocean.AnnotationPrefix + "healthcheck-check-interval-seconds"
-	svc := f.service(t, "web", map[string]string{key: "abc"})
-	before := f.sim.Writes()
-	_, err := f.lb.EnsureLoadBalancer(f.ctx, clusterName, svc, f.nodes)
+	svc := f.Service(t, "web", map[string]string{key: "abc"})
+	var err error
+	w := f.WritesDuring(func() { _, err = f.Ensure(t, svc) })
 	if err == nil || !strings.Contains(err.Error(), key) {
 		t.Fatalf("err = %v, want one naming %s", err, key)
 	}
-	if w := f.sim.Writes() - before; w != 0 {
+	if w != 0 {
 		t.Errorf("%d cloud writes for an invalid Service", w)
 	}
-	evs := f.events1()
+	evs := f.Drain()
 	if len(evs) == 0 || !strings.HasPrefix(evs[0], "Warning") || !strings.Contains(evs[0], key) {
 		t.Errorf("events = %q, want a Warning naming %s", evs, key)
 	}
@@ -357,17 +260,17 @@ func TestInvalidAnnotation(t *testing.T) {
 // all four.
 func TestEveryProblemInOneWarning(t *testing.T) {
 	p := digitalocean.AnnotationPrefix
-	f := newLBFixture(t, nil)
-	svc := f.service(t, "web", map[string]string{
+	f := newLBFixture(t, frameworktest.LBOptions{})
+	svc := f.Service(t, "web", map[string]string{
 		p + "healthcheck-check-interval-seconds": "abc",
 		p + "name":                               "-not a name-",
 		p + "healthcheck-path":                   "no-slash",
 		p + "deny-rules":                         "1.2.3.4",
 	})
-	if _, err := f.lb.EnsureLoadBalancer(f.ctx, clusterName, svc, f.nodes); err == nil {
+	if _, err := f.LB.EnsureLoadBalancer(f.Ctx, f.ClusterName, svc, f.Nodes); err == nil {
 		t.Fatal("EnsureLoadBalancer succeeded")
 	}
-	evs := f.events1()
+	evs := f.Drain()
 	if len(evs) != 1 || !strings.HasPrefix(evs[0], "Warning InvalidAnnotation") {
 		t.Fatalf("events = %q, want one Warning", evs)
 	}
@@ -391,15 +294,15 @@ func TestInvalidCombinations(t *testing.T) {
 		"certificate id and name":     {p + "type": "REGIONAL", p + "certificate-id": "a", p + "certificate-name": "b"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			f := newLBFixture(t, nil)
-			svc := f.service(t, "web", ann)
-			if _, err := f.lb.EnsureLoadBalancer(f.ctx, clusterName, svc, f.nodes); err == nil {
+			f := newLBFixture(t, frameworktest.LBOptions{})
+			svc := f.Service(t, "web", ann)
+			if _, err := f.LB.EnsureLoadBalancer(f.Ctx, f.ClusterName, svc, f.Nodes); err == nil {
 				t.Fatal("EnsureLoadBalancer succeeded")
 			}
 			if len(f.sim.LoadBalancers()) != 0 || f.sim.Writes() != 0 {
 				t.Errorf("cloud written: %d LBs, %d writes", len(f.sim.LoadBalancers()), f.sim.Writes())
 			}
-			if evs := f.events1(); len(evs) == 0 || !strings.HasPrefix(evs[0], "Warning") {
+			if evs := f.Drain(); len(evs) == 0 || !strings.HasPrefix(evs[0], "Warning") {
 				t.Errorf("events = %q, want a Warning", evs)
 			}
 		})
@@ -411,11 +314,11 @@ func TestInvalidCombinations(t *testing.T) {
 // of failing on the stale annotation, and records the new ID.
 func TestLetsEncryptRenewal(t *testing.T) {
 	p := digitalocean.AnnotationPrefix
-	f := newLBFixtureTTL(t, nil, -1) // sees changes made behind its back at once
+	f := newLBFixture(t, frameworktest.LBOptions{CacheTTL: -1}) // sees changes made behind its back at once
 	f.sim.AddCertificate(dosim.Certificate{ID: "le-1", Name: "web-le", Type: "lets_encrypt"})
-	svc := f.service(t, "web", map[string]string{p + "type": "REGIONAL", p + "certificate-id": "le-1"},
+	svc := f.Service(t, "web", map[string]string{p + "type": "REGIONAL", p + "certificate-id": "le-1"},
 		func(s *corev1.Service) { s.Spec.Ports = []corev1.ServicePort{{Port: 443, NodePort: 30443}} })
-	f.ensureReady(t, svc)
+	f.EnsureReady(t, svc)
 
 	// The renewal, as DigitalOcean does it.
 	lb := f.only(t)
@@ -425,51 +328,49 @@ func TestLetsEncryptRenewal(t *testing.T) {
 	f.sim.AddLoadBalancer(lb)
 
 	before := f.sim.Writes()
-	f.ensureReady(t, svc)
+	f.EnsureReady(t, svc)
 	if got := f.only(t).ForwardingRules[0].CertificateID; got != "le-2" {
 		t.Errorf("certificate = %s, want le-2", got)
 	}
 	if w := f.sim.Writes() - before; w != 0 {
 		t.Errorf("%d writes following a renewal, want 0", w)
 	}
-	if got := f.fresh(t, svc).Annotations[p+"certificate-id"]; got != "le-2" {
+	if got := f.Fresh(t, svc).Annotations[p+"certificate-id"]; got != "le-2" {
 		t.Errorf("certificate-id annotation = %q, want le-2", got)
 	}
 }
 
 func TestCertificateName(t *testing.T) {
 	p := digitalocean.AnnotationPrefix
-	f := newLBFixtureTTL(t, nil, -1) // sees changes made behind its back at once
+	f := newLBFixture(t, frameworktest.LBOptions{CacheTTL: -1}) // sees changes made behind its back at once
 	f.sim.AddCertificate(dosim.Certificate{ID: "c-1", Name: "shop"})
-	svc := f.service(t, "web", map[string]string{p + "type": "REGIONAL", p + "certificate-name": "shop"},
+	svc := f.Service(t, "web", map[string]string{p + "type": "REGIONAL", p + "certificate-name": "shop"},
 		func(s *corev1.Service) { s.Spec.Ports = []corev1.ServicePort{{Port: 443, NodePort: 30443}} })
-	f.ensureReady(t, svc)
+	f.EnsureReady(t, svc)
 	if got := f.only(t).ForwardingRules[0].CertificateID; got != "c-1" {
 		t.Fatalf("certificate = %s, want c-1", got)
 	}
 	// A renewal under the same name is picked up on the next sync.
 	f.sim.AddCertificate(dosim.Certificate{ID: "c-2", Name: "shop"})
 	f.sim.DeleteCertificate("c-1")
-	f.ensureReady(t, svc)
+	f.EnsureReady(t, svc)
 	if got := f.only(t).ForwardingRules[0].CertificateID; got != "c-2" {
 		t.Errorf("certificate after renewal = %s, want c-2", got)
 	}
 }
 
 func TestDisown(t *testing.T) {
-	f := newLBFixture(t, nil)
-	svc := f.service(t, "web", nil)
-	f.ensureReady(t, svc)
-	cur := f.fresh(t, svc)
-	cur.Annotations[digitalocean.AnnotationDisown] = "true"
-	cur.Spec.Ports[0].NodePort = 31111
-	if _, err := f.kube.CoreV1().Services("default").Update(f.ctx, cur, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	f := newLBFixture(t, frameworktest.LBOptions{})
+	svc := f.Service(t, "web", nil)
+	f.EnsureReady(t, svc)
+	f.UpdateService(t, svc, func(s *corev1.Service) {
+		s.Annotations[digitalocean.AnnotationDisown] = "true"
+		s.Spec.Ports[0].NodePort = 31111
+	})
 	before := f.sim.Writes()
-	f.ensureReady(t, svc)
-	f.events1()
-	if err := f.lb.EnsureLoadBalancerDeleted(f.ctx, clusterName, f.fresh(t, svc)); err != nil {
+	f.EnsureReady(t, svc)
+	f.Drain()
+	if err := f.Delete(t, svc); err != nil {
 		t.Fatal(err)
 	}
 	if w := f.sim.Writes() - before; w != 0 || len(f.sim.LoadBalancers()) != 1 {
@@ -477,11 +378,11 @@ func TestDisown(t *testing.T) {
 	}
 	// Left in place, it is not reported deleted, and the shared list still
 	// holds it: a lookup costs no call.
-	if evs := f.events1(); len(evs) != 1 || !strings.HasPrefix(evs[0], "Normal KeptLoadBalancer") {
+	if evs := f.Drain(); len(evs) != 1 || !strings.HasPrefix(evs[0], "Normal KeptLoadBalancer") {
 		t.Errorf("events = %q, want one Normal KeptLoadBalancer", evs)
 	}
 	calls := f.sim.Stats()
-	if _, exists, err := f.lb.GetLoadBalancer(f.ctx, clusterName, f.fresh(t, svc)); err != nil || !exists {
+	if _, exists, err := f.LB.GetLoadBalancer(f.Ctx, f.ClusterName, f.Fresh(t, svc)); err != nil || !exists {
 		t.Errorf("GetLoadBalancer after the disowned delete = %v, %v; want it still there", exists, err)
 	}
 	if diff := cmp.Diff(calls, f.sim.Stats()); diff != "" {
@@ -490,16 +391,16 @@ func TestDisown(t *testing.T) {
 }
 
 func TestErroredLoadBalancer(t *testing.T) {
-	f := newLBFixtureTTL(t, nil, -1) // sees changes made behind its back at once
-	svc := f.service(t, "web", nil)
-	f.ensureReady(t, svc)
+	f := newLBFixture(t, frameworktest.LBOptions{CacheTTL: -1}) // sees changes made behind its back at once
+	svc := f.Service(t, "web", nil)
+	f.EnsureReady(t, svc)
 	f.sim.SetLoadBalancerStatus(f.only(t).ID, dosim.LBStatusErrored)
-	f.events1()
-	_, err := f.lb.EnsureLoadBalancer(f.ctx, clusterName, f.fresh(t, svc), f.nodes)
+	f.Drain()
+	_, err := f.Ensure(t, svc)
 	if err == nil || !strings.Contains(err.Error(), "error") {
 		t.Fatalf("err = %v, want an error state", err)
 	}
-	if evs := f.events1(); !slices.ContainsFunc(evs, func(e string) bool { return strings.HasPrefix(e, "Warning LoadBalancerFailed") }) {
+	if evs := f.Drain(); !slices.ContainsFunc(evs, func(e string) bool { return strings.HasPrefix(e, "Warning LoadBalancerFailed") }) {
 		t.Errorf("events = %q, want Warning LoadBalancerFailed", evs)
 	}
 }
@@ -507,11 +408,11 @@ func TestErroredLoadBalancer(t *testing.T) {
 // TestAPIErrorsDeleteNothing: with the token rejected, a delete fails and
 // the load balancer stays.
 func TestAPIErrorsDeleteNothing(t *testing.T) {
-	f := newLBFixture(t, nil)
-	svc := f.service(t, "web", nil)
-	f.ensureReady(t, svc)
+	f := newLBFixture(t, frameworktest.LBOptions{})
+	svc := f.Service(t, "web", nil)
+	f.EnsureReady(t, svc)
 	restore := f.sim.Fail(401)
-	err := f.lb.EnsureLoadBalancerDeleted(f.ctx, clusterName, f.fresh(t, svc))
+	err := f.Delete(t, svc)
 	restore()
 	if err == nil {
 		t.Fatal("EnsureLoadBalancerDeleted succeeded with the API answering 401")
@@ -519,7 +420,7 @@ func TestAPIErrorsDeleteNothing(t *testing.T) {
 	if len(f.sim.LoadBalancers()) != 1 {
 		t.Error("the load balancer was deleted")
 	}
-	if err := f.lb.EnsureLoadBalancerDeleted(f.ctx, clusterName, f.fresh(t, svc)); err != nil {
+	if err := f.Delete(t, svc); err != nil {
 		t.Fatal(err)
 	}
 	if len(f.sim.LoadBalancers()) != 0 {
