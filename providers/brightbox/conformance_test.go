@@ -24,17 +24,22 @@ func TestSecretRotation(t *testing.T) {
 	frameworktest.RunSecretRotation(t, harness{}, "BRIGHTBOX_CLIENT_SECRET")
 }
 
-// harness connects the conformance suite to a fresh simulated cloud.
+// harness connects the framework's suites to a fresh simulated cloud.
 type harness struct{}
 
 func (harness) Setup(t *testing.T) *frameworktest.Target {
-	sim := gbsim.NewServer(t, gbsim.Options{})
+	return target(gbsim.NewServer(t, gbsim.Options{}))
+}
+
+// target is the provider wired to sim, for the suites and the
+// load-balancer fixture.
+func target(sim *gbsim.Server) *frameworktest.Target {
 	return &frameworktest.Target{
 		Provider: brightbox.New(),
 		Env:      sim.Env(sim.URL()),
 		Cloud:    frameworktest.SimCloud(sim.Cloud()),
 		InvalidAnnotations: map[string]string{
-			"service.beta.kubernetes.io/brightbox-load-balancer-healthcheck-timeout": "abc",
+			brightbox.AnnotationPrefix + "healthcheck-timeout": "abc",
 		},
 	}
 }

@@ -3,7 +3,6 @@ package brightbox_test
 import (
 	"context"
 	"runtime"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,39 +11,17 @@ import (
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 	"github.com/ccmkit/ccmkit/providers/brightbox"
 	"github.com/ccmkit/ccmkit/providers/brightbox/gbsim"
 )
 
-// hungTokens makes the token endpoint hang (for an hour, or until the
-// client gives up).
-func hungTokens(t *testing.T, sim *gbsim.Server) {
-	t.Helper()
-	t.Cleanup(sim.Inject(simkit.Fault{Op: "POST /token/", Delay: time.Hour}))
-}
-
-// A hung token endpoint at start-up: Init ends at --cloud-init-timeout
-// with an error naming it, though each request alone would be allowed far
-// longer.
-func TestInitTimeoutBoundsAHungTokenEndpoint(t *testing.T) {
-	sim := gbsim.NewServer(t, gbsim.Options{})
-	hungTokens(t, sim)
-	_, ctx := ktesting.NewTestContext(t)
-	vars := sim.Env(sim.URL())
-	start := time.Now()
-	_, err := framework.NewCloud(ctx, brightbox.New(), &framework.Env{
-		LookupEnv:   func(k string) (string, bool) { v, ok := vars[k]; return v, ok },
-		InitTimeout: 500 * time.Millisecond,
-		CloudAPI:    cloudapi.Options{Timeout: 5 * time.Second},
-	})
-	elapsed := time.Since(start)
-	if err == nil || !strings.Contains(err.Error(), "--cloud-init-timeout=500ms") {
-		t.Fatalf("NewCloud = %v; want an error naming --cloud-init-timeout", err)
-	}
-	if elapsed > 3*time.Second {
-		t.Errorf("NewCloud took %s with a 500ms start-up deadline", elapsed)
-	}
+// TestDeadlines: a hung API is bounded by --cloud-init-timeout at
+// start-up and by --instance-lookup-timeout after
+// (frameworktest.RunDeadlines).
+func TestDeadlines(t *testing.T) {
+	frameworktest.RunDeadlines(t, harness{})
 }
 
 // A token that expires while the token endpoint hangs: every lookup, the
@@ -67,7 +44,9 @@ func TestInstanceLookupTimeoutBoundsAHungTokenEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	inst, _ := cloud.InstancesV2()
-	hungTokens(t, sim)
+	// The token endpoint hangs (for an hour, or until the client gives
+	// up).
+	t.Cleanup(sim.Inject(simkit.Fault{Op: "POST /token/", Delay: time.Hour}))
 	sim.ExpireTokens()
 	var wg sync.WaitGroup
 	// A call without a lookup deadline (a load-balancer sync) fetches the
@@ -93,7 +72,7 @@ func TestInstanceLookupTimeoutBoundsAHungTokenEndpoint(t *testing.T) {
 	var short sync.WaitGroup
 	for range 3 {
 		short.Go(func() {
-			if exists, err := inst.InstanceExists(ctx, node("x", "brightbox://"+id)); err == nil {
+			if exists, err := inst.InstanceExists(ctx, frameworktest.Node("x", "brightbox://"+id)); err == nil {
 				t.Errorf("InstanceExists = %v, nil; want an error", exists)
 			}
 		})

@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/providers/brightbox/gbsim"
 )
 
@@ -17,11 +18,11 @@ import (
 // node deleted between the sync's start and the create made the API refuse
 // it, the Service went, and the cloud IP stayed allocated for nothing.
 func TestLoadBalancerLeftoversDeleted(t *testing.T) {
-	f := newLBFixture(t, gbsim.Options{})
-	svc := f.service(t, "never", nil)
+	f := newLBFixture(t, gbsim.Options{}, frameworktest.LBOptions{})
+	svc := f.Service(t, "never", nil)
 
 	remove := f.sim.Inject(gbsim.Fault{Op: "POST /1.0/load_balancers", Status: http.StatusUnprocessableEntity})
-	if _, err := f.lb.EnsureLoadBalancer(f.ctx, clusterName, f.fresh(t, svc), f.nodes); err == nil {
+	if _, err := f.Ensure(t, svc); err == nil {
 		t.Fatal("EnsureLoadBalancer succeeded though the API refused the create")
 	}
 	remove()
@@ -31,12 +32,12 @@ func TestLoadBalancerLeftoversDeleted(t *testing.T) {
 
 	// The service controller deletes only a load balancer GetLoadBalancer
 	// reports: for a Service being deleted, one with leftovers is.
-	gone := f.fresh(t, svc)
+	gone := f.Fresh(t, svc)
 	gone.DeletionTimestamp = &metav1.Time{Time: time.Now()}
-	if _, exists, err := f.lb.GetLoadBalancer(f.ctx, clusterName, gone); err != nil || !exists {
+	if _, exists, err := f.LB.GetLoadBalancer(f.Ctx, f.ClusterName, gone); err != nil || !exists {
 		t.Fatalf("GetLoadBalancer of a Service being deleted = exists %v, %v; want true, so that the service controller deletes what its create left", exists, err)
 	}
-	if err := f.lb.EnsureLoadBalancerDeleted(f.ctx, clusterName, gone); err != nil {
+	if err := f.LB.EnsureLoadBalancerDeleted(f.Ctx, f.ClusterName, gone); err != nil {
 		t.Fatalf("EnsureLoadBalancerDeleted: %v", err)
 	}
 	if companions := f.sim.Cloud().Companions(); len(companions) != 0 {

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/providers/brightbox"
 	"github.com/ccmkit/ccmkit/providers/brightbox/gbsim"
 )
@@ -17,9 +18,9 @@ import (
 // policy that CCM made for it, are taken over as they are: no write to the
 // cloud, the status served, and the delete removes exactly those four.
 func TestMigrationAdoptsWithoutWrites(t *testing.T) {
-	f := newLBFixture(t, gbsim.Options{})
+	f := newLBFixture(t, gbsim.Options{}, frameworktest.LBOptions{})
 	const name = "shop.default." + clusterName
-	servers := serverIDsOf(f.nodes)
+	servers := serverIDsOf(f.Nodes)
 	ann := map[string]string{
 		brightbox.AnnotationPrefix + "policy":                               "round-robin",
 		brightbox.AnnotationPrefix + "ssl-domains":                          "www.example.com",
@@ -28,7 +29,7 @@ func TestMigrationAdoptsWithoutWrites(t *testing.T) {
 		brightbox.AnnotationPrefix + "healthcheck-unhealthy-threshold":      "2",
 		"service.beta.kubernetes.io/aws-load-balancer-healthcheck-interval": "7000",
 	}
-	svc := f.service(t, "shop", ann, func(s *corev1.Service) { s.Spec.Ports[1].Port = 443 })
+	svc := f.Service(t, "shop", ann, func(s *corev1.Service) { s.Spec.Ports[1].Port = 443 })
 
 	// What the existing CCM made for it (EnsureLoadBalancer in its
 	// load_balancer_cloud.go, load_balancer_firewall.go).
@@ -57,7 +58,7 @@ func TestMigrationAdoptsWithoutWrites(t *testing.T) {
 	before := f.sim.State()
 
 	var status *corev1.LoadBalancerStatus
-	if n := f.writesDuring(func() { status = f.ensureReady(t, svc) }); n != 0 {
+	if n := f.WritesDuring(func() { status = f.EnsureReady(t, svc) }); n != 0 {
 		t.Errorf("adopting the existing CCM's load balancer made %d writes, want 0", n)
 	}
 	if diff := cmp.Diff(before, f.sim.State(), cmpopts.IgnoreUnexported(gbsim.CloudIP{})); diff != "" {
@@ -69,11 +70,11 @@ func TestMigrationAdoptsWithoutWrites(t *testing.T) {
 	if diff := cmp.Diff(want, status); diff != "" {
 		t.Errorf("status (-want +got):\n%s", diff)
 	}
-	if id := f.fresh(t, svc).Annotations[brightbox.AnnotationLoadBalancerID]; id != lb.ID {
+	if id := f.Fresh(t, svc).Annotations[brightbox.AnnotationLoadBalancerID]; id != lb.ID {
 		t.Errorf("ID annotation = %q, want the adopted %s", id, lb.ID)
 	}
 
-	f.deleteDone(t, svc)
+	f.DeleteDone(t, svc)
 	after := f.sim.State()
 	gone := func(what string, found bool) {
 		if found {

@@ -1,165 +1,41 @@
 package brightbox_test
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/tools/record"
-	cloudprovider "k8s.io/cloud-provider"
-	"k8s.io/cloud-provider/api"
-	"k8s.io/klog/v2/ktesting"
 
-	"github.com/ccmkit/ccmkit/framework"
-	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/providers/brightbox"
 	"github.com/ccmkit/ccmkit/providers/brightbox/gbsim"
 )
 
 const clusterName = "test-cluster"
 
-// lbFixture is the provider on a simulator, with a fake API server for the
-// Services (the pipeline writes the ID annotation there) and an event
-// recorder.
+// lbFixture is the provider's load balancers on a simulated Brightbox
+// (frameworktest.LBFixture) with two servers, node-b and node-a, and the
+// simulator, for what Brightbox holds.
 type lbFixture struct {
-	ctx    context.Context
-	sim    *gbsim.Server
-	kube   *fake.Clientset
-	events *record.FakeRecorder
-	lb     cloudprovider.LoadBalancer
-	nodes  []*corev1.Node
+	*frameworktest.LBFixture
+	sim *gbsim.Server
 }
 
-func newLBFixture(t *testing.T, opts gbsim.Options) *lbFixture {
+// newLBFixture starts a simulator with simOpts and the provider on it,
+// with opts.
+func newLBFixture(t *testing.T, simOpts gbsim.Options, opts frameworktest.LBOptions) *lbFixture {
 	t.Helper()
-	return newLBFixtureTTL(t, opts, 0)
-}
-
-// newLBFixtureTTL is newLBFixture with the shared load-balancer list's TTL
-// (framework.Env.LoadBalancerCacheTTL); -1 makes every sync read the cloud.
-func newLBFixtureTTL(t *testing.T, opts gbsim.Options, ttl time.Duration) *lbFixture {
-	t.Helper()
-	sim := gbsim.NewServer(t, opts)
-	f := &lbFixture{sim: sim, kube: fake.NewClientset(), events: record.NewFakeRecorder(100)}
-	env := sim.Env(sim.URL())
-	_, ctx := ktesting.NewTestContext(t)
-	cloud, err := framework.NewCloud(ctx, brightbox.New(), &framework.Env{
-		Client: f.kube, Recorder: f.events, ClusterName: clusterName,
-		LookupEnv:            func(k string) (string, bool) { v, ok := env[k]; return v, ok },
-		CloudAPI:             cloudapi.Options{MaxRetries: -1, Timeout: 5 * time.Second},
-		LoadBalancerCacheTTL: ttl,
-	})
-	if err != nil {
-		t.Fatalf("NewCloud: %v", err)
+	sim := gbsim.NewServer(t, simOpts)
+	opts.ClusterName = clusterName
+	opts.Nodes = []string{"node-b", "node-a"}
+	opts.Ports = []corev1.ServicePort{
+		{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, NodePort: 30080},
+		{Name: "alt", Protocol: corev1.ProtocolTCP, Port: 8080, NodePort: 30081},
 	}
-	f.ctx = ctx
-	f.lb, _ = cloud.LoadBalancer()
-	for _, name := range []string{"node-b", "node-a"} {
-		id := sim.Cloud().AddInstance(name)
-		f.nodes = append(f.nodes, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.NodeSpec{ProviderID: "brightbox://" + id}})
-	}
-	return f
-}
-
-// service stores a LoadBalancer Service with an HTTP and an HTTPS port.
-func (f *lbFixture) service(t *testing.T, name string, annotations map[string]string, mutate ...func(*corev1.Service)) *corev1.Service {
-	t.Helper()
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name), Annotations: annotations},
-		Spec: corev1.ServiceSpec{
-			Type: corev1.ServiceTypeLoadBalancer,
-			Ports: []corev1.ServicePort{
-				{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, NodePort: 30080},
-				{Name: "alt", Protocol: corev1.ProtocolTCP, Port: 8080, NodePort: 30081},
-			},
-		},
-	}
-	for _, m := range mutate {
-		m(svc)
-	}
-	created, err := f.kube.CoreV1().Services("default").Create(f.ctx, svc, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return created
-}
-
-func (f *lbFixture) fresh(t *testing.T, svc *corev1.Service) *corev1.Service {
-	t.Helper()
-	got, err := f.kube.CoreV1().Services(svc.Namespace).Get(f.ctx, svc.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
-}
-
-// ensureReady syncs the Service as the service controller does until the
-// load balancer is ready; each RetryError is one more sync, after the
-// simulated cloud moves on.
-func (f *lbFixture) ensureReady(t *testing.T, svc *corev1.Service) *corev1.LoadBalancerStatus {
-	t.Helper()
-	for range 6 {
-		status, err := f.lb.EnsureLoadBalancer(f.ctx, clusterName, f.fresh(t, svc), f.nodes)
-		if !isRetry(err) {
-			if err != nil {
-				t.Fatalf("EnsureLoadBalancer: %v", err)
-			}
-			return status
-		}
-		f.sim.Advance()
-	}
-	t.Fatal("EnsureLoadBalancer: not ready after 6 syncs")
-	return nil
-}
-
-// deleteDone deletes the Service's load balancer as the service controller
-// does, retrying while the cloud deletes it.
-func (f *lbFixture) deleteDone(t *testing.T, svc *corev1.Service) {
-	t.Helper()
-	for range 6 {
-		err := f.lb.EnsureLoadBalancerDeleted(f.ctx, clusterName, f.fresh(t, svc))
-		if !isRetry(err) {
-			if err != nil {
-				t.Fatalf("EnsureLoadBalancerDeleted: %v", err)
-			}
-			return
-		}
-		f.sim.Advance()
-	}
-	t.Fatal("EnsureLoadBalancerDeleted: not done after 6 syncs")
-}
-
-// writesDuring counts the cloud writes fn makes.
-func (f *lbFixture) writesDuring(fn func()) int {
-	before := f.sim.Writes()
-	fn()
-	return f.sim.Writes() - before
-}
-
-func (f *lbFixture) drainEvents() []string {
-	var out []string
-	for {
-		select {
-		case e := <-f.events.Events:
-			out = append(out, e)
-		default:
-			return out
-		}
-	}
-}
-
-func isRetry(err error) bool {
-	var retry *api.RetryError
-	return errors.As(err, &retry)
+	return &lbFixture{frameworktest.NewLBFixture(t, target(sim), opts), sim}
 }
 
 // liveLBs are the load balancers the cloud holds, deleted ones left out.
@@ -192,14 +68,14 @@ func ruleOf(sim *gbsim.Server, policy string) []gbsim.FirewallRule {
 // (no write), follows a node leaving, and deletes exactly what it made,
 // twice.
 func TestLoadBalancerLifecycle(t *testing.T) {
-	f := newLBFixture(t, gbsim.Options{MappingReads: 2})
+	f := newLBFixture(t, gbsim.Options{MappingReads: 2}, frameworktest.LBOptions{})
 	// Neighbours the CCM must leave alone.
 	other := f.sim.AddCloudIP(gbsim.CloudIP{Name: "someone-else"})
 	otherGroup := f.sim.AddServerGroup(gbsim.ServerGroup{Name: "web.default.other-cluster"})
 	f.sim.AddFirewallPolicy(gbsim.FirewallPolicy{Name: "web.default.other-cluster", ServerGroup: otherGroup.ID})
 
-	svc := f.service(t, "web", nil)
-	status := f.ensureReady(t, svc)
+	svc := f.Service(t, "web", nil)
+	status := f.EnsureReady(t, svc)
 	const name = "web.default." + clusterName
 	// Create chose the cloud IP; the syncs that map it and wait for the
 	// mapping read it by ID, and never list the cloud IPs again.
@@ -218,7 +94,7 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	if hc := lb.Healthcheck; hc.Type != "http" || hc.Port != 30080 || hc.Request != "/healthz" {
 		t.Errorf("health check = %+v, want http on 30080 /healthz", hc)
 	}
-	servers := serverIDsOf(f.nodes)
+	servers := serverIDsOf(f.Nodes)
 	if diff := cmp.Diff(servers, slices.Sorted(slices.Values(lb.Nodes))); diff != "" {
 		t.Errorf("nodes (-want +got):\n%s", diff)
 	}
@@ -245,7 +121,7 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	if len(rules) != 1 || rules[0].Protocol != "tcp" || rules[0].Source != "10.0.0.0/8" || rules[0].DestinationPort != "30080,30081" || rules[0].Description != name {
 		t.Errorf("firewall rules = %+v, want the existing CCM's one: tcp from 10.0.0.0/8 to 30080,30081", rules)
 	}
-	if id := f.fresh(t, svc).Annotations[brightbox.AnnotationLoadBalancerID]; id != lb.ID {
+	if id := f.Fresh(t, svc).Annotations[brightbox.AnnotationLoadBalancerID]; id != lb.ID {
 		t.Errorf("ID annotation = %q, want %s", id, lb.ID)
 	}
 
@@ -254,9 +130,9 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	// read by ID.
 	var again *corev1.LoadBalancerStatus
 	before := f.sim.Stats()
-	if n := f.writesDuring(func() {
+	if n := f.WritesDuring(func() {
 		var err error
-		if again, err = f.lb.EnsureLoadBalancer(f.ctx, clusterName, f.fresh(t, svc), f.nodes); err != nil {
+		if again, err = f.Ensure(t, svc); err != nil {
 			t.Fatalf("second EnsureLoadBalancer: %v", err)
 		}
 	}); n != 0 {
@@ -273,10 +149,10 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	}
 
 	// A node leaves: the load balancer and the server group follow.
-	if err := f.lb.UpdateLoadBalancer(f.ctx, clusterName, f.fresh(t, svc), f.nodes[:1]); err != nil {
+	if err := f.LB.UpdateLoadBalancer(f.Ctx, f.ClusterName, f.Fresh(t, svc), f.Nodes[:1]); err != nil {
 		t.Fatalf("UpdateLoadBalancer: %v", err)
 	}
-	left := serverIDsOf(f.nodes[:1])
+	left := serverIDsOf(f.Nodes[:1])
 	if got := onlyLB(t, f.sim).Nodes; !slices.Equal(left, got) {
 		t.Errorf("after a node left, load balancer nodes = %v, want %v", got, left)
 	}
@@ -284,7 +160,7 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 		t.Errorf("after a node left, server group = %v, want %v", got, left)
 	}
 
-	f.deleteDone(t, svc)
+	f.DeleteDone(t, svc)
 	if lbs := liveLBs(f.sim); len(lbs) != 0 {
 		t.Errorf("load balancers after delete: %+v", lbs)
 	}
@@ -302,7 +178,7 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 		len(named(state.FirewallPolicies, otherGroup.Name, policyName)) != 1 {
 		t.Errorf("the delete touched another's objects: %+v", state)
 	}
-	if n := f.writesDuring(func() { f.deleteDone(t, svc) }); n != 0 {
+	if n := f.WritesDuring(func() { f.DeleteDone(t, svc) }); n != 0 {
 		t.Errorf("deleting again made %d writes, want 0", n)
 	}
 }
@@ -322,12 +198,12 @@ func serverIDsOf(nodes []*corev1.Node) []string {
 // balancer checks the healthCheckNodePort, which the firewall opens too,
 // and PROXY protocol makes the status ipMode Proxy.
 func TestLoadBalancerLocalTraffic(t *testing.T) {
-	f := newLBFixture(t, gbsim.Options{})
-	svc := f.service(t, "local", map[string]string{brightbox.AnnotationPrefix + "listener-proxy-protocol": "v2"}, func(s *corev1.Service) {
+	f := newLBFixture(t, gbsim.Options{}, frameworktest.LBOptions{})
+	svc := f.Service(t, "local", map[string]string{brightbox.AnnotationPrefix + "listener-proxy-protocol": "v2"}, func(s *corev1.Service) {
 		s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
 		s.Spec.HealthCheckNodePort = 32100
 	})
-	status := f.ensureReady(t, svc)
+	status := f.EnsureReady(t, svc)
 	lb := onlyLB(t, f.sim)
 	if hc := lb.Healthcheck; hc.Type != "http" || hc.Port != 32100 || hc.Request != "/healthz" {
 		t.Errorf("health check = %+v, want http on the healthCheckNodePort 32100 /healthz", hc)
@@ -351,10 +227,10 @@ func TestLoadBalancerLocalTraffic(t *testing.T) {
 // TestLoadBalancerAllocatedCloudIP: the cloud IP cloudip-allocations names
 // is mapped instead of a new one, and a delete unmaps it but keeps it.
 func TestLoadBalancerAllocatedCloudIP(t *testing.T) {
-	f := newLBFixture(t, gbsim.Options{})
+	f := newLBFixture(t, gbsim.Options{}, frameworktest.LBOptions{})
 	reserved := f.sim.AddCloudIP(gbsim.CloudIP{Name: "reserved"})
-	svc := f.service(t, "fixed", map[string]string{brightbox.AnnotationPrefix + "cloudip-allocations": reserved.ID})
-	status := f.ensureReady(t, svc)
+	svc := f.Service(t, "fixed", map[string]string{brightbox.AnnotationPrefix + "cloudip-allocations": reserved.ID})
+	status := f.EnsureReady(t, svc)
 	lb := onlyLB(t, f.sim)
 	if len(f.sim.CloudIPs()) != 1 {
 		t.Errorf("cloud IPs = %+v, want only the reserved one", f.sim.CloudIPs())
@@ -365,7 +241,7 @@ func TestLoadBalancerAllocatedCloudIP(t *testing.T) {
 	if len(status.Ingress) == 0 || status.Ingress[0].IP != reserved.PublicIPv4 {
 		t.Errorf("status = %+v, want the reserved cloud IP's address", status)
 	}
-	f.deleteDone(t, svc)
+	f.DeleteDone(t, svc)
 	cips := f.sim.CloudIPs()
 	if len(cips) != 1 || cips[0].ID != reserved.ID || cips[0].Target != "" {
 		t.Errorf("after delete, cloud IPs = %+v, want the reserved one, unmapped", cips)
@@ -375,7 +251,7 @@ func TestLoadBalancerAllocatedCloudIP(t *testing.T) {
 // TestLoadBalancerInvalidService: what a Brightbox load balancer cannot
 // serve gets a Warning Event naming the field, and nothing is written.
 func TestLoadBalancerInvalidService(t *testing.T) {
-	f := newLBFixture(t, gbsim.Options{})
+	f := newLBFixture(t, gbsim.Options{}, frameworktest.LBOptions{})
 	i := 0
 	for field, mutate := range map[string]func(*corev1.Service){
 		"spec.ports[1].protocol": func(s *corev1.Service) { s.Spec.Ports[1].Protocol = corev1.ProtocolUDP },
@@ -390,16 +266,16 @@ func TestLoadBalancerInvalidService(t *testing.T) {
 	} {
 		i++
 		t.Run(field, func(t *testing.T) {
-			svc := f.service(t, fmt.Sprintf("bad-%d", i), nil, mutate)
-			f.drainEvents()
-			if n := f.writesDuring(func() {
-				if _, err := f.lb.EnsureLoadBalancer(f.ctx, clusterName, svc, f.nodes); err == nil {
+			svc := f.Service(t, fmt.Sprintf("bad-%d", i), nil, mutate)
+			f.Drain()
+			if n := f.WritesDuring(func() {
+				if _, err := f.Ensure(t, svc); err == nil {
 					t.Error("EnsureLoadBalancer succeeded")
 				}
 			}); n != 0 {
 				t.Errorf("EnsureLoadBalancer made %d writes, want 0", n)
 			}
-			events := strings.Join(f.drainEvents(), "\n")
+			events := strings.Join(f.Drain(), "\n")
 			if !strings.Contains(events, "Warning") || !strings.Contains(events, field) {
 				t.Errorf("want a Warning Event naming %s; events:\n%s", field, events)
 			}
@@ -415,13 +291,13 @@ func TestLoadBalancerInvalidService(t *testing.T) {
 // at in the error (the service controller's Event); once valid, it
 // succeeds.
 func TestLoadBalancerACMEPending(t *testing.T) {
-	f := newLBFixture(t, gbsim.Options{ProvisioningReads: 1000})
-	svc := f.service(t, "tls", map[string]string{brightbox.AnnotationPrefix + "ssl-domains": "www.example.com"}, func(s *corev1.Service) {
+	f := newLBFixture(t, gbsim.Options{ProvisioningReads: 1000}, frameworktest.LBOptions{})
+	svc := f.Service(t, "tls", map[string]string{brightbox.AnnotationPrefix + "ssl-domains": "www.example.com"}, func(s *corev1.Service) {
 		s.Spec.Ports[1].Port = 443
 	})
 	var err error
 	for range 4 {
-		if _, err = f.lb.EnsureLoadBalancer(f.ctx, clusterName, f.fresh(t, svc), f.nodes); err != nil && strings.Contains(err.Error(), "www.example.com") {
+		if _, err = f.Ensure(t, svc); err != nil && strings.Contains(err.Error(), "www.example.com") {
 			break
 		}
 		if lbs := liveLBs(f.sim); len(lbs) == 1 && lbs[0].Status != gbsim.StatusActive {
@@ -430,7 +306,7 @@ func TestLoadBalancerACMEPending(t *testing.T) {
 	}
 	lb := onlyLB(t, f.sim)
 	cip := named(f.sim.CloudIPs(), "tls.default."+clusterName, cipName)[0]
-	if !isRetry(err) || !strings.Contains(err.Error(), "www.example.com is pending") || !strings.Contains(err.Error(), cip.PublicIPv4) {
+	if !frameworktest.IsRetry(err) || !strings.Contains(err.Error(), "www.example.com is pending") || !strings.Contains(err.Error(), cip.PublicIPv4) {
 		t.Fatalf("EnsureLoadBalancer with a pending domain: %v; want a retry naming the domain, its status and the address", err)
 	}
 	wantDomains := []string{cip.FQDN, "www.example.com"}
@@ -455,14 +331,14 @@ func TestLoadBalancerACMEPending(t *testing.T) {
 	// A domain Let's Encrypt refused is the user's to fix: an error naming
 	// it, its status and the address.
 	f.sim.SetACMEDomainStatus(lb.ID, "www.example.com", gbsim.ACMEInvalid, "no A record")
-	_, err = f.lb.EnsureLoadBalancer(f.ctx, clusterName, f.fresh(t, svc), f.nodes)
-	if err == nil || isRetry(err) || !strings.Contains(err.Error(), "www.example.com is invalid (no A record)") || !strings.Contains(err.Error(), cip.PublicIPv4) {
+	_, err = f.Ensure(t, svc)
+	if err == nil || frameworktest.IsRetry(err) || !strings.Contains(err.Error(), "www.example.com is invalid (no A record)") || !strings.Contains(err.Error(), cip.PublicIPv4) {
 		t.Fatalf("EnsureLoadBalancer with a refused domain: %v; want an error naming the domain, its status and the address", err)
 	}
 	for _, d := range lb.Domains {
 		f.sim.SetACMEDomainStatus(lb.ID, d.Identifier, gbsim.ACMEValid, "")
 	}
-	if n := f.writesDuring(func() { f.ensureReady(t, svc) }); n != 0 {
+	if n := f.WritesDuring(func() { f.EnsureReady(t, svc) }); n != 0 {
 		t.Errorf("the sync after the domains validated made %d writes, want 0", n)
 	}
 }
@@ -475,12 +351,12 @@ func sameStrings(a, b []string) bool {
 // TestLoadBalancerMalformedAnswers: an unknown enum value or a truncated
 // JSON answer is an error, never a panic, and nothing is created twice.
 func TestLoadBalancerMalformedAnswers(t *testing.T) {
-	f := newLBFixtureTTL(t, gbsim.Options{}, -1)
-	svc := f.service(t, "odd", nil)
-	f.ensureReady(t, svc)
+	f := newLBFixture(t, gbsim.Options{}, frameworktest.LBOptions{CacheTTL: -1})
+	svc := f.Service(t, "odd", nil)
+	f.EnsureReady(t, svc)
 
 	remove := f.sim.CorruptStatus("GET /1.0/load_balancers*", 0)
-	_, err := f.lb.EnsureLoadBalancer(f.ctx, clusterName, f.fresh(t, svc), f.nodes)
+	_, err := f.Ensure(t, svc)
 	remove()
 	if err == nil {
 		t.Error("EnsureLoadBalancer with an unknown load balancer status succeeded")
@@ -489,24 +365,24 @@ func TestLoadBalancerMalformedAnswers(t *testing.T) {
 	// A sync reads its server group by ID once it knows it (lb_names.go),
 	// and lists the groups for a name it has not seen.
 	// (a new Service's).
-	newcomer := f.service(t, "newcomer", nil)
+	newcomer := f.Service(t, "newcomer", nil)
 	for op, s := range map[string]*corev1.Service{"GET /1.0/server_groups/{id}": svc, "GET /1.0/server_groups": newcomer} {
 		remove = f.sim.Inject(gbsim.Fault{Op: op, Truncate: true})
-		_, err = f.lb.EnsureLoadBalancer(f.ctx, clusterName, f.fresh(t, s), f.nodes)
+		_, err = f.Ensure(t, s)
 		remove()
 		if err == nil {
 			t.Errorf("EnsureLoadBalancer with a truncated answer to %s succeeded", op)
 		}
 	}
-	f.deleteDone(t, newcomer)
+	f.DeleteDone(t, newcomer)
 
 	remove = f.sim.CorruptStatus("GET /1.0/cloud_ips", 0)
-	err = f.lb.EnsureLoadBalancerDeleted(f.ctx, clusterName, f.fresh(t, svc))
+	err = f.Delete(t, svc)
 	remove()
 	if err == nil {
 		t.Error("EnsureLoadBalancerDeleted with an unknown cloud IP status succeeded")
 	}
-	f.ensureReady(t, svc)
+	f.EnsureReady(t, svc)
 	if n := len(liveLBs(f.sim)); n != 1 {
 		t.Errorf("cloud holds %d load balancers, want 1", n)
 	}
@@ -516,21 +392,17 @@ func TestLoadBalancerMalformedAnswers(t *testing.T) {
 // for a load balancer that has one the CCM allocated maps the named one
 // and deletes the allocated one; the status follows.
 func TestLoadBalancerSwitchCloudIP(t *testing.T) {
-	f := newLBFixture(t, gbsim.Options{})
-	svc := f.service(t, "switch", nil)
-	f.ensureReady(t, svc)
+	f := newLBFixture(t, gbsim.Options{}, frameworktest.LBOptions{})
+	svc := f.Service(t, "switch", nil)
+	f.EnsureReady(t, svc)
 	const name = "switch.default." + clusterName
 	allocated := named(f.sim.CloudIPs(), name, cipName)
 	if len(allocated) != 1 {
 		t.Fatalf("cloud IPs named %s: %+v, want one", name, allocated)
 	}
 	reserved := f.sim.AddCloudIP(gbsim.CloudIP{Name: "reserved"})
-	svc = f.fresh(t, svc)
-	svc.Annotations[brightbox.AnnotationPrefix+"cloudip-allocations"] = reserved.ID
-	if _, err := f.kube.CoreV1().Services("default").Update(f.ctx, svc, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	status := f.ensureReady(t, svc)
+	f.UpdateService(t, svc, func(s *corev1.Service) { s.Annotations[brightbox.AnnotationPrefix+"cloudip-allocations"] = reserved.ID })
+	status := f.EnsureReady(t, svc)
 	lb := onlyLB(t, f.sim)
 	cips := f.sim.CloudIPs()
 	if len(cips) != 1 || cips[0].ID != reserved.ID || cips[0].Target != lb.ID {
