@@ -9,9 +9,11 @@ import (
 // Cloud is the simulator as a simkit.Cloud, through which the conformance
 // suite (frameworktest.SimCloud), the end-to-end suite, the demo and the
 // benchmarks drive every provider's simulated cloud alike. It is the
-// Server, with the provider-neutral methods on top.
+// Server, with the provider-neutral methods on top. The skeleton provider
+// is configured by its environment: its CloudConfig is "".
 type Cloud struct {
 	*Server
+	simkit.NoCloudConfig
 }
 
 var _ simkit.Cloud = (*Cloud)(nil)
@@ -21,11 +23,7 @@ func (s *Server) Cloud() *Cloud { return &Cloud{Server: s} }
 
 // StartCloud starts a simulated Skeleton Cloud with c's settings (the
 // defaults for the rest) on a loopback port; Close stops it.
-func StartCloud(c simkit.Common) *Cloud {
-	s := New(Options{Common: c})
-	s.Start()
-	return s.Cloud()
-}
+func StartCloud(c simkit.Common) *Cloud { return simkit.Started(New(Options{Common: c})).Cloud() }
 
 // AddInstance launches a running instance called name with LaunchInstance's
 // defaults (type s-2 in zone sk-1a, next free addresses) and returns its
@@ -42,9 +40,6 @@ func (c *Cloud) RotateSecret(token string) { c.SetToken(token) }
 
 // Env is what the skeleton provider needs to reach the cloud.
 func (c *Cloud) Env() map[string]string { return c.Server.Env(c.URL()) }
-
-// CloudConfig is "": the provider is configured by its environment.
-func (c *Cloud) CloudConfig() string { return "" }
 
 // Routes maps each route's destination CIDR to its target instance.
 func (c *Cloud) Routes() map[string]string {

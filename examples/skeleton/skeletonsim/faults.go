@@ -1,10 +1,7 @@
 package skeletonsim
 
 import (
-	"cmp"
-	"maps"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
@@ -18,20 +15,11 @@ import (
 // RetryAfter is set.
 type Fault = simkit.Fault
 
-// faultBody is the error body of the answers the Kit makes itself.
-func faultBody(_ *http.Request, e simkit.ErrorInfo) any {
-	body := errorBody(e.Status, cmp.Or(e.Message, "injected fault"))
-	if e.Code != "" {
-		body.Error.Code = e.Code
-	}
-	return body
-}
-
 // RateLimit makes requests to ops (every endpoint when none) fail with 429
 // Too Many Requests, "rate limit exceeded" and a Retry-After header.
 func (s *Server) RateLimit(retryAfter time.Duration, ops ...string) (remove func()) {
 	f := Fault{Status: http.StatusTooManyRequests, RetryAfter: retryAfter, Message: "rate limit exceeded"}
-	return s.kit.InjectAll(f, ops...)
+	return s.Kit().InjectAll(f, ops...)
 }
 
 // operations are the short names of the API's endpoints, for scenarios;
@@ -51,6 +39,4 @@ var operations = map[string]string{
 
 // scenarioOperations resolves a scenario fault's operation: "*", a short
 // name, or an endpoint.
-var scenarioOperations = simkit.Operations{Names: operations, IsEndpoint: func(op string) bool {
-	return slices.Contains(slices.Collect(maps.Values(operations)), op)
-}}
+var scenarioOperations = simkit.ServedOperations(operations, func() []string { return New(Options{}).Operations() })

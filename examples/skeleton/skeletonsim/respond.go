@@ -1,9 +1,7 @@
 package skeletonsim
 
 import (
-	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
@@ -16,31 +14,26 @@ type apiError struct {
 	} `json:"error"`
 }
 
-var errorCodes = map[int]string{
-	http.StatusBadRequest:          "bad_request",
-	http.StatusUnauthorized:        "unauthorized",
-	http.StatusForbidden:           "forbidden",
-	http.StatusNotFound:            "not_found",
-	http.StatusConflict:            "conflict",
-	http.StatusUnprocessableEntity: "unprocessable_entity",
-	http.StatusTooManyRequests:     "rate_limited",
-	http.StatusInternalServerError: "internal_error",
-	http.StatusServiceUnavailable:  "service_unavailable",
-}
-
-func errorBody(status int, message string) apiError {
-	var e apiError
-	e.Error.Code = errorCodes[status]
-	if e.Error.Code == "" {
-		e.Error.Code = strings.ToLower(strings.ReplaceAll(http.StatusText(status), " ", "_"))
-	}
-	e.Error.Message = message
-	return e
+// apiErrors are Skeleton Cloud's errors: a code for each status (the
+// status text in snake case for the others) and "injected fault" for the
+// failures the simulator injects.
+var apiErrors = simkit.ErrorFormat{
+	Codes: map[int]string{
+		http.StatusTooManyRequests:     "rate_limited",
+		http.StatusInternalServerError: "internal_error",
+	},
+	OtherMessage: "injected fault",
+	Body: func(_ int, code, message string) any {
+		var e apiError
+		e.Error.Code, e.Error.Message = code, message
+		return e
+	},
 }
 
 // fail returns an error response for a handlerFunc.
 func fail(status int, format string, args ...any) (int, any) {
-	return status, errorBody(status, fmt.Sprintf(format, args...))
+	resp := apiErrors.Error(status, format, args...)
+	return resp.Status, resp.Body
 }
 
 // pageMeta is the "meta" object of every list response.

@@ -4,9 +4,6 @@ import (
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
-// providerName is the scenario's provider field for this simulator.
-const providerName = "skeleton"
-
 // Scenario describes a simulated Skeleton Cloud in YAML: what it holds when
 // it starts and how it misbehaves. Every field is optional:
 //
@@ -111,29 +108,26 @@ type ScenarioHealthCheck struct {
 	IntervalSeconds int    `json:"intervalSeconds,omitempty"`
 }
 
+// scenarios seeds a Server from a Scenario.
+var scenarios = simkit.Scenarios[Scenario, *Scenario, *Server]{
+	Provider:   "skeleton",
+	Operations: scenarioOperations,
+	Check:      func(sc *Scenario) []error { return simkit.AsErrors(sc.validate()) },
+	New:        func(sc *Scenario) *Server { return New(sc.Options()) },
+	Apply:      func(sc *Scenario, s *Server) error { sc.Apply(s); return nil },
+}
+
 // LoadScenario parses a YAML (or JSON) scenario and validates it. It
 // reports every problem at once, each naming its field, unknown keys
 // included.
-func LoadScenario(data []byte) (*Scenario, error) {
-	return simkit.LoadScenario(data, (*Scenario).validate)
-}
+func LoadScenario(data []byte) (*Scenario, error) { return scenarios.Load(data) }
 
 // NewFromScenario returns a Server, not listening yet, seeded from a YAML
 // scenario.
-func NewFromScenario(data []byte) (*Server, error) {
-	sc, err := LoadScenario(data)
-	if err != nil {
-		return nil, err
-	}
-	s := New(sc.Options())
-	sc.Apply(s)
-	return s, nil
-}
+func NewFromScenario(data []byte) (*Server, error) { return scenarios.NewServer(data) }
 
 // Validate reports every problem with sc, as LoadScenario does.
-func (sc *Scenario) Validate() error {
-	return sc.validate().ToAggregate()
-}
+func (sc *Scenario) Validate() error { return scenarios.Validate(sc) }
 
 // Options returns the server options sc asks for. sc must be valid.
 func (sc *Scenario) Options() Options {

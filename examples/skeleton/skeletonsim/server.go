@@ -1,7 +1,7 @@
 package skeletonsim
 
 import (
-	"fmt"
+	"cmp"
 	"net/http"
 	"sync"
 
@@ -45,14 +45,13 @@ type Options struct {
 type Server struct {
 	// Base brings Start, Close, URL, Handler, Stats, Writes,
 	// InjectedLatency, Requests, ResetConnections, SetLatency and
-	// ClearFaults, and serves /_sim/stats and /_sim/state.
+	// ClearFaults, serves /_sim/stats and /_sim/state, and registers the
+	// endpoints (Handle, NotFound).
 	simkit.Base
 	// Bearer brings Token and SetToken.
 	simkit.Bearer
 
 	opts Options
-	mux  *http.ServeMux
-	kit  *simkit.Kit
 
 	mu sync.Mutex
 	st *state
@@ -64,28 +63,21 @@ type Request = simkit.Request
 // New returns a Server that is not listening yet: call Start, or mount
 // Handler.
 func New(opts Options) *Server {
-	if opts.Token == "" {
-		opts.Token = DefaultToken
-	}
+	opts.Token = cmp.Or(opts.Token, DefaultToken)
 	if opts.PerPage <= 0 {
 		opts.PerPage = DefaultPerPage
 	}
 	opts.PerPage = min(opts.PerPage, MaxPerPage)
-	s := &Server{
-		opts: opts,
-		mux:  http.NewServeMux(),
-		st:   newState(opts.ProvisioningReads),
-	}
+	s := &Server{opts: opts, st: newState(opts.ProvisioningReads)}
 	s.SetToken(opts.Token)
-	s.kit = simkit.New(simkit.Options{
+	s.Base = simkit.NewBase(simkit.Options{
 		Common:          opts.Common,
-		ErrorBody:       faultBody,
+		ErrorBody:       apiErrors.ErrorBody,
 		RetryAfterOn:    func(int) bool { return false }, // only a fault's own RetryAfter
-		Auth:            s.authenticate,
+		Auth:            s.Authenticate(apiErrors.Error(http.StatusUnauthorized, "missing or invalid bearer token")),
 		Lock:            &s.mu,
 		WritesAnyStatus: true,
-	})
-	s.Base = simkit.NewBase(s.kit, s.mux, func() any { return s.State() })
+	}, s.State)
 	s.routes()
 	return s
 }
@@ -131,27 +123,14 @@ func (s *Server) routes() {
 	s.handle("GET /v1/routes", s.listRoutes)
 	s.handle("POST /v1/routes", s.createRoute)
 	s.handle("DELETE /v1/routes/{id}", s.deleteRoute)
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		// Not "not_found": that code means a resource is gone, and a
-		// client must be able to tell that from a wrong URL.
-		body := errorBody(http.StatusNotFound, fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path))
-		body.Error.Code = "unknown_endpoint"
-		simkit.WriteJSON(w, http.StatusNotFound, body)
+	// Not "not_found": that code means a resource is gone, and a client
+	// must be able to tell that from a wrong URL.
+	s.NotFound(func(r *http.Request) simkit.Response {
+		return apiErrors.ErrorCode(http.StatusNotFound, "unknown_endpoint", "no endpoint %s %s", r.Method, r.URL.Path)
 	})
 }
 
 // handle registers an API endpoint behind the Kit: fault injection,
 // authentication and the request log. The Kit reads the body before
 // taking the lock, so a slow client cannot stall the cloud.
-func (s *Server) handle(op string, h handlerFunc) {
-	s.kit.Handle(s.mux, op, func(r *http.Request) simkit.Response { return simkit.JSON(h(r)) })
-}
-
-// authenticate rejects requests without "Authorization: Bearer <token>".
-func (s *Server) authenticate(r *http.Request) *simkit.Response {
-	if simkit.HasBearer(r, s.Token()) {
-		return nil
-	}
-	resp := simkit.JSON(http.StatusUnauthorized, errorBody(http.StatusUnauthorized, "missing or invalid bearer token"))
-	return &resp
-}
+func (s *Server) handle(op string, h handlerFunc) { s.Handle(op, simkit.Answer(h)) }

@@ -7,27 +7,50 @@ import (
 )
 
 // Base is what every simulator's Server does alike, for the Server to
-// embed: it serves the simulator's ServeMux on a loopback Listener, answers
-// GET /_sim/stats and GET /_sim/state, and exports what the Kit counts and
-// the Kit's fault controls (a fault without a Body gets the cloud's error
-// body from Options.ErrorBody). The simulator keeps its Kit and ServeMux
-// to register its endpoints.
+// embed: it holds the simulator's Kit and ServeMux, registers endpoints
+// behind the Kit (Handle) and the answer to any other path (NotFound),
+// serves them on a loopback Listener, answers GET /_sim/stats and GET
+// /_sim/state, and exports what the Kit counts and the Kit's fault
+// controls (a fault without a Body gets the cloud's error body from
+// Options.ErrorBody).
 type Base struct {
 	kit *Kit
 	mux *http.ServeMux
 	ln  Listener
 }
 
-// NewBase returns the Base of a simulator whose endpoints kit serves on
-// mux, and registers GET /_sim/stats and GET /_sim/state (state's value as
-// JSON) on mux.
-func NewBase(kit *Kit, mux *http.ServeMux, state func() any) Base {
+// NewBase returns the Base of a simulator whose endpoints a Kit with opts
+// serves, and registers GET /_sim/stats and GET /_sim/state (state's value
+// as JSON): typically simkit.NewBase(opts, s.State).
+func NewBase[T any](opts Options, state func() T) Base {
+	kit, mux := New(opts), http.NewServeMux()
 	mux.HandleFunc("GET /_sim/stats", kit.ServeStats)
 	mux.HandleFunc("GET /_sim/state", func(w http.ResponseWriter, _ *http.Request) {
 		WriteJSON(w, http.StatusOK, state())
 	})
 	return Base{kit: kit, mux: mux, ln: NewListener(mux)}
 }
+
+// Handle registers h for op (a ServeMux pattern with a method, e.g. "GET
+// /v2/things/{id}") behind the Kit: counting, latency, faults, Options.Auth
+// (unless NoAuth), body buffering, the writes counter (unless NoWrite) and
+// the request log.
+func (b *Base) Handle(op string, h HandlerFunc, flags ...Flag) { b.kit.Handle(b.mux, op, h, flags...) }
+
+// HandleFunc registers h for pattern as it is, outside the Kit: for the
+// simulator's own /_sim endpoints and for rewrites to other endpoints.
+func (b *Base) HandleFunc(pattern string, h http.HandlerFunc) { b.mux.HandleFunc(pattern, h) }
+
+// NotFound makes h answer every request no endpoint matches (a 404 in the
+// cloud's error format), outside the Kit: the request is neither counted
+// nor logged, and no fault applies.
+func (b *Base) NotFound(h HandlerFunc) {
+	b.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { Write(w, r, h(r)) })
+}
+
+// Kit is the request machinery the endpoints run behind, for endpoints
+// served on another ServeMux (Kit.Handle) and for its other controls.
+func (b *Base) Kit() *Kit { return b.kit }
 
 // Start serves the API on a loopback port.
 func (b *Base) Start() { b.ln.Start() }
@@ -113,4 +136,16 @@ func (b *Bearer) SetToken(token string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.token = token
+}
+
+// Authenticate returns an Options.Auth that lets through requests with
+// "Authorization: Bearer <Token()>" and answers the others with deny.
+func (b *Bearer) Authenticate(deny Response) func(*http.Request) *Response {
+	return func(r *http.Request) *Response {
+		if HasBearer(r, b.Token()) {
+			return nil
+		}
+		resp := deny
+		return &resp
+	}
 }

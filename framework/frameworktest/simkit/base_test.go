@@ -17,15 +17,12 @@ type sim struct {
 func newSim(t *testing.T) *sim {
 	s := &sim{}
 	s.SetToken("tok-1")
-	kit := New(Options{Auth: func(r *http.Request) *Response {
-		if HasBearer(r, s.Token()) {
-			return nil
-		}
-		return &Response{Status: http.StatusUnauthorized}
-	}})
-	mux := http.NewServeMux()
-	kit.Handle(mux, "POST /things", func(*http.Request) Response { return NoContent(http.StatusCreated) })
-	s.Base = NewBase(kit, mux, func() any { return map[string]int{"things": 1} })
+	s.Base = NewBase(Options{Auth: s.Authenticate(Response{Status: http.StatusUnauthorized})},
+		func() map[string]int { return map[string]int{"things": 1} })
+	s.Handle("POST /things", func(*http.Request) Response { return NoContent(http.StatusCreated) })
+	s.NotFound(func(r *http.Request) Response {
+		return JSON(http.StatusNotFound, map[string]string{"path": r.URL.Path})
+	})
 	if s.URL() != "" {
 		t.Errorf("URL before Start = %q", s.URL())
 	}
@@ -89,5 +86,25 @@ func TestBaseAndBearer(t *testing.T) {
 	}
 	if s.Handler() == nil {
 		t.Error("no Handler")
+	}
+}
+
+func TestBaseNotFound(t *testing.T) {
+	s := newSim(t)
+	resp, err := http.Get(s.URL() + "/nope")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body map[string]string
+	err = json.NewDecoder(resp.Body).Decode(&body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || err != nil || body["path"] != "/nope" {
+		t.Errorf("GET /nope: %d %v %v", resp.StatusCode, body, err)
+	}
+	if len(s.Stats()) != 0 || len(s.Requests()) != 0 {
+		t.Errorf("the catch-all was counted: %v %v", s.Stats(), s.Requests())
+	}
+	if s.Kit().Served() != 0 {
+		t.Errorf("Kit served %d", s.Kit().Served())
 	}
 }

@@ -52,6 +52,43 @@ type Cloud interface {
 	Close()
 }
 
+// A simulator's Cloud type is its Server with the provider-neutral
+// methods on top: URL, Stats, SetLatency, Close, Inject, Writes and
+// Advance are the Server's (Base's), and the simulator writes
+// AddInstance, DeleteInstance, ShutdownInstance, LoadBalancers and Env,
+// embedding NoCloudConfig and NoRoutes for a cloud that has neither:
+//
+//	type Cloud struct {
+//		*Server
+//		simkit.NoCloudConfig
+//		simkit.NoRoutes
+//	}
+//
+//	func (s *Server) Cloud() *Cloud { return &Cloud{Server: s} }
+//
+//	func StartCloud(c simkit.Common) *Cloud { return simkit.Started(New(Options{Common: c})).Cloud() }
+
+// NoCloudConfig is the CloudConfig of a Cloud configured by environment
+// variables only, for its Cloud type to embed.
+type NoCloudConfig struct{}
+
+// CloudConfig is "": the cloud is configured by its environment.
+func (NoCloudConfig) CloudConfig() string { return "" }
+
+// NoRoutes is the Routes of a Cloud without a route API, for its Cloud
+// type to embed.
+type NoRoutes struct{}
+
+// Routes is nil: the cloud has no route API.
+func (NoRoutes) Routes() map[string]string { return nil }
+
+// Started starts s (a simulator's Server) on a loopback port and returns
+// it: the body of a StartCloud.
+func Started[S interface{ Start() }](s S) S {
+	s.Start()
+	return s
+}
+
 // LoadBalancer is a cloud load balancer in a form every simulator can
 // produce.
 type LoadBalancer struct {

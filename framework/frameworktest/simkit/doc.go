@@ -4,17 +4,17 @@
 //
 // # Requests
 //
-// A simulator builds a Kit, registers its endpoints with Handle and keeps
-// its own state behind its own mutex:
+// A simulator's Server embeds Base, which holds the Kit, and keeps its own
+// state behind its own mutex:
 //
-//	k := simkit.New(simkit.Options{
+//	s.Base = simkit.NewBase(simkit.Options{
 //		Common:    opts.Common, // faults, latency, seed, logger: the simulator's Options embed them
-//		ErrorBody: func(r *http.Request, e simkit.ErrorInfo) any { return map[string]any{"message": e.Message} },
+//		ErrorBody: apiErrors.ErrorBody,
 //		Auth:      func(r *http.Request) *simkit.Response { ... nil when authorized ... },
 //		Lock:      &s.mu,
-//	})
-//	k.Handle(mux, "GET /v2/things/{id}", s.getThing)
-//	s.Base = simkit.NewBase(k, mux, func() any { return s.State() })
+//	}, s.State)
+//	s.Handle("GET /v2/things/{id}", s.getThing)
+//	s.NotFound(func(r *http.Request) simkit.Response { return apiErrors.Error(http.StatusNotFound, "no endpoint %s", r.URL.Path) })
 //
 // An endpoint's operation ("GET /v2/things/{id}") is its ServeMux pattern:
 // it names the endpoint in Stats, in the request log and in Fault.Op.
@@ -35,15 +35,22 @@
 // for the cloud's usual ones), Respond sees every answer before it goes
 // out (DigitalOcean's rate-limit headers and request IDs), Lock is the
 // state mutex handlers run under, and WritesAnyStatus counts failed writes
-// too. Every simulator's Fault is simkit's Fault.
+// too. Every simulator's Fault is simkit's Fault. ErrorFormat is a cloud's
+// error codes, fault messages and error body, from which its error answers
+// and its ErrorBody come; Answer adapts endpoints written as (status,
+// body).
 //
 // A simulator's Server embeds Base for what every Server exports alike
 // (Start, Close, URL, Handler, the Kit's counters, faults, latency and
-// connection resets, /_sim/stats and /_sim/state), and its Cloud type
-// implements Cloud, the provider-neutral view the conformance suite
-// (through frameworktest.SimCloud) and internal/cluster drive; its
-// StartCloud(Common) starts one, so that registering a cloud there is one
-// line.
+// connection resets, /_sim/stats and /_sim/state), and Bearer for a
+// rotating bearer token (Authenticate is its Options.Auth). Its Cloud type
+// is the Server plus the provider-neutral methods of Cloud, the view the
+// conformance suite (through frameworktest.SimCloud) and
+// internal/cluster drive: the simulator writes AddInstance,
+// DeleteInstance, ShutdownInstance, LoadBalancers and Env, and embeds
+// NoCloudConfig and NoRoutes for a cloud without them; its
+// StartCloud(Common) starts one (Started), so that registering a cloud
+// there is one line.
 //
 // # Cloud behaviour
 //
@@ -61,12 +68,16 @@
 // verifies them).
 //
 // Scenario files: a simulator's Scenario embeds ScenarioHeader (provider,
-// description, seed, latency, provisioningReads, faults) and loads with
-// LoadScenario (strict YAML, every problem at once); Operations resolves a
-// fault's operation.
+// description, seed, latency, provisioningReads and faults), and its
+// Scenarios value says how the rest is checked and seeded: Load decodes
+// (strict YAML) and validates a file, reporting every problem at once;
+// NewServer builds the Server from one. Operations (ServedOperations for
+// a simulator's endpoints) resolves a fault's operation; RecoverRefusal
+// turns an Add* method's refusal into Apply's error.
 //
 // Besides: Listener, TB and StartForTest for a Server's NewServer; Decode,
-// DecodeStrict and PositiveInt for requests.
+// DecodeStrict, DecodeOptional and PositiveInt for requests; Table and
+// CloneAll for the resources a simulator holds.
 //
 // simkit imports no cloud SDK and nothing of the framework, so any
 // simulator can use it and stays light: cmd/cloudsim serves every

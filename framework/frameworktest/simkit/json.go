@@ -21,6 +21,12 @@ func JSON(status int, body any) Response { return Response{Status: status, Body:
 // NoContent is an answer with status and no body (e.g. 204).
 func NoContent(status int) Response { return Response{Status: status} }
 
+// Answer adapts an endpoint written to return its status and the body to
+// encode as JSON (nil for none) to a HandlerFunc.
+func Answer(h func(r *http.Request) (status int, body any)) HandlerFunc {
+	return func(r *http.Request) Response { return JSON(h(r)) }
+}
+
 // Raw is a body sent as it is, not encoded as JSON (with the
 // Content-Type its Response's Header gives).
 type Raw []byte
@@ -87,6 +93,21 @@ func Decode(r *http.Request, v any) error { return decode(r, v, false) }
 // client bugs surface as errors.
 func DecodeStrict(r *http.Request, v any) error { return decode(r, v, true) }
 
+// DecodeOptional is Decode for a body the client may leave out: an empty
+// body leaves v as it is.
+func DecodeOptional(r *http.Request, v any) error {
+	if r.ContentLength == 0 {
+		return nil
+	}
+	if err := Decode(r, v); err != nil && !errors.Is(err, errEmptyBody) {
+		return err
+	}
+	return nil
+}
+
+// errEmptyBody is Decode's error for a request without a body.
+var errEmptyBody = errors.New("the request body is empty")
+
 func decode(r *http.Request, v any, strict bool) error {
 	dec := json.NewDecoder(r.Body)
 	if strict {
@@ -94,7 +115,7 @@ func decode(r *http.Request, v any, strict bool) error {
 	}
 	if err := dec.Decode(v); err != nil {
 		if errors.Is(err, io.EOF) {
-			return errors.New("the request body is empty")
+			return errEmptyBody
 		}
 		return fmt.Errorf("invalid JSON body: %w", err)
 	}

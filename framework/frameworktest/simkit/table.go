@@ -84,3 +84,13 @@ func deleteID(ids []string, id string) []string {
 	}
 	return ids
 }
+
+// CloneAll copies every resource of in (a Table's All...) with clone, for
+// a simulator's State: never nil, so that an empty list is [] in JSON.
+func CloneAll[T, U any](in []*T, clone func(*T) U) []U {
+	out := make([]U, 0, len(in))
+	for _, v := range in {
+		out = append(out, clone(v))
+	}
+	return out
+}

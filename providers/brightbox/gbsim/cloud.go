@@ -9,9 +9,12 @@ import (
 // Cloud is the simulator as a simkit.Cloud, through which the conformance
 // suite (frameworktest.SimCloud), the end-to-end suite, the demo and the
 // benchmarks drive every provider's simulated cloud alike. It is the
-// Server, with the provider-neutral methods on top.
+// Server, with the provider-neutral methods on top. The Brightbox provider
+// is configured by its environment, and Brightbox has no route API.
 type Cloud struct {
 	*Server
+	simkit.NoCloudConfig
+	simkit.NoRoutes
 }
 
 var _ simkit.Cloud = (*Cloud)(nil)
@@ -21,11 +24,7 @@ func (s *Server) Cloud() *Cloud { return &Cloud{Server: s} }
 
 // StartCloud starts a simulated Brightbox with c's settings (the defaults
 // for the rest) on a loopback port; Close stops it.
-func StartCloud(c simkit.Common) *Cloud {
-	s := New(Options{Common: c})
-	s.Start()
-	return s.Cloud()
-}
+func StartCloud(c simkit.Common) *Cloud { return simkit.Started(New(Options{Common: c})).Cloud() }
 
 // AddInstance creates an active server called name (DefaultZone,
 // DefaultServerType, a private IPv4 and a public IPv6) and returns its ID.
@@ -49,12 +48,6 @@ func (c *Cloud) RotateSecret(secret string) {
 
 // Env is what the Brightbox provider needs to reach the cloud.
 func (c *Cloud) Env() map[string]string { return c.Server.Env(c.URL()) }
-
-// CloudConfig is "": the provider is configured by its environment.
-func (c *Cloud) CloudConfig() string { return "" }
-
-// Routes is nil: Brightbox has no route API.
-func (c *Cloud) Routes() map[string]string { return nil }
 
 // LoadBalancers lists the load balancers neither deleted nor being
 // deleted (which settles with no further call), oldest first, with

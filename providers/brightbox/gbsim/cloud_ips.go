@@ -10,6 +10,16 @@ import (
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
+func (s *Server) cloudIPRoutes() {
+	s.Handle("GET /1.0/cloud_ips", s.listCloudIPs)
+	s.Handle("POST /1.0/cloud_ips", s.createCloudIP)
+	s.Handle("GET /1.0/cloud_ips/{id}", s.getCloudIP)
+	s.Handle("PUT /1.0/cloud_ips/{id}", s.updateCloudIP)
+	s.Handle("DELETE /1.0/cloud_ips/{id}", s.deleteCloudIP)
+	s.Handle("POST /1.0/cloud_ips/{id}/map", s.mapCloudIP)
+	s.Handle("POST /1.0/cloud_ips/{id}/unmap", s.unmapCloudIP)
+}
+
 // CloudIP is a cloud IP as the simulator holds it. AddCloudIP seeds one;
 // the API renders it with what it is mapped to.
 type CloudIP struct {
@@ -131,7 +141,7 @@ func ipv6For(ip string) string {
 func (s *Server) CloudIPs() []CloudIP {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return cloneAll(s.st.cips.All(), (*CloudIP).clone)
+	return simkit.CloneAll(s.st.cips.All(), (*CloudIP).clone)
 }
 
 // cipRequest is the body of POST and PUT /1.0/cloud_ips.

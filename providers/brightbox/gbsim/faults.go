@@ -16,17 +16,6 @@ import (
 // sends for Status.
 type Fault = simkit.Fault
 
-// faultMessage is the message of an injected fault with status.
-func faultMessage(status int) string {
-	switch status {
-	case http.StatusNotFound:
-		return msgNotFound
-	case http.StatusTooManyRequests:
-		return "Too many requests, slow down"
-	}
-	return simkit.DefaultMessage(status)
-}
-
 // UnknownStatus is the status value CorruptStatus writes: one no
 // gobrightbox enum has.
 const UnknownStatus = "exploded"

@@ -13,6 +13,21 @@ import (
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
+func (s *Server) firewallRoutes() {
+	s.Handle("GET /1.0/firewall_policies", s.listFirewallPolicies)
+	s.Handle("POST /1.0/firewall_policies", s.createFirewallPolicy)
+	s.Handle("GET /1.0/firewall_policies/{id}", s.getFirewallPolicy)
+	s.Handle("PUT /1.0/firewall_policies/{id}", s.updateFirewallPolicy)
+	s.Handle("DELETE /1.0/firewall_policies/{id}", s.deleteFirewallPolicy)
+	s.Handle("POST /1.0/firewall_policies/{id}/apply_to", s.applyFirewallPolicy)
+	s.Handle("POST /1.0/firewall_policies/{id}/remove", s.removeFirewallPolicy)
+	s.Handle("GET /1.0/firewall_rules", s.listFirewallRules)
+	s.Handle("POST /1.0/firewall_rules", s.createFirewallRule)
+	s.Handle("GET /1.0/firewall_rules/{id}", s.getFirewallRule)
+	s.Handle("PUT /1.0/firewall_rules/{id}", s.updateFirewallRule)
+	s.Handle("DELETE /1.0/firewall_rules/{id}", s.deleteFirewallRule)
+}
+
 // FirewallPolicy is a firewall policy as the simulator holds it; its rules
 // are FirewallRules naming it. AddFirewallPolicy seeds one.
 type FirewallPolicy struct {
@@ -85,14 +100,14 @@ func (s *Server) AddFirewallPolicy(p FirewallPolicy, rules ...FirewallRule) Fire
 func (s *Server) FirewallPolicies() []FirewallPolicy {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return cloneAll(s.st.policies.All(), (*FirewallPolicy).clone)
+	return simkit.CloneAll(s.st.policies.All(), (*FirewallPolicy).clone)
 }
 
 // FirewallRules returns the rules of every policy, oldest first.
 func (s *Server) FirewallRules() []FirewallRule {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return cloneAll(s.st.rules.All(), func(r *FirewallRule) FirewallRule { return *r })
+	return simkit.CloneAll(s.st.rules.All(), func(r *FirewallRule) FirewallRule { return *r })
 }
 
 type policyRequest struct {

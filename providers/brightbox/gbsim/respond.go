@@ -1,8 +1,6 @@
 package gbsim
 
 import (
-	"cmp"
-	"fmt"
 	"net/http"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
@@ -30,31 +28,30 @@ const (
 	msgNotFound     = "Resource not found"
 )
 
-// errorNames are the error names for the statuses the simulator answers
-// with.
-var errorNames = map[int]string{
-	http.StatusBadRequest:          errBadRequest,
-	http.StatusUnauthorized:        errUnauthorized,
-	http.StatusForbidden:           errForbidden,
-	http.StatusNotFound:            errMissing,
-	http.StatusConflict:            errInvalidState,
-	http.StatusUnprocessableEntity: errInvalidArgs,
-	http.StatusTooManyRequests:     errRateLimited,
-}
-
-func errorName(status int) string {
-	return cmp.Or(errorNames[status], errServer)
-}
-
-// errorBody is the body of the errors the Kit answers itself (injected
-// faults, oversized bodies).
-func errorBody(_ *http.Request, e simkit.ErrorInfo) any {
-	return apiError{ErrorName: cmp.Or(e.Code, errorName(e.Status)), Errors: []string{cmp.Or(e.Message, faultMessage(e.Status))}}
+// apiErrors are Brightbox's errors: an error name for each status
+// (server_error for the others) and the API's messages for the failures
+// the simulator injects.
+var apiErrors = simkit.ErrorFormat{
+	Codes: map[int]string{
+		http.StatusBadRequest:          errBadRequest,
+		http.StatusUnauthorized:        errUnauthorized,
+		http.StatusForbidden:           errForbidden,
+		http.StatusNotFound:            errMissing,
+		http.StatusConflict:            errInvalidState,
+		http.StatusUnprocessableEntity: errInvalidArgs,
+		http.StatusTooManyRequests:     errRateLimited,
+	},
+	OtherCode: errServer,
+	Messages: map[int]string{
+		http.StatusNotFound:        msgNotFound,
+		http.StatusTooManyRequests: "Too many requests, slow down",
+	},
+	Body: func(_ int, name, message string) any { return apiError{ErrorName: name, Errors: []string{message}} },
 }
 
 // fail is an error answer with the API's error body.
 func fail(status int, format string, args ...any) simkit.Response {
-	return simkit.JSON(status, apiError{ErrorName: errorName(status), Errors: []string{fmt.Sprintf(format, args...)}})
+	return apiErrors.Error(status, format, args...)
 }
 
 func notFound() simkit.Response { return fail(http.StatusNotFound, msgNotFound) }
@@ -77,13 +74,11 @@ func badJSON(err error) simkit.Response { return fail(http.StatusBadRequest, "%s
 // decode reads r's JSON body into v; a missing body leaves v as it is
 // when optional.
 func decode(r *http.Request, v any, optional bool) *simkit.Response {
-	if optional && r.ContentLength == 0 {
-		return nil
+	decode := simkit.Decode
+	if optional {
+		decode = simkit.DecodeOptional
 	}
-	if err := simkit.Decode(r, v); err != nil {
-		if optional && err.Error() == "the request body is empty" {
-			return nil
-		}
+	if err := decode(r, v); err != nil {
 		resp := badJSON(err)
 		return &resp
 	}

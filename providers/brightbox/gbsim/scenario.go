@@ -1,19 +1,12 @@
 package gbsim
 
 import (
-	"errors"
 	"fmt"
-	"slices"
-	"strings"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
-
-// providerName is the scenario's provider field for this simulator.
-const providerName = "brightbox"
 
 // Scenario describes a simulated Brightbox in YAML (or JSON): what it holds
 // when it starts and how it misbehaves. Every field is optional:
@@ -169,49 +162,36 @@ var Operations = map[string]string{
 	"firewallRules.update":   "PUT /1.0/firewall_rules/{id}",
 }
 
+// scenarios seeds a Server from a Scenario; the resources are checked by
+// seeding a scratch cloud with them.
+var scenarios = simkit.Scenarios[Scenario, *Scenario, *Server]{
+	Provider:     "brightbox",
+	Operations:   scenarioOperations,
+	Check:        (*Scenario).validate,
+	New:          func(sc *Scenario) *Server { return New(sc.Options()) },
+	Apply:        (*Scenario).Apply,
+	ApplyToCheck: true,
+}
+
 // LoadScenario parses a YAML (or JSON) scenario and validates it, reporting
 // every problem at once, unknown keys included.
-func LoadScenario(data []byte) (*Scenario, error) {
-	return simkit.LoadScenario(data, (*Scenario).validate)
-}
+func LoadScenario(data []byte) (*Scenario, error) { return scenarios.Load(data) }
 
 // NewFromScenario returns a Server, not listening yet, seeded from a
 // scenario.
-func NewFromScenario(data []byte) (*Server, error) {
-	sc, err := LoadScenario(data)
-	if err != nil {
-		return nil, err
-	}
-	s := New(sc.Options())
-	if err := sc.Apply(s); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
+func NewFromScenario(data []byte) (*Server, error) { return scenarios.NewServer(data) }
 
 // Validate reports every problem with sc, as LoadScenario does.
-func (sc *Scenario) Validate() error { return errors.Join(sc.validate()...) }
+func (sc *Scenario) Validate() error { return scenarios.Validate(sc) }
 
+// validate reports every problem with sc's settings.
 func (sc *Scenario) validate() []error {
-	var errs []error
-	for _, err := range sc.ScenarioHeader.Validate(providerName, scenarioOperations) {
-		errs = append(errs, err)
-	}
-	for _, err := range simkit.ValidateDuration(field.NewPath("tokenTTL"), sc.TokenTTL) {
-		errs = append(errs, err)
-	}
+	errs := simkit.AsErrors(simkit.ValidateDuration(field.NewPath("tokenTTL"), sc.TokenTTL))
 	if sc.MappingReads < 0 {
 		errs = append(errs, fmt.Errorf("mappingReads: %d is negative", sc.MappingReads))
 	}
 	if sc.DeletedReads < -1 {
 		errs = append(errs, fmt.Errorf("deletedReads: must be -1 (none), 0 (the default) or more"))
-	}
-	if len(errs) > 0 {
-		return errs
-	}
-	// The resources are checked by seeding a scratch cloud with them.
-	if err := sc.Apply(New(sc.Options())); err != nil {
-		errs = append(errs, err)
 	}
 	return errs
 }
@@ -230,15 +210,7 @@ func (sc *Scenario) Options() Options {
 // Apply adds sc's resources to s; it reports the first one the cloud
 // refuses.
 func (sc *Scenario) Apply(s *Server) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			msg, ok := r.(string)
-			if !ok || !strings.HasPrefix(msg, "gbsim: ") {
-				panic(r)
-			}
-			err = errors.New(strings.TrimPrefix(msg, "gbsim: "))
-		}
-	}()
+	defer simkit.RecoverRefusal("gbsim: ", &err)
 	// Names and IDs to IDs, by kind.
 	servers, groups, lbs := map[string]string{}, map[string]string{}, map[string]string{}
 	resolve := func(ids map[string]string, what, ref string) string {
@@ -303,9 +275,4 @@ func (sc *Scenario) Apply(s *Server) (err error) {
 
 // scenarioOperations resolves a scenario fault's operation: "*", a short
 // name, or an endpoint.
-var scenarioOperations = simkit.Operations{Names: Operations, IsEndpoint: func(op string) bool {
-	return slices.Contains(endpoints(), op)
-}}
-
-// endpoints are the API's endpoints, as Fault.Op writes them.
-var endpoints = sync.OnceValue(func() []string { return New(Options{}).kit.Ops() })
+var scenarioOperations = simkit.ServedOperations(Operations, func() []string { return New(Options{}).Operations() })

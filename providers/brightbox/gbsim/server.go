@@ -1,6 +1,7 @@
 package gbsim
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"slices"
@@ -95,8 +96,6 @@ type Server struct {
 	simkit.Base
 
 	opts  Options
-	mux   *http.ServeMux
-	kit   *simkit.Kit
 	oauth *simkit.OAuth2
 
 	mu sync.Mutex
@@ -113,37 +112,31 @@ type Request = simkit.Request
 // Handler at the root of a listener.
 func New(opts Options) *Server {
 	opts = withDefaults(opts)
-	s := &Server{opts: opts, mux: http.NewServeMux()}
+	s := &Server{opts: opts}
 	s.oauth = simkit.NewOAuth2(simkit.OAuth2Options{TTL: opts.TokenTTL, Now: opts.Now})
 	s.oauth.SetClient(opts.ClientID, opts.ClientSecret)
 	s.oauth.SetClient(opts.AppID, opts.AppSecret)
 	s.oauth.SetUser(opts.Username, opts.Password)
 	s.st = newState(opts)
-	s.kit = simkit.New(simkit.Options{
+	s.Base = simkit.NewBase(simkit.Options{
 		Common:    opts.Common,
-		ErrorBody: errorBody,
+		ErrorBody: apiErrors.ErrorBody,
 		Auth:      s.authenticate,
 		Respond:   s.respond,
 		Lock:      &s.mu,
-	})
-	s.Base = simkit.NewBase(s.kit, s.mux, func() any { return s.State() })
+	}, s.State)
 	s.routes()
 	return s
 }
 
 func withDefaults(o Options) Options {
-	set := func(p *string, def string) {
-		if *p == "" {
-			*p = def
-		}
-	}
-	set(&o.Account, DefaultAccount)
-	set(&o.ClientID, DefaultClientID)
-	set(&o.ClientSecret, DefaultClientSecret)
-	set(&o.AppID, DefaultAppID)
-	set(&o.AppSecret, DefaultAppSecret)
-	set(&o.Username, DefaultUsername)
-	set(&o.Password, DefaultPassword)
+	o.Account = cmp.Or(o.Account, DefaultAccount)
+	o.ClientID = cmp.Or(o.ClientID, DefaultClientID)
+	o.ClientSecret = cmp.Or(o.ClientSecret, DefaultClientSecret)
+	o.AppID = cmp.Or(o.AppID, DefaultAppID)
+	o.AppSecret = cmp.Or(o.AppSecret, DefaultAppSecret)
+	o.Username = cmp.Or(o.Username, DefaultUsername)
+	o.Password = cmp.Or(o.Password, DefaultPassword)
 	if o.CloudIPsLimit <= 0 {
 		o.CloudIPsLimit = DefaultLimit
 	}
@@ -269,72 +262,18 @@ func (s *Server) authenticate(r *http.Request) *simkit.Response {
 	return nil
 }
 
-// handle registers an API endpoint behind the Kit.
-func (s *Server) handle(op string, h simkit.HandlerFunc) { s.kit.Handle(s.mux, op, h) }
-
 func (s *Server) routes() {
-	s.kit.Handle(s.mux, opToken, s.token, simkit.NoAuth, simkit.NoWrite)
-	s.kit.Handle(s.mux, opTokenNoSlash, s.token, simkit.NoAuth, simkit.NoWrite)
-	s.handle("GET /1.0/accounts", s.listAccounts)
-	s.handle("GET /1.0/accounts/{id}", s.getAccount)
-	s.handle("GET /1.0/zones", s.listZones)
-	s.handle("GET /1.0/zones/{id}", s.getZone)
-	s.handle("GET /1.0/server_types", s.listServerTypes)
-	s.handle("GET /1.0/server_types/{id}", s.getServerType)
-	s.handle("GET /1.0/servers", s.listServers)
-	s.handle("GET /1.0/servers/{id}", s.getServer)
-	s.handle("PUT /1.0/servers/{id}/lock_resource", s.lockServer(true))
-	s.handle("PUT /1.0/servers/{id}/unlock_resource", s.lockServer(false))
-	s.handle("GET /1.0/interfaces/{id}", s.getInterface)
+	s.Handle(opToken, s.token, simkit.NoAuth, simkit.NoWrite)
+	s.Handle(opTokenNoSlash, s.token, simkit.NoAuth, simkit.NoWrite)
+	s.accountRoutes()
+	s.serverRoutes()
 	s.lbRoutes()
-	s.handle("GET /1.0/cloud_ips", s.listCloudIPs)
-	s.handle("POST /1.0/cloud_ips", s.createCloudIP)
-	s.handle("GET /1.0/cloud_ips/{id}", s.getCloudIP)
-	s.handle("PUT /1.0/cloud_ips/{id}", s.updateCloudIP)
-	s.handle("DELETE /1.0/cloud_ips/{id}", s.deleteCloudIP)
-	s.handle("POST /1.0/cloud_ips/{id}/map", s.mapCloudIP)
-	s.handle("POST /1.0/cloud_ips/{id}/unmap", s.unmapCloudIP)
-	s.handle("GET /1.0/server_groups", s.listServerGroups)
-	s.handle("POST /1.0/server_groups", s.createServerGroup)
-	s.handle("GET /1.0/server_groups/{id}", s.getServerGroup)
-	s.handle("PUT /1.0/server_groups/{id}", s.updateServerGroup)
-	s.handle("DELETE /1.0/server_groups/{id}", s.deleteServerGroup)
-	s.handle("POST /1.0/server_groups/{id}/add_servers", s.addServers)
-	s.handle("POST /1.0/server_groups/{id}/remove_servers", s.removeServers)
-	s.handle("POST /1.0/server_groups/{id}/move_servers", s.moveServers)
+	s.cloudIPRoutes()
+	s.serverGroupRoutes()
 	s.firewallRoutes()
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		simkit.Write(w, r, fail(http.StatusNotFound, "no endpoint %s %s", r.Method, r.URL.Path))
+	s.NotFound(func(r *http.Request) simkit.Response {
+		return fail(http.StatusNotFound, "no endpoint %s %s", r.Method, r.URL.Path)
 	})
-}
-
-func (s *Server) lbRoutes() {
-	s.handle("GET /1.0/load_balancers", s.listLoadBalancers)
-	s.handle("POST /1.0/load_balancers", s.createLoadBalancer)
-	s.handle("GET /1.0/load_balancers/{id}", s.getLoadBalancer)
-	s.handle("PUT /1.0/load_balancers/{id}", s.updateLoadBalancer)
-	s.handle("DELETE /1.0/load_balancers/{id}", s.deleteLoadBalancer)
-	s.handle("POST /1.0/load_balancers/{id}/add_nodes", s.addNodes)
-	s.handle("POST /1.0/load_balancers/{id}/remove_nodes", s.removeNodes)
-	s.handle("POST /1.0/load_balancers/{id}/add_listeners", s.addListeners)
-	s.handle("POST /1.0/load_balancers/{id}/remove_listeners", s.removeListeners)
-	s.handle("PUT /1.0/load_balancers/{id}/lock_resource", s.lockLoadBalancer(true))
-	s.handle("PUT /1.0/load_balancers/{id}/unlock_resource", s.lockLoadBalancer(false))
-}
-
-func (s *Server) firewallRoutes() {
-	s.handle("GET /1.0/firewall_policies", s.listFirewallPolicies)
-	s.handle("POST /1.0/firewall_policies", s.createFirewallPolicy)
-	s.handle("GET /1.0/firewall_policies/{id}", s.getFirewallPolicy)
-	s.handle("PUT /1.0/firewall_policies/{id}", s.updateFirewallPolicy)
-	s.handle("DELETE /1.0/firewall_policies/{id}", s.deleteFirewallPolicy)
-	s.handle("POST /1.0/firewall_policies/{id}/apply_to", s.applyFirewallPolicy)
-	s.handle("POST /1.0/firewall_policies/{id}/remove", s.removeFirewallPolicy)
-	s.handle("GET /1.0/firewall_rules", s.listFirewallRules)
-	s.handle("POST /1.0/firewall_rules", s.createFirewallRule)
-	s.handle("GET /1.0/firewall_rules/{id}", s.getFirewallRule)
-	s.handle("PUT /1.0/firewall_rules/{id}", s.updateFirewallRule)
-	s.handle("DELETE /1.0/firewall_rules/{id}", s.deleteFirewallRule)
 }
 
 // url is the API URL of a resource, as the API writes it in "url".

@@ -8,6 +8,17 @@ import (
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
+func (s *Server) serverGroupRoutes() {
+	s.Handle("GET /1.0/server_groups", s.listServerGroups)
+	s.Handle("POST /1.0/server_groups", s.createServerGroup)
+	s.Handle("GET /1.0/server_groups/{id}", s.getServerGroup)
+	s.Handle("PUT /1.0/server_groups/{id}", s.updateServerGroup)
+	s.Handle("DELETE /1.0/server_groups/{id}", s.deleteServerGroup)
+	s.Handle("POST /1.0/server_groups/{id}/add_servers", s.addServers)
+	s.Handle("POST /1.0/server_groups/{id}/remove_servers", s.removeServers)
+	s.Handle("POST /1.0/server_groups/{id}/move_servers", s.moveServers)
+}
+
 // ServerGroup is a server group as the simulator holds it. AddServerGroup
 // seeds one.
 type ServerGroup struct {
@@ -54,7 +65,7 @@ func (s *Server) AddServerGroup(g ServerGroup) ServerGroup {
 func (s *Server) ServerGroups() []ServerGroup {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return cloneAll(s.st.groups.All(), (*ServerGroup).clone)
+	return simkit.CloneAll(s.st.groups.All(), (*ServerGroup).clone)
 }
 
 type groupRequest struct {

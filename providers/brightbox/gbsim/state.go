@@ -143,21 +143,13 @@ func (s *Server) State() Snapshot {
 	defer s.mu.Unlock()
 	return Snapshot{
 		Account:          s.opts.Account,
-		Servers:          cloneAll(s.st.servers.All(), (*CloudServer).clone),
-		LoadBalancers:    cloneAll(s.st.lbs.All(), (*LoadBalancer).clone),
-		CloudIPs:         cloneAll(s.st.cips.All(), (*CloudIP).clone),
-		ServerGroups:     cloneAll(s.st.groups.All(), (*ServerGroup).clone),
-		FirewallPolicies: cloneAll(s.st.policies.All(), (*FirewallPolicy).clone),
-		FirewallRules:    cloneAll(s.st.rules.All(), func(r *FirewallRule) FirewallRule { return *r }),
+		Servers:          simkit.CloneAll(s.st.servers.All(), (*CloudServer).clone),
+		LoadBalancers:    simkit.CloneAll(s.st.lbs.All(), (*LoadBalancer).clone),
+		CloudIPs:         simkit.CloneAll(s.st.cips.All(), (*CloudIP).clone),
+		ServerGroups:     simkit.CloneAll(s.st.groups.All(), (*ServerGroup).clone),
+		FirewallPolicies: simkit.CloneAll(s.st.policies.All(), (*FirewallPolicy).clone),
+		FirewallRules:    simkit.CloneAll(s.st.rules.All(), func(r *FirewallRule) FirewallRule { return *r }),
 	}
-}
-
-func cloneAll[T, U any](in []*T, clone func(*T) U) []U {
-	out := make([]U, 0, len(in))
-	for _, v := range in {
-		out = append(out, clone(v))
-	}
-	return out
 }
 
 // Advance settles every pending load balancer, ACME domain and cloud IP

@@ -10,9 +10,13 @@ import (
 // Cloud is the simulator as a simkit.Cloud, through which the conformance
 // suite (frameworktest.SimCloud), the end-to-end suite, the demo and the
 // benchmarks drive every provider's simulated cloud alike. It is the
-// Server, with the provider-neutral methods on top.
+// Server, with the provider-neutral methods on top. The DigitalOcean
+// provider is configured by its environment, and DigitalOcean has no
+// route API.
 type Cloud struct {
 	*Server
+	simkit.NoCloudConfig
+	simkit.NoRoutes
 }
 
 var _ simkit.Cloud = (*Cloud)(nil)
@@ -22,11 +26,7 @@ func (s *Server) Cloud() *Cloud { return &Cloud{Server: s} }
 
 // StartCloud starts a simulated DigitalOcean with c's settings (the
 // defaults for the rest) on a loopback port; Close stops it.
-func StartCloud(c simkit.Common) *Cloud {
-	s := New(Options{Common: c})
-	s.Start()
-	return s.Cloud()
-}
+func StartCloud(c simkit.Common) *Cloud { return simkit.Started(New(Options{Common: c})).Cloud() }
 
 // AddInstance creates an active droplet called name (size s-2vcpu-4gb,
 // the Options region, private and public IPv4, public IPv6) and returns
@@ -54,12 +54,6 @@ func (c *Cloud) RotateSecret(token string) { c.SetToken(token) }
 
 // Env is what the DigitalOcean provider needs to reach the cloud.
 func (c *Cloud) Env() map[string]string { return c.Server.Env(c.URL()) }
-
-// CloudConfig is "": the provider is configured by its environment.
-func (c *Cloud) CloudConfig() string { return "" }
-
-// Routes is nil: DigitalOcean has no route API.
-func (c *Cloud) Routes() map[string]string { return nil }
 
 // LoadBalancers lists the load balancers, oldest first, with listeners as
 // "TCP:80->:30080", members as droplet IDs (droplet_ids, or the droplets

@@ -1,10 +1,6 @@
 package dosim
 
-import (
-	"net/http"
-
-	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
-)
+import "github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 
 // Fault is an injected API failure; see simkit.Fault. Op is an endpoint
 // written as the routes are, e.g. "PUT /v2/load_balancers/{id}", or a
@@ -13,16 +9,3 @@ import (
 // the ones the API sends for Status. Only a 429 carries a Retry-After
 // header unless RetryAfter is set.
 type Fault = simkit.Fault
-
-// faultMessage is the message of an injected fault with status.
-func faultMessage(status int) string {
-	switch status {
-	case http.StatusTooManyRequests:
-		return msgRateLimited
-	case http.StatusUnauthorized:
-		return msgUnauthorized
-	case http.StatusNotFound:
-		return msgNotFound
-	}
-	return simkit.DefaultMessage(status)
-}

@@ -1,8 +1,6 @@
 package dosim
 
 import (
-	"cmp"
-	"fmt"
 	"net/http"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
@@ -22,36 +20,35 @@ const (
 	msgUnauthorized = "Unable to authenticate you."
 )
 
-// errorIDs are the error IDs for the statuses the simulator answers with.
-var errorIDs = map[int]string{
-	http.StatusBadRequest:          "bad_request",
-	http.StatusUnauthorized:        "unauthorized",
-	http.StatusForbidden:           "forbidden",
-	http.StatusNotFound:            "not_found",
-	http.StatusConflict:            "conflict",
-	http.StatusUnprocessableEntity: "unprocessable_entity",
-	http.StatusTooManyRequests:     "too_many_requests",
-	http.StatusInternalServerError: "server_error",
-	http.StatusServiceUnavailable:  "service_unavailable",
-}
-
-// errorID is the error ID for status.
-func errorID(status int) string {
-	if id := errorIDs[status]; id != "" {
-		return id
-	}
-	return "error"
-}
-
-// errorBody is the body of the errors the Kit answers itself.
-func errorBody(_ *http.Request, e simkit.ErrorInfo) any {
-	return apiError{ID: cmp.Or(e.Code, errorID(e.Status)), Message: cmp.Or(e.Message, faultMessage(e.Status))}
+// apiErrors are DigitalOcean's errors: an ID for each status ("error"
+// for the others) and the API's messages for the failures the simulator
+// injects.
+var apiErrors = simkit.ErrorFormat{
+	Codes: map[int]string{
+		http.StatusBadRequest:          "bad_request",
+		http.StatusUnauthorized:        "unauthorized",
+		http.StatusForbidden:           "forbidden",
+		http.StatusNotFound:            "not_found",
+		http.StatusConflict:            "conflict",
+		http.StatusUnprocessableEntity: "unprocessable_entity",
+		http.StatusTooManyRequests:     "too_many_requests",
+		http.StatusInternalServerError: "server_error",
+		http.StatusServiceUnavailable:  "service_unavailable",
+	},
+	OtherCode: "error",
+	Messages: map[int]string{
+		http.StatusTooManyRequests: msgRateLimited,
+		http.StatusUnauthorized:    msgUnauthorized,
+		http.StatusNotFound:        msgNotFound,
+	},
+	Body: func(_ int, id, message string) any { return apiError{ID: id, Message: message} },
 }
 
 // fail returns an error response for a handlerFunc; respond adds the
 // request ID.
 func fail(status int, format string, args ...any) (int, any) {
-	return status, apiError{ID: errorID(status), Message: fmt.Sprintf(format, args...)}
+	resp := apiErrors.Error(status, format, args...)
+	return resp.Status, resp.Body
 }
 
 func notFound() (int, any) { return fail(http.StatusNotFound, msgNotFound) }

@@ -1,17 +1,12 @@
 package dosim
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"slices"
-	"sync"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
-
-// providerName is the scenario's provider field for this simulator.
-const providerName = "digitalocean"
 
 // Scenario describes a simulated DigitalOcean in YAML (or JSON): what it
 // holds when it starts and how it misbehaves. Every field is optional:
@@ -133,32 +128,29 @@ var Operations = map[string]string{
 	"firewalls.delete":     "DELETE /v2/firewalls/{id}",
 }
 
+// scenarios seeds a Server from a Scenario.
+var scenarios = simkit.Scenarios[Scenario, *Scenario, *Server]{
+	Provider:   "digitalocean",
+	Operations: scenarioOperations,
+	Check:      (*Scenario).validate,
+	New:        func(sc *Scenario) *Server { return New(sc.Options()) },
+	Apply:      func(sc *Scenario, s *Server) error { sc.Apply(s); return nil },
+}
+
 // LoadScenario parses a YAML (or JSON) scenario and validates it, reporting
 // every problem at once, unknown keys included.
-func LoadScenario(data []byte) (*Scenario, error) {
-	return simkit.LoadScenario(data, (*Scenario).validate)
-}
+func LoadScenario(data []byte) (*Scenario, error) { return scenarios.Load(data) }
 
 // NewFromScenario returns a Server, not listening yet, seeded from a
 // scenario.
-func NewFromScenario(data []byte) (*Server, error) {
-	sc, err := LoadScenario(data)
-	if err != nil {
-		return nil, err
-	}
-	s := New(sc.Options())
-	sc.Apply(s)
-	return s, nil
-}
+func NewFromScenario(data []byte) (*Server, error) { return scenarios.NewServer(data) }
 
 // Validate reports every problem with sc, as LoadScenario does.
-func (sc *Scenario) Validate() error { return errors.Join(sc.validate()...) }
+func (sc *Scenario) Validate() error { return scenarios.Validate(sc) }
 
+// validate reports every problem with what sc holds besides its header.
 func (sc *Scenario) validate() []error {
 	var errs []error
-	for _, err := range sc.ScenarioHeader.Validate(providerName, scenarioOperations) {
-		errs = append(errs, err)
-	}
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if sc.Region != "" && regionNames[sc.Region] == "" {
 		bad("region: unknown region %q", sc.Region)
@@ -272,9 +264,4 @@ func (s *Server) setAddresses(id int, sd ScenarioDroplet) {
 
 // scenarioOperations resolves a scenario fault's operation: "*", a short
 // name, or an endpoint.
-var scenarioOperations = simkit.Operations{Names: Operations, IsEndpoint: func(op string) bool {
-	return slices.Contains(endpoints(), op)
-}}
-
-// endpoints are the API's endpoints, as Fault.Op writes them.
-var endpoints = sync.OnceValue(func() []string { return New(Options{}).kit.Ops() })
+var scenarioOperations = simkit.ServedOperations(Operations, func() []string { return New(Options{}).Operations() })

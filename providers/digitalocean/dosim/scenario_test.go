@@ -97,7 +97,7 @@ bogus: 1
 }
 
 func TestScenarioOperationsAreEndpoints(t *testing.T) {
-	ops := New(Options{}).kit.Ops()
+	ops := New(Options{}).Operations()
 	for name, op := range Operations {
 		if !slices.Contains(ops, op) {
 			t.Errorf("%s: %q is not an endpoint", name, op)

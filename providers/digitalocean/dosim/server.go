@@ -1,6 +1,7 @@
 package dosim
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -55,8 +56,6 @@ type Server struct {
 	simkit.Bearer
 
 	opts Options
-	mux  *http.ServeMux
-	kit  *simkit.Kit
 
 	mu        sync.Mutex
 	st        *state
@@ -70,33 +69,27 @@ type Request = simkit.Request
 // New returns a Server that is not listening yet: call Start, or mount
 // Handler at the root of a listener.
 func New(opts Options) *Server {
-	if opts.Token == "" {
-		opts.Token = DefaultToken
-	}
-	if opts.Region == "" {
-		opts.Region = DefaultRegion
-	}
+	opts.Token = cmp.Or(opts.Token, DefaultToken)
+	opts.Region = cmp.Or(opts.Region, DefaultRegion)
 	if opts.PerPage <= 0 {
 		opts.PerPage = DefaultPerPage
 	}
 	opts.PerPage = min(opts.PerPage, MaxPerPage)
 	s := &Server{
 		opts:      opts,
-		mux:       http.NewServeMux(),
 		st:        newState(opts.ProvisioningReads),
 		rateReset: time.Now().Add(time.Hour).Truncate(time.Second),
 	}
 	s.SetToken(opts.Token)
-	s.kit = simkit.New(simkit.Options{
+	s.Base = simkit.NewBase(simkit.Options{
 		Common:          opts.Common,
-		ErrorBody:       errorBody,
+		ErrorBody:       apiErrors.ErrorBody,
 		RetryAfterOn:    func(status int) bool { return status == http.StatusTooManyRequests },
-		Auth:            s.authenticate,
+		Auth:            s.Authenticate(apiErrors.Error(http.StatusUnauthorized, msgUnauthorized)),
 		Respond:         s.respond,
 		Lock:            &s.mu,
 		WritesAnyStatus: true,
-	})
-	s.Base = simkit.NewBase(s.kit, s.mux, func() any { return s.State() })
+	}, s.State)
 	s.routes()
 	return s
 }
@@ -152,17 +145,14 @@ func (s *Server) routes() {
 	s.handle("GET /v2/firewalls/{id}", s.getFirewall)
 	s.handle("PUT /v2/firewalls/{id}", s.updateFirewall)
 	s.handle("DELETE /v2/firewalls/{id}", s.deleteFirewall)
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		body := apiError{ID: "not_found", Message: fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path)}
-		simkit.Write(w, r, s.respond(r, "", simkit.JSON(http.StatusNotFound, body)))
+	s.NotFound(func(r *http.Request) simkit.Response {
+		return s.respond(r, "", apiErrors.Error(http.StatusNotFound, "no endpoint %s %s", r.Method, r.URL.Path))
 	})
 }
 
 // handle registers an API endpoint behind the Kit: fault injection,
 // authentication, rate-limit headers and the request log.
-func (s *Server) handle(op string, h handlerFunc) {
-	s.kit.Handle(s.mux, op, func(r *http.Request) simkit.Response { return simkit.JSON(h(r)) })
-}
+func (s *Server) handle(op string, h handlerFunc) { s.Handle(op, simkit.Answer(h)) }
 
 // respond adds what every answer carries: the rate-limit headers and
 // X-Request-Id (also in error bodies), and the API's Content-Type. Every
@@ -190,14 +180,6 @@ func (s *Server) respond(_ *http.Request, _ string, resp simkit.Response) simkit
 	}
 	resp.Header = h
 	return resp
-}
-
-// authenticate rejects requests without "Authorization: Bearer <token>".
-func (s *Server) authenticate(r *http.Request) *simkit.Response {
-	if simkit.HasBearer(r, s.Token()) {
-		return nil
-	}
-	return &simkit.Response{Status: http.StatusUnauthorized, Body: apiError{ID: "unauthorized", Message: msgUnauthorized}}
 }
 
 func (s *Server) getAccount(*http.Request) (int, any) {

@@ -23,11 +23,7 @@ func (s *Server) Cloud() *Cloud { return &Cloud{Server: s} }
 
 // StartCloud starts a simulated OpenStack with c's settings (the defaults
 // for the rest) on a loopback port; Close stops it.
-func StartCloud(c simkit.Common) *Cloud {
-	s := New(Options{Common: c})
-	s.Start()
-	return s.Cloud()
-}
+func StartCloud(c simkit.Common) *Cloud { return simkit.Started(New(Options{Common: c})).Cloud() }
 
 // AddInstance creates an ACTIVE m1.small server called name in zone
 // "nova" with one port on the default network and returns its ID.

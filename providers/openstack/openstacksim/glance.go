@@ -112,14 +112,14 @@ func (img *imageRec) visibleTo(project string) bool {
 
 func (s *Server) glanceRoutes() {
 	for _, p := range []string{imagePrefix, imagePrefix + "/{$}"} {
-		s.handle("GET "+p, s.imageVersions(http.StatusMultipleChoices), simkit.NoAuth)
+		s.Handle("GET "+p, s.imageVersions(http.StatusMultipleChoices), simkit.NoAuth)
 	}
-	s.handle("GET "+imagePrefix+"/versions", s.imageVersions(http.StatusOK), simkit.NoAuth)
-	s.handle("GET "+imageV2+"/images", s.listImages)
-	s.handle("GET "+imageV2+"/images/{id}", s.getImage)
-	s.handle("GET "+imageV2+"/images/{id}/file", s.downloadImage)
-	s.handle("GET "+imageV2+"/schemas/image", func(*http.Request) response { return jsonOK(imageSchema()) })
-	s.handle("GET "+imageV2+"/schemas/images", func(*http.Request) response { return jsonOK(imagesSchema()) })
+	s.Handle("GET "+imagePrefix+"/versions", s.imageVersions(http.StatusOK), simkit.NoAuth)
+	s.Handle("GET "+imageV2+"/images", s.listImages)
+	s.Handle("GET "+imageV2+"/images/{id}", s.getImage)
+	s.Handle("GET "+imageV2+"/images/{id}/file", s.downloadImage)
+	s.Handle("GET "+imageV2+"/schemas/image", func(*http.Request) response { return jsonOK(imageSchema()) })
+	s.Handle("GET "+imageV2+"/schemas/images", func(*http.Request) response { return jsonOK(imagesSchema()) })
 }
 
 // glanceMinors are the v2 minor versions Glance lists when it runs

@@ -79,14 +79,14 @@ const msgUnauthenticated = "The request you have made requires authentication."
 
 func (s *Server) keystoneRoutes() {
 	for _, p := range []string{identityPrefix, identityPrefix + "/{$}"} {
-		s.handle("GET "+p, s.identityVersions, simkit.NoAuth)
+		s.Handle("GET "+p, s.identityVersions, simkit.NoAuth)
 	}
 	for _, p := range []string{identityPrefix + "/v3", identityPrefix + "/v3/{$}"} {
-		s.handle("GET "+p, s.identityVersion, simkit.NoAuth)
+		s.Handle("GET "+p, s.identityVersion, simkit.NoAuth)
 	}
-	s.handle("POST "+identityPrefix+"/v3/auth/tokens", s.issueToken, simkit.NoAuth, simkit.NoWrite)
-	s.handle("GET "+identityPrefix+"/v3/auth/tokens", s.validateToken, simkit.NoWrite)
-	s.handle("DELETE "+identityPrefix+"/v3/auth/tokens", s.revokeToken, simkit.NoWrite)
+	s.Handle("POST "+identityPrefix+"/v3/auth/tokens", s.issueToken, simkit.NoAuth, simkit.NoWrite)
+	s.Handle("GET "+identityPrefix+"/v3/auth/tokens", s.validateToken, simkit.NoWrite)
+	s.Handle("DELETE "+identityPrefix+"/v3/auth/tokens", s.revokeToken, simkit.NoWrite)
 	s.keystonePolicyRoutes()
 }
 

@@ -21,13 +21,13 @@ var keystoneAdminOnly = []struct{ path, rule string }{
 func (s *Server) keystonePolicyRoutes() {
 	for _, e := range keystoneAdminOnly {
 		rule := e.rule
-		s.handle("GET "+identityPrefix+e.path, func(*http.Request) response {
+		s.Handle("GET "+identityPrefix+e.path, func(*http.Request) response {
 			return simkit.JSON(http.StatusForbidden, keystoneErrorBody(http.StatusForbidden,
 				"You are not authorized to perform the requested action: "+rule+"."))
 		})
 	}
-	s.handle("GET "+identityPrefix+"/v3/auth/projects", s.authProjects)
-	s.handle("GET "+identityPrefix+"/v3/users/{id}/projects", s.userProjects)
+	s.Handle("GET "+identityPrefix+"/v3/auth/projects", s.authProjects)
+	s.Handle("GET "+identityPrefix+"/v3/users/{id}/projects", s.userProjects)
 }
 
 // projectsBody lists the one project a user has a role on.

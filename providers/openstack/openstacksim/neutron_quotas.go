@@ -17,14 +17,14 @@ var neutronQuotas = []struct {
 
 func (s *Server) neutronQuotaRoutes() {
 	n := networkV2
-	s.handle("GET "+n+"/quotas", func(*http.Request) response {
+	s.Handle("GET "+n+"/quotas", func(*http.Request) response {
 		return neutronError(http.StatusForbidden, "AdminRequired", "User does not have admin privileges: Only admin can view or configure quota.")
 	})
-	s.handle("GET "+n+"/quotas/{project}", s.projectQuotas(false))
+	s.Handle("GET "+n+"/quotas/{project}", s.projectQuotas(false))
 	// Neutron takes a ".json" format suffix; clients such as gophercloud
 	// send one here.
 	for _, p := range []string{"/details", "/details.json"} {
-		s.handle("GET "+n+"/quotas/{project}"+p, s.projectQuotas(true))
+		s.Handle("GET "+n+"/quotas/{project}"+p, s.projectQuotas(true))
 	}
 }
 

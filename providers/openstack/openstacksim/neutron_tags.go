@@ -86,12 +86,12 @@ func (t taggedRef) set(tags []string) {
 
 func (s *Server) neutronTagRoutes() {
 	base := networkV2 + "/{collection}/{id}/tags"
-	s.handle("GET "+base, s.listTags)
-	s.handle("PUT "+base, s.replaceTags)
-	s.handle("DELETE "+base, s.deleteTags)
-	s.handle("GET "+base+"/{tag}", s.checkTag)
-	s.handle("PUT "+base+"/{tag}", s.addTag)
-	s.handle("DELETE "+base+"/{tag}", s.deleteTag)
+	s.Handle("GET "+base, s.listTags)
+	s.Handle("PUT "+base, s.replaceTags)
+	s.Handle("DELETE "+base, s.deleteTags)
+	s.Handle("GET "+base+"/{tag}", s.checkTag)
+	s.Handle("PUT "+base+"/{tag}", s.addTag)
+	s.Handle("DELETE "+base+"/{tag}", s.deleteTag)
 }
 
 func (s *Server) listTags(r *http.Request) response {

@@ -23,10 +23,10 @@ type novaHandlerFunc func(r *http.Request, minor int) response
 
 func (s *Server) novaRoutes() {
 	for _, p := range []string{computePrefix, computePrefix + "/{$}"} {
-		s.handle("GET "+p, s.computeVersions, simkit.NoAuth)
+		s.Handle("GET "+p, s.computeVersions, simkit.NoAuth)
 	}
 	for _, p := range []string{computeV21, computeV21 + "/{$}"} {
-		s.handle("GET "+p, func(r *http.Request) response {
+		s.Handle("GET "+p, func(r *http.Request) response {
 			v := computeVersion(r)
 			v["media-types"] = []map[string]string{{"base": "application/json", "type": "application/vnd.openstack.compute+json;version=2.1"}}
 			return jsonOK(map[string]any{"version": v})
@@ -51,7 +51,7 @@ func (s *Server) novaRoutes() {
 // echoed in the answer with Vary; a version that does not parse is 400,
 // one out of range 406 (neither with version headers, as from Nova).
 func (s *Server) novaHandle(op string, h novaHandlerFunc) {
-	s.handle(op, func(r *http.Request) response {
+	s.Handle(op, func(r *http.Request) response {
 		minor, err := microversion(r)
 		if err != nil {
 			return novaError(err.status, "%s", err.msg)

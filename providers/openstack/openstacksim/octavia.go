@@ -10,51 +10,51 @@ import (
 
 func (s *Server) octaviaRoutes() {
 	for _, p := range []string{lbPrefix, lbPrefix + "/{$}"} {
-		s.handle("GET "+p, s.octaviaVersions, simkit.NoAuth)
+		s.Handle("GET "+p, s.octaviaVersions, simkit.NoAuth)
 	}
 	// GET on the version's root and on lbaas answers the JSON string
 	// "v2", as Octavia's V2 controllers do.
 	for _, p := range []string{lbPrefix + "/v2", lbV2, lbV2 + "/{$}", lbaas, lbaas + "/{$}"} {
-		s.handle("GET "+p, func(*http.Request) response { return jsonOK("v2") })
+		s.Handle("GET "+p, func(*http.Request) response { return jsonOK("v2") })
 	}
 	// Octavia serves its API under /v2 as under /v2.0; the version
 	// document links to /v2.
-	s.mux.HandleFunc(lbPrefix+"/v2/", func(w http.ResponseWriter, r *http.Request) {
+	s.HandleFunc(lbPrefix+"/v2/", func(w http.ResponseWriter, r *http.Request) {
 		r2 := r.Clone(r.Context())
 		r2.URL.Path, r2.URL.RawPath = lbV2+strings.TrimPrefix(r.URL.Path, lbPrefix+"/v2"), ""
-		s.mux.ServeHTTP(w, r2)
+		s.Handler().ServeHTTP(w, r2)
 	})
 	l := lbaas
-	s.handle("GET "+l+"/loadbalancers", s.listLoadBalancers)
-	s.handle("POST "+l+"/loadbalancers", s.createLoadBalancer)
-	s.handle("GET "+l+"/loadbalancers/{id}", s.getLoadBalancer)
-	s.handle("PUT "+l+"/loadbalancers/{id}", s.updateLoadBalancer)
-	s.handle("DELETE "+l+"/loadbalancers/{id}", s.deleteLoadBalancer)
-	s.handle("GET "+l+"/loadbalancers/{id}/status", s.loadBalancerStatus)
-	s.handle("GET "+l+"/listeners", s.listListeners)
-	s.handle("POST "+l+"/listeners", s.createListener)
-	s.handle("GET "+l+"/listeners/{id}", s.getListener)
-	s.handle("PUT "+l+"/listeners/{id}", s.updateListener)
-	s.handle("DELETE "+l+"/listeners/{id}", s.deleteListener)
-	s.handle("GET "+l+"/pools", s.listPools)
-	s.handle("POST "+l+"/pools", s.createPool)
-	s.handle("GET "+l+"/pools/{id}", s.getPool)
-	s.handle("PUT "+l+"/pools/{id}", s.updatePool)
-	s.handle("DELETE "+l+"/pools/{id}", s.deletePool)
-	s.handle("GET "+l+"/pools/{id}/members", s.listMembers)
-	s.handle("POST "+l+"/pools/{id}/members", s.createMember)
-	s.handle("PUT "+l+"/pools/{id}/members", s.batchUpdateMembers)
-	s.handle("GET "+l+"/pools/{id}/members/{mid}", s.getMember)
-	s.handle("PUT "+l+"/pools/{id}/members/{mid}", s.updateMember)
-	s.handle("DELETE "+l+"/pools/{id}/members/{mid}", s.deleteMember)
-	s.handle("GET "+l+"/healthmonitors", s.listMonitors)
-	s.handle("POST "+l+"/healthmonitors", s.createMonitor)
-	s.handle("GET "+l+"/healthmonitors/{id}", s.getMonitor)
-	s.handle("PUT "+l+"/healthmonitors/{id}", s.updateMonitor)
-	s.handle("DELETE "+l+"/healthmonitors/{id}", s.deleteMonitor)
-	s.handle("GET "+l+"/providers", s.listProviders)
-	s.handle("GET "+l+"/flavors", func(*http.Request) response { return jsonOK(map[string]any{"flavors": []any{}}) })
-	s.handle("GET "+l+"/availabilityzones", func(*http.Request) response { return jsonOK(map[string]any{"availability_zones": []any{}}) })
+	s.Handle("GET "+l+"/loadbalancers", s.listLoadBalancers)
+	s.Handle("POST "+l+"/loadbalancers", s.createLoadBalancer)
+	s.Handle("GET "+l+"/loadbalancers/{id}", s.getLoadBalancer)
+	s.Handle("PUT "+l+"/loadbalancers/{id}", s.updateLoadBalancer)
+	s.Handle("DELETE "+l+"/loadbalancers/{id}", s.deleteLoadBalancer)
+	s.Handle("GET "+l+"/loadbalancers/{id}/status", s.loadBalancerStatus)
+	s.Handle("GET "+l+"/listeners", s.listListeners)
+	s.Handle("POST "+l+"/listeners", s.createListener)
+	s.Handle("GET "+l+"/listeners/{id}", s.getListener)
+	s.Handle("PUT "+l+"/listeners/{id}", s.updateListener)
+	s.Handle("DELETE "+l+"/listeners/{id}", s.deleteListener)
+	s.Handle("GET "+l+"/pools", s.listPools)
+	s.Handle("POST "+l+"/pools", s.createPool)
+	s.Handle("GET "+l+"/pools/{id}", s.getPool)
+	s.Handle("PUT "+l+"/pools/{id}", s.updatePool)
+	s.Handle("DELETE "+l+"/pools/{id}", s.deletePool)
+	s.Handle("GET "+l+"/pools/{id}/members", s.listMembers)
+	s.Handle("POST "+l+"/pools/{id}/members", s.createMember)
+	s.Handle("PUT "+l+"/pools/{id}/members", s.batchUpdateMembers)
+	s.Handle("GET "+l+"/pools/{id}/members/{mid}", s.getMember)
+	s.Handle("PUT "+l+"/pools/{id}/members/{mid}", s.updateMember)
+	s.Handle("DELETE "+l+"/pools/{id}/members/{mid}", s.deleteMember)
+	s.Handle("GET "+l+"/healthmonitors", s.listMonitors)
+	s.Handle("POST "+l+"/healthmonitors", s.createMonitor)
+	s.Handle("GET "+l+"/healthmonitors/{id}", s.getMonitor)
+	s.Handle("PUT "+l+"/healthmonitors/{id}", s.updateMonitor)
+	s.Handle("DELETE "+l+"/healthmonitors/{id}", s.deleteMonitor)
+	s.Handle("GET "+l+"/providers", s.listProviders)
+	s.Handle("GET "+l+"/flavors", func(*http.Request) response { return jsonOK(map[string]any{"flavors": []any{}}) })
+	s.Handle("GET "+l+"/availabilityzones", func(*http.Request) response { return jsonOK(map[string]any{"availability_zones": []any{}}) })
 }
 
 // octaviaVersionDates are the updated timestamps of Octavia's API

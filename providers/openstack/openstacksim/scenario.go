@@ -1,15 +1,11 @@
 package openstacksim
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
-
-// scenarioProvider is the scenario's provider field for this simulator.
-const scenarioProvider = "openstack"
 
 // Scenario describes a simulated OpenStack cloud in YAML (or JSON): what
 // it holds when it starts and how it misbehaves. Every field is optional:
@@ -188,25 +184,27 @@ var Operations = map[string]string{
 	"healthmonitors.create":     "POST " + lbaas + "/healthmonitors",
 }
 
+// scenarios seeds a Server from a Scenario; the resources are checked by
+// seeding a scratch cloud with them.
+var scenarios = simkit.Scenarios[Scenario, *Scenario, *Server]{
+	Provider:     "openstack",
+	Operations:   scenarioOperations,
+	Check:        (*Scenario).validate,
+	New:          func(sc *Scenario) *Server { return New(sc.Options()) },
+	Apply:        (*Scenario).Apply,
+	ApplyToCheck: true,
+}
+
 // LoadScenario parses a YAML (or JSON) scenario and validates it,
 // reporting every problem at once, unknown keys included.
-func LoadScenario(data []byte) (*Scenario, error) {
-	return simkit.LoadScenario(data, (*Scenario).validate)
-}
+func LoadScenario(data []byte) (*Scenario, error) { return scenarios.Load(data) }
 
 // NewFromScenario returns a Server, not listening yet, seeded from a
 // scenario.
-func NewFromScenario(data []byte) (*Server, error) {
-	sc, err := LoadScenario(data)
-	if err != nil {
-		return nil, err
-	}
-	s := New(sc.Options())
-	if err := sc.Apply(s); err != nil {
-		return nil, fmt.Errorf("applying scenario: %w", err)
-	}
-	return s, nil
-}
+func NewFromScenario(data []byte) (*Server, error) { return scenarios.NewServer(data) }
+
+// Validate reports every problem with sc, as LoadScenario does.
+func (sc *Scenario) Validate() error { return scenarios.Validate(sc) }
 
 // Options returns the server options sc asks for. sc must be valid.
 func (sc *Scenario) Options() Options {

@@ -1,7 +1,6 @@
 package openstacksim
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -10,14 +9,10 @@ import (
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
-// Validate reports every problem with sc, as LoadScenario does.
-func (sc *Scenario) Validate() error { return errors.Join(sc.validate()...) }
-
+// validate reports every problem with sc's settings and the fields of
+// its resources.
 func (sc *Scenario) validate() []error {
 	var errs []error
-	for _, err := range sc.ScenarioHeader.Validate(scenarioProvider, scenarioOperations) {
-		errs = append(errs, err)
-	}
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if _, err := simkit.ParseDuration(sc.TokenTTL); err != nil {
 		bad("tokenTTL: %v", err)

@@ -94,8 +94,6 @@ type Server struct {
 	simkit.Base
 
 	opts Options
-	mux  *http.ServeMux
-	kit  *simkit.Kit
 
 	mu sync.Mutex
 	st *state
@@ -134,17 +132,15 @@ func New(opts Options) *Server {
 	}
 	s := &Server{
 		opts:   opts,
-		mux:    http.NewServeMux(),
 		st:     newState(opts.Users[0].ProjectID, opts.ProvisioningReads),
 		tokens: map[string]*token{},
 	}
-	s.kit = simkit.New(simkit.Options{
+	s.Base = simkit.NewBase(simkit.Options{
 		Common:    opts.Common,
 		ErrorBody: errorBody,
 		Auth:      s.authenticate,
 		Lock:      &s.mu,
-	})
-	s.Base = simkit.NewBase(s.kit, s.mux, func() any { return s.State() })
+	}, s.State)
 	if !opts.NoDefaults {
 		s.addDefaults()
 	}
@@ -169,23 +165,18 @@ func (s *Server) AuthURL() string { return s.URL() + identityPrefix + "/v3" }
 // Region is the region the catalog advertises.
 func (s *Server) Region() string { return s.opts.Region }
 
-// handle registers an API endpoint; h runs with the state locked.
-func (s *Server) handle(op string, h simkit.HandlerFunc, flags ...simkit.Flag) {
-	s.kit.Handle(s.mux, op, h, flags...)
-}
-
 func (s *Server) routes() {
 	s.keystoneRoutes()
 	s.novaRoutes()
 	s.neutronRoutes()
 	s.octaviaRoutes()
 	s.glanceRoutes()
-	s.mux.HandleFunc("GET /_sim/cloud.conf", func(w http.ResponseWriter, r *http.Request) {
+	s.HandleFunc("GET /_sim/cloud.conf", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte(s.CloudConfigFor(simkit.BaseURL(r))))
 	})
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		simkit.Write(w, r, simkit.JSON(http.StatusNotFound,
-			errorBody(r, simkit.ErrorInfo{Op: r.Method + " " + r.URL.Path, Status: http.StatusNotFound, Message: "The resource could not be found."})))
+	s.NotFound(func(r *http.Request) simkit.Response {
+		return simkit.JSON(http.StatusNotFound,
+			errorBody(r, simkit.ErrorInfo{Op: r.Method + " " + r.URL.Path, Status: http.StatusNotFound, Message: "The resource could not be found."}))
 	})
 }

@@ -156,28 +156,20 @@ func (s *Server) State() Snapshot {
 	for _, v := range st.servers.All() {
 		snap.Servers = append(snap.Servers, s.serverView(v))
 	}
-	snap.Networks = clones(st.networks.All(), Network.clone)
+	snap.Networks = simkit.CloneAll(st.networks.All(), (*Network).clone)
 	for _, v := range st.subnets.All() {
 		snap.Subnets = append(snap.Subnets, v.clone())
 	}
-	snap.Ports = clones(st.ports.All(), Port.clone)
-	snap.Routers = clones(st.routers.All(), Router.clone)
-	snap.FloatingIPs = clones(st.floatingIPs.All(), FloatingIP.clone)
-	snap.SecurityGroups = clones(st.securityGroups.All(), SecurityGroup.clone)
+	snap.Ports = simkit.CloneAll(st.ports.All(), (*Port).clone)
+	snap.Routers = simkit.CloneAll(st.routers.All(), (*Router).clone)
+	snap.FloatingIPs = simkit.CloneAll(st.floatingIPs.All(), (*FloatingIP).clone)
+	snap.SecurityGroups = simkit.CloneAll(st.securityGroups.All(), (*SecurityGroup).clone)
 	for _, v := range st.lbs.All() {
 		snap.LoadBalancers = append(snap.LoadBalancers, s.lbView(v))
 	}
-	snap.Listeners = clones(st.listeners.All(), Listener.clone)
-	snap.Pools = clones(st.pools.All(), Pool.clone)
-	snap.Members = clones(st.members.All(), Member.clone)
-	snap.HealthMonitors = clones(st.monitors.All(), HealthMonitor.clone)
+	snap.Listeners = simkit.CloneAll(st.listeners.All(), (*Listener).clone)
+	snap.Pools = simkit.CloneAll(st.pools.All(), (*Pool).clone)
+	snap.Members = simkit.CloneAll(st.members.All(), (*Member).clone)
+	snap.HealthMonitors = simkit.CloneAll(st.monitors.All(), (*HealthMonitor).clone)
 	return snap
-}
-
-func clones[T any](in []*T, clone func(T) T) []T {
-	out := make([]T, 0, len(in))
-	for _, v := range in {
-		out = append(out, clone(*v))
-	}
-	return out
 }

@@ -390,5 +390,5 @@ func (s *Server) Certificate(id string) (Certificate, bool) {
 func (s *Server) Certificates() []Certificate {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return cloneAll(s.st.certs.All(), (*Certificate).clone)
+	return simkit.CloneAll(s.st.certs.All(), (*Certificate).clone)
 }

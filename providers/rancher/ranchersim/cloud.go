@@ -10,9 +10,13 @@ import (
 // suite (frameworktest.SimCloud), the end-to-end suite, the demo and the
 // benchmarks drive every provider's simulated cloud alike. It is the
 // Server, with the provider-neutral methods on top. Instances are hosts,
-// named by their UUID (the providerID is rancher://<uuid>).
+// named by their UUID (the providerID is rancher://<uuid>). The Rancher
+// provider is configured by its environment, and Cattle has no route API
+// (its managed network is an overlay).
 type Cloud struct {
 	*Server
+	simkit.NoCloudConfig
+	simkit.NoRoutes
 }
 
 var _ simkit.Cloud = (*Cloud)(nil)
@@ -22,11 +26,7 @@ func (s *Server) Cloud() *Cloud { return &Cloud{Server: s} }
 
 // StartCloud starts a simulated Cattle with c's settings (the defaults for
 // the rest) on a loopback port; Close stops it.
-func StartCloud(c simkit.Common) *Cloud {
-	s := New(Options{Common: c})
-	s.Start()
-	return s.Cloud()
-}
+func StartCloud(c simkit.Common) *Cloud { return simkit.Started(New(Options{Common: c})).Cloud() }
 
 // AddInstance adds an active host whose hostname is name, with a private
 // agent IP and a public IP in its ipAddresses (AddHost's defaults), labelled
@@ -70,13 +70,6 @@ func (c *Cloud) ShutdownInstance(uuid string) {
 
 // Env is what the Rancher provider needs to reach the cloud.
 func (c *Cloud) Env() map[string]string { return c.Server.Env(c.URL()) }
-
-// CloudConfig is "": the provider is configured by its environment.
-func (c *Cloud) CloudConfig() string { return "" }
-
-// Routes is nil: Cattle has no route API (its managed network is an
-// overlay).
-func (c *Cloud) Routes() map[string]string { return nil }
 
 // LoadBalancers lists the load balancer services neither removed nor
 // being removed, oldest first: listeners from their port rules

@@ -483,7 +483,7 @@ func (s *Server) HostByHostname(hostname string) (Host, bool) {
 func (s *Server) Hosts() []Host {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return cloneAll(s.st.hosts.All(), (*Host).clone)
+	return simkit.CloneAll(s.st.hosts.All(), (*Host).clone)
 }
 
 // UpdateHost changes a host with change (its labels, addresses,

@@ -1,7 +1,6 @@
 package ranchersim
 
 import (
-	"cmp"
 	"fmt"
 	"net/http"
 
@@ -52,21 +51,6 @@ const (
 	codeInvalidState      = "InvalidState"
 )
 
-// codes are the error codes for the statuses the simulator answers with.
-var codes = map[int]string{
-	http.StatusBadRequest:            codeBadRequest,
-	http.StatusUnauthorized:          codeUnauthorized,
-	http.StatusForbidden:             codeForbidden,
-	http.StatusNotFound:              codeNotFound,
-	http.StatusMethodNotAllowed:      codeMethodNotAllowed,
-	http.StatusConflict:              codeConflict,
-	http.StatusRequestEntityTooLarge: codeTooLarge,
-	http.StatusTooManyRequests:       codeTooManyRequests,
-	http.StatusServiceUnavailable:    codeUnavailable,
-}
-
-func codeFor(status int) string { return cmp.Or(codes[status], codeServerError) }
-
 // errorDoc is an error body; an empty message is null, as gdapi writes
 // validation errors.
 func errorDoc(status int, code, field, msg string) apiError {
@@ -81,15 +65,32 @@ func errorDoc(status int, code, field, msg string) apiError {
 	return e
 }
 
-// errorBody is the body of the errors the Kit answers itself (injected
-// faults, oversized bodies).
-func errorBody(_ *http.Request, e simkit.ErrorInfo) any {
-	return errorDoc(e.Status, cmp.Or(e.Code, codeFor(e.Status)), "", cmp.Or(e.Message, faultMessage(e.Status)))
+// apiErrors are Cattle's errors: gdapi's code for each status
+// (InternalServerError for the others) and Cattle's messages for the
+// failures the simulator injects.
+var apiErrors = simkit.ErrorFormat{
+	Codes: map[int]string{
+		http.StatusBadRequest:            codeBadRequest,
+		http.StatusUnauthorized:          codeUnauthorized,
+		http.StatusForbidden:             codeForbidden,
+		http.StatusNotFound:              codeNotFound,
+		http.StatusMethodNotAllowed:      codeMethodNotAllowed,
+		http.StatusConflict:              codeConflict,
+		http.StatusRequestEntityTooLarge: codeTooLarge,
+		http.StatusTooManyRequests:       codeTooManyRequests,
+		http.StatusServiceUnavailable:    codeUnavailable,
+	},
+	OtherCode: codeServerError,
+	Messages: map[int]string{
+		http.StatusNotFound:           "Not Found",
+		http.StatusServiceUnavailable: "Service Unavailable",
+	},
+	Body: func(status int, code, message string) any { return errorDoc(status, code, "", message) },
 }
 
 // fail is an error answer with the usual code for status.
 func fail(status int, format string, args ...any) simkit.Response {
-	return simkit.JSON(status, errorDoc(status, codeFor(status), "", fmt.Sprintf(format, args...)))
+	return apiErrors.Error(status, format, args...)
 }
 
 // notFound is Cattle's 404 for an unknown ID, type or path.
@@ -107,13 +108,7 @@ func invalid(code, field string) simkit.Response {
 // decode reads r's JSON body into v; an empty body leaves v as it is (go-
 // rancher posts actions without input with no body).
 func decode(r *http.Request, v any) *simkit.Response {
-	if r.ContentLength == 0 {
-		return nil
-	}
-	if err := simkit.Decode(r, v); err != nil {
-		if err.Error() == "the request body is empty" {
-			return nil
-		}
+	if err := simkit.DecodeOptional(r, v); err != nil {
 		resp := simkit.JSON(http.StatusBadRequest, errorDoc(http.StatusBadRequest, codeInvalidFormat, "", err.Error()))
 		return &resp
 	}

@@ -1,17 +1,12 @@
 package ranchersim
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
-
-// providerName is the scenario's provider field for this simulator.
-const providerName = "rancher"
 
 // Scenario describes a simulated Cattle in YAML (or JSON): what it holds
 // when it starts and how it misbehaves. Every field is optional:
@@ -156,43 +151,26 @@ var Operations = map[string]string{
 	"certificates.delete":     "DELETE " + projectPath + "/certificates/{id}",
 }
 
+// scenarios seeds a Server from a Scenario; the resources are checked by
+// seeding a scratch cloud with them.
+var scenarios = simkit.Scenarios[Scenario, *Scenario, *Server]{
+	Provider:     "rancher",
+	Operations:   scenarioOperations,
+	New:          func(sc *Scenario) *Server { return New(sc.Options()) },
+	Apply:        (*Scenario).Apply,
+	ApplyToCheck: true,
+}
+
 // LoadScenario parses a YAML (or JSON) scenario and validates it, reporting
 // every problem at once, unknown keys included.
-func LoadScenario(data []byte) (*Scenario, error) {
-	return simkit.LoadScenario(data, (*Scenario).validate)
-}
+func LoadScenario(data []byte) (*Scenario, error) { return scenarios.Load(data) }
 
 // NewFromScenario returns a Server, not listening yet, seeded from a
 // scenario.
-func NewFromScenario(data []byte) (*Server, error) {
-	sc, err := LoadScenario(data)
-	if err != nil {
-		return nil, err
-	}
-	s := New(sc.Options())
-	if err := sc.Apply(s); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
+func NewFromScenario(data []byte) (*Server, error) { return scenarios.NewServer(data) }
 
 // Validate reports every problem with sc, as LoadScenario does.
-func (sc *Scenario) Validate() error { return errors.Join(sc.validate()...) }
-
-func (sc *Scenario) validate() []error {
-	var errs []error
-	for _, err := range sc.ScenarioHeader.Validate(providerName, scenarioOperations) {
-		errs = append(errs, err)
-	}
-	if len(errs) > 0 {
-		return errs
-	}
-	// The resources are checked by seeding a scratch cloud with them.
-	if err := sc.Apply(New(sc.Options())); err != nil {
-		errs = append(errs, err)
-	}
-	return errs
-}
+func (sc *Scenario) Validate() error { return scenarios.Validate(sc) }
 
 // Options returns the server options sc asks for. sc's header must be
 // valid.
@@ -206,15 +184,7 @@ func (sc *Scenario) Options() Options {
 // Apply adds sc's resources to s; it reports the first one the cloud
 // refuses.
 func (sc *Scenario) Apply(s *Server) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			msg, ok := r.(string)
-			if !ok || !strings.HasPrefix(msg, "ranchersim: ") {
-				panic(r)
-			}
-			err = errors.New(strings.TrimPrefix(msg, "ranchersim: "))
-		}
-	}()
+	defer simkit.RecoverRefusal("ranchersim: ", &err)
 	for i, h := range sc.Hosts {
 		if h.Hostname == "" {
 			return fmt.Errorf("hosts[%d].hostname: required", i)
@@ -346,9 +316,4 @@ func (c *LBConfig) resolveCertificates(at string, certs map[string]string) error
 
 // scenarioOperations resolves a scenario fault's operation: "*", a short
 // name, or an endpoint.
-var scenarioOperations = simkit.Operations{Names: Operations, IsEndpoint: func(op string) bool {
-	return slices.Contains(endpoints(), op)
-}}
-
-// endpoints are the API's endpoints, as Fault.Op writes them.
-var endpoints = sync.OnceValue(func() []string { return New(Options{}).kit.Ops() })
+var scenarioOperations = simkit.ServedOperations(Operations, func() []string { return New(Options{}).Operations() })

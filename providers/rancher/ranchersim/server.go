@@ -1,6 +1,7 @@
 package ranchersim
 
 import (
+	"cmp"
 	"net/http"
 	"strings"
 	"sync"
@@ -61,8 +62,6 @@ type Server struct {
 	simkit.Base
 
 	opts Options
-	mux  *http.ServeMux
-	kit  *simkit.Kit
 	keys simkit.BasicAuth
 
 	mu sync.Mutex
@@ -76,30 +75,24 @@ type Request = simkit.Request
 // Handler at the root of a listener.
 func New(opts Options) *Server {
 	opts = withDefaults(opts)
-	s := &Server{opts: opts, mux: http.NewServeMux()}
+	s := &Server{opts: opts}
 	s.keys.Set(opts.AccessKey, opts.SecretKey)
 	s.st = newState(opts)
-	s.kit = simkit.New(simkit.Options{
+	s.Base = simkit.NewBase(simkit.Options{
 		Common:    opts.Common,
-		ErrorBody: errorBody,
+		ErrorBody: apiErrors.ErrorBody,
 		Auth:      s.authenticate,
 		Lock:      &s.mu,
-	})
-	s.Base = simkit.NewBase(s.kit, s.mux, func() any { return s.State() })
+	}, s.State)
 	s.routes()
 	return s
 }
 
 func withDefaults(o Options) Options {
-	set := func(p *string, def string) {
-		if *p == "" {
-			*p = def
-		}
-	}
-	set(&o.Project, DefaultProject)
-	set(&o.AccessKey, DefaultAccessKey)
-	set(&o.SecretKey, DefaultSecretKey)
-	set(&o.LBImage, DefaultLBImage)
+	o.Project = cmp.Or(o.Project, DefaultProject)
+	o.AccessKey = cmp.Or(o.AccessKey, DefaultAccessKey)
+	o.SecretKey = cmp.Or(o.SecretKey, DefaultSecretKey)
+	o.LBImage = cmp.Or(o.LBImage, DefaultLBImage)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -178,7 +171,7 @@ func (s *Server) handle(op string, h simkit.HandlerFunc) {
 			return inner(r)
 		}
 	}
-	s.kit.Handle(s.mux, op, h)
+	s.Handle(op, h)
 }
 
 func (s *Server) routes() {
@@ -195,7 +188,5 @@ func (s *Server) routes() {
 	s.stackRoutes()
 	s.serviceRoutes()
 	s.certificateRoutes()
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		simkit.Write(w, r, notFound())
-	})
+	s.NotFound(func(*http.Request) simkit.Response { return notFound() })
 }

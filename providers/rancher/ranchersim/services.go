@@ -367,7 +367,7 @@ func (s *Server) ServiceByName(name string) (Service, bool) {
 func (s *Server) Services() []Service {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return cloneAll(s.st.services.All(), (*Service).clone)
+	return simkit.CloneAll(s.st.services.All(), (*Service).clone)
 }
 
 // Endpoints returns a load balancer's public endpoints, as its

@@ -304,5 +304,5 @@ func (s *Server) StackByName(name string) (Stack, bool) {
 func (s *Server) Stacks() []Stack {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return cloneAll(s.st.stacks.All(), (*Stack).clone)
+	return simkit.CloneAll(s.st.stacks.All(), (*Stack).clone)
 }

@@ -129,20 +129,12 @@ func (s *Server) State() Snapshot {
 	defer s.mu.Unlock()
 	return Snapshot{
 		Project:      s.opts.Project,
-		Hosts:        cloneAll(s.st.hosts.All(), (*Host).clone),
-		Stacks:       cloneAll(s.st.stacks.All(), (*Stack).clone),
-		Services:     cloneAll(s.st.services.All(), (*Service).clone),
-		Certificates: cloneAll(s.st.certs.All(), (*Certificate).clone),
+		Hosts:        simkit.CloneAll(s.st.hosts.All(), (*Host).clone),
+		Stacks:       simkit.CloneAll(s.st.stacks.All(), (*Stack).clone),
+		Services:     simkit.CloneAll(s.st.services.All(), (*Service).clone),
+		Certificates: simkit.CloneAll(s.st.certs.All(), (*Certificate).clone),
 		Settings:     append([]Setting(nil), s.st.settings...),
 	}
-}
-
-func cloneAll[T, U any](in []*T, clone func(*T) U) []U {
-	out := make([]U, 0, len(in))
-	for _, v := range in {
-		out = append(out, clone(v))
-	}
-	return out
 }
 
 // Advance settles every resource in a transitioning state now (one step:

@@ -11,9 +11,12 @@ import (
 // Cloud is the simulator as a simkit.Cloud, through which the conformance
 // suite (frameworktest.SimCloud), the end-to-end suite, the demo and the
 // benchmarks drive every provider's simulated cloud alike. It is the
-// Server, with the provider-neutral methods on top.
+// Server, with the provider-neutral methods on top. The Triton provider is
+// configured by its environment, and Triton has no route API.
 type Cloud struct {
 	*Server
+	simkit.NoCloudConfig
+	simkit.NoRoutes
 }
 
 var _ simkit.Cloud = (*Cloud)(nil)
@@ -23,11 +26,7 @@ func (s *Server) Cloud() *Cloud { return &Cloud{Server: s} }
 
 // StartCloud starts a simulated Triton with c's settings (the defaults for
 // the rest) on a loopback port; Close stops it.
-func StartCloud(c simkit.Common) *Cloud {
-	s := New(Options{Common: c})
-	s.Start()
-	return s.Cloud()
-}
+func StartCloud(c simkit.Common) *Cloud { return simkit.Started(New(Options{Common: c})).Cloud() }
 
 // AddInstance creates a running machine called name (DefaultPackage, a
 // public and a fabric NIC) and returns its ID.
@@ -45,12 +44,6 @@ func (c *Cloud) ShutdownInstance(id string) { c.SetMachineState(id, StateStopped
 // TRITON_ACCOUNT, TRITON_KEY_ID (the MD5 fingerprint) and
 // TRITON_KEY_MATERIAL (the PKCS #1 PEM).
 func (c *Cloud) Env() map[string]string { return c.Server.Env(c.URL()) }
-
-// CloudConfig is "": the provider is configured by its environment.
-func (c *Cloud) CloudConfig() string { return "" }
-
-// Routes is nil: Triton has no route API.
-func (c *Cloud) Routes() map[string]string { return nil }
 
 // Moirai's metadata keys (triton-moirai src/lib.rs).
 const (

@@ -146,8 +146,8 @@ func (s *Server) cmonEndpoint() string {
 func cmonOp(op string) bool { return strings.HasPrefix(op, "GET /v1/") }
 
 func (s *Server) cmonRoutes() {
-	s.kit.Handle(s.cmon.mux, "GET /v1/discover", s.cmonDiscover, simkit.NoAuth)
-	s.kit.Handle(s.cmon.mux, "GET /v1/gz/discover", s.cmonDiscoverCNs, simkit.NoAuth)
+	s.Kit().Handle(s.cmon.mux, "GET /v1/discover", s.cmonDiscover, simkit.NoAuth)
+	s.Kit().Handle(s.cmon.mux, "GET /v1/gz/discover", s.cmonDiscoverCNs, simkit.NoAuth)
 	s.cmon.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		simkit.Write(w, r, failCode(http.StatusNotFound, "ResourceNotFound", "%s does not exist", r.URL.Path))
 	})

@@ -1,10 +1,6 @@
 package tritonsim
 
-import (
-	"net/http"
-
-	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
-)
+import "github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 
 // Fault is an injected API failure; see simkit.Fault. Op is an endpoint
 // written as the routes are, e.g. "GET /{account}/machines/{id}", or a
@@ -13,16 +9,3 @@ import (
 // message: "" means the ones CloudAPI sends for Status (RequestThrottled
 // for 429, ResourceNotFound for 404...).
 type Fault = simkit.Fault
-
-// faultMessage is the message of an injected fault with status.
-func faultMessage(status int) string {
-	switch status {
-	case http.StatusNotFound:
-		return "resource not found"
-	case http.StatusTooManyRequests:
-		return "You have exceeded your request rate"
-	case http.StatusServiceUnavailable:
-		return "service unavailable"
-	}
-	return simkit.DefaultMessage(status)
-}

@@ -7,6 +7,17 @@ import (
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
+func (s *Server) fwRoutes() {
+	s.Handle("GET /{account}/fwrules", s.listRules)
+	s.Handle("POST /{account}/fwrules", s.createRule)
+	s.Handle("GET /{account}/fwrules/{id}", s.getRule)
+	s.Handle("POST /{account}/fwrules/{id}", s.updateRule)
+	s.Handle("DELETE /{account}/fwrules/{id}", s.deleteRule)
+	s.Handle("POST /{account}/fwrules/{id}/enable", s.enableRule(true))
+	s.Handle("POST /{account}/fwrules/{id}/disable", s.enableRule(false))
+	s.Handle("GET /{account}/fwrules/{id}/machines", s.listRuleMachines)
+}
+
 // FirewallRule is a Cloud Firewall rule, as GetFirewallRule serves it
 // (triton-go's network.FirewallRule).
 type FirewallRule struct {
@@ -39,7 +50,7 @@ func (s *Server) AddFirewallRule(r FirewallRule) (FirewallRule, error) {
 func (s *Server) FirewallRules() []FirewallRule {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return cloneAll(s.st.rules.All(), func(r *FirewallRule) FirewallRule { return *r })
+	return simkit.CloneAll(s.st.rules.All(), func(r *FirewallRule) FirewallRule { return *r })
 }
 
 // ruleRequest is the body of CreateFirewallRule and UpdateFirewallRule.
@@ -50,7 +61,7 @@ type ruleRequest struct {
 }
 
 func (s *Server) listRules(*http.Request) simkit.Response {
-	return ok(cloneAll(s.st.rules.All(), func(r *FirewallRule) FirewallRule { return *r }))
+	return ok(simkit.CloneAll(s.st.rules.All(), func(r *FirewallRule) FirewallRule { return *r }))
 }
 
 // createRule serves CreateFirewallRule: 201 with the rule; a rule text

@@ -12,6 +12,19 @@ import (
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
+func (s *Server) machineRoutes() {
+	s.Handle("GET /{account}/machines", s.listMachines)
+	s.Handle("HEAD /{account}/machines", s.countMachines)
+	s.Handle("POST /{account}/machines", s.createMachine)
+	s.Handle("GET /{account}/machines/{id}", s.getMachine)
+	s.Handle("POST /{account}/machines/{id}", s.machineAction)
+	s.Handle("DELETE /{account}/machines/{id}", s.deleteMachine)
+	s.Handle("GET /{account}/machines/{id}/nics", s.listNICs)
+	s.Handle("GET /{account}/machines/{id}/nics/{mac}", s.getNIC)
+	s.machineMapRoutes()
+	s.Handle("GET /{account}/machines/{id}/fwrules", s.listMachineRules)
+}
+
 // Machine states, as CloudAPI translates VMAPI's (triton-rancher.md §5).
 const (
 	StateProvisioning = "provisioning"
@@ -230,7 +243,7 @@ func (s *Server) Machine(id string) (Machine, bool) {
 func (s *Server) Machines() []Machine {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return cloneAll(s.st.machines.All(), (*Machine).clone)
+	return simkit.CloneAll(s.st.machines.All(), (*Machine).clone)
 }
 
 // SetMetadata sets (or, with value "", removes) a machine's metadata key,

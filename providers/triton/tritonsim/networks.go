@@ -10,6 +10,14 @@ import (
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
+func (s *Server) networkRoutes() {
+	s.Handle("GET /{account}/networks", s.listNetworks)
+	s.Handle("GET /{account}/networks/{id}", s.getNetwork)
+	s.Handle("GET /{account}/fabrics/default/vlans", s.listVLANs)
+	s.Handle("GET /{account}/fabrics/default/vlans/{vlan}", s.getVLAN)
+	s.Handle("GET /{account}/fabrics/default/vlans/{vlan}/networks", s.listVLANNetworks)
+}
+
 // Network is a network the account can provision on, as GetNetwork
 // serves it (triton-go's network.Network); VLAN is its fabric VLAN (0 for
 // a network that is not a fabric).
@@ -130,7 +138,7 @@ func (st *state) defaultNetworks() []*Network {
 }
 
 func (s *Server) listNetworks(*http.Request) simkit.Response {
-	return ok(cloneAll(s.st.networks.All(), (*Network).clone))
+	return ok(simkit.CloneAll(s.st.networks.All(), (*Network).clone))
 }
 
 func (s *Server) getNetwork(r *http.Request) simkit.Response {

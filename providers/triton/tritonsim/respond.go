@@ -1,8 +1,6 @@
 package tritonsim
 
 import (
-	"cmp"
-	"fmt"
 	"net/http"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
@@ -32,34 +30,37 @@ const (
 	codeInsufficient     = "InsufficientCapacity"
 )
 
-// codes are the error codes for the statuses the simulator answers with.
-var codes = map[int]string{
-	http.StatusBadRequest:         codeBadRequest,
-	http.StatusUnauthorized:       codeInvalidCreds,
-	http.StatusForbidden:          codeNotAuthorized,
-	http.StatusNotFound:           codeNotFound,
-	http.StatusGone:               codeNotFound,
-	http.StatusConflict:           codeInvalidArgument,
-	http.StatusTooManyRequests:    codeThrottled,
-	http.StatusServiceUnavailable: codeUnavailable,
-}
-
-func codeFor(status int) string { return cmp.Or(codes[status], codeInternal) }
-
-// errorBody is the body of the errors the Kit answers itself (injected
-// faults, oversized bodies).
-func errorBody(_ *http.Request, e simkit.ErrorInfo) any {
-	return apiError{Code: cmp.Or(e.Code, codeFor(e.Status)), Message: cmp.Or(e.Message, faultMessage(e.Status))}
+// apiErrors are CloudAPI's errors: a code for each status (InternalError
+// for the others) and its messages for the failures the simulator
+// injects.
+var apiErrors = simkit.ErrorFormat{
+	Codes: map[int]string{
+		http.StatusBadRequest:         codeBadRequest,
+		http.StatusUnauthorized:       codeInvalidCreds,
+		http.StatusForbidden:          codeNotAuthorized,
+		http.StatusNotFound:           codeNotFound,
+		http.StatusGone:               codeNotFound,
+		http.StatusConflict:           codeInvalidArgument,
+		http.StatusTooManyRequests:    codeThrottled,
+		http.StatusServiceUnavailable: codeUnavailable,
+	},
+	OtherCode: codeInternal,
+	Messages: map[int]string{
+		http.StatusNotFound:           "resource not found",
+		http.StatusTooManyRequests:    "You have exceeded your request rate",
+		http.StatusServiceUnavailable: "service unavailable",
+	},
+	Body: func(_ int, code, message string) any { return apiError{Code: code, Message: message} },
 }
 
 // failCode is an error answer with status, code and message.
 func failCode(status int, code, format string, args ...any) simkit.Response {
-	return simkit.JSON(status, apiError{Code: code, Message: fmt.Sprintf(format, args...)})
+	return apiErrors.ErrorCode(status, code, format, args...)
 }
 
 // fail is an error answer with the usual code for status.
 func fail(status int, format string, args ...any) simkit.Response {
-	return failCode(status, codeFor(status), format, args...)
+	return apiErrors.Error(status, format, args...)
 }
 
 // notFound is CloudAPI's 404 for a resource of kind (machine, package...).
@@ -80,13 +81,7 @@ func validationFailed(format string, args ...any) simkit.Response {
 
 // decode reads r's JSON body into v; an empty body leaves v as it is.
 func decode(r *http.Request, v any) *simkit.Response {
-	if r.ContentLength == 0 {
-		return nil
-	}
-	if err := simkit.Decode(r, v); err != nil {
-		if err.Error() == "the request body is empty" {
-			return nil
-		}
+	if err := simkit.DecodeOptional(r, v); err != nil {
 		resp := fail(http.StatusBadRequest, "%s", err.Error())
 		return &resp
 	}

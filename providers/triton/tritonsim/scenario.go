@@ -7,13 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
-
-// providerName is the scenario's provider field for this simulator.
-const providerName = "triton"
 
 // Scenario describes a simulated Triton in YAML (or JSON): what it holds
 // when it starts and how it misbehaves. Every field is optional:
@@ -135,11 +131,20 @@ var Operations = map[string]string{
 	"fwrules.delete":   "DELETE /{account}/fwrules/{id}",
 }
 
+// scenarios seeds a Server from a Scenario; the resources are checked by
+// seeding a scratch cloud with them.
+var scenarios = simkit.Scenarios[Scenario, *Scenario, *Server]{
+	Provider:     "triton",
+	Operations:   scenarioOperations,
+	Check:        (*Scenario).validate,
+	New:          func(sc *Scenario) *Server { return New(sc.Options()) },
+	Apply:        (*Scenario).Apply,
+	ApplyToCheck: true,
+}
+
 // LoadScenario parses a YAML (or JSON) scenario and validates it, reporting
 // every problem at once, unknown keys included.
-func LoadScenario(data []byte) (*Scenario, error) {
-	return simkit.LoadScenario(data, (*Scenario).validate)
-}
+func LoadScenario(data []byte) (*Scenario, error) { return scenarios.Load(data) }
 
 // NewFromScenario returns a Server, not listening yet, seeded from a
 // scenario, with the account key written to the scenario's keyFile (by
@@ -147,55 +152,46 @@ func LoadScenario(data []byte) (*Scenario, error) {
 // not fit on the one line of a printed variable, so TRITON_KEY_MATERIAL
 // is the file's path.
 func NewFromScenario(data []byte) (*Server, error) {
-	sc, err := LoadScenario(data)
+	s, err := scenarios.NewServer(data)
+	if err == nil {
+		err = s.WriteKeyFile()
+	}
 	if err != nil {
-		return nil, err
-	}
-	opts := sc.Options()
-	opts.KeyFile = cmp.Or(sc.KeyFile, filepath.Join(os.TempDir(), "tritonsim-"+cmp.Or(sc.Account, DefaultAccount)+".pem"))
-	s := New(opts)
-	if err := sc.Apply(s); err != nil {
-		return nil, err
-	}
-	if err := s.WriteKeyFile(); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
 // Validate reports every problem with sc, as LoadScenario does.
-func (sc *Scenario) Validate() error { return errors.Join(sc.validate()...) }
+func (sc *Scenario) Validate() error { return scenarios.Validate(sc) }
 
+// validate reports every problem with sc's settings.
 func (sc *Scenario) validate() []error {
 	var errs []error
-	for _, err := range sc.ScenarioHeader.Validate(providerName, scenarioOperations) {
-		errs = append(errs, err)
-	}
 	if sc.AccountID != "" && !uuidPattern.MatchString(sc.AccountID) {
 		errs = append(errs, fmt.Errorf("accountID: %q is not a UUID (lower-case)", sc.AccountID))
 	}
 	if sc.GoneReads < -1 {
 		errs = append(errs, errors.New("goneReads: must be -1 (none), 0 (the default) or more"))
 	}
-	if len(errs) > 0 {
-		return errs
-	}
-	// The resources are checked by seeding a scratch cloud with them.
-	if err := sc.Apply(New(sc.Options())); err != nil {
-		errs = append(errs, err)
-	}
 	return errs
 }
 
-// Options returns the server options sc asks for. sc's header must be
-// valid.
+// Options returns the server options sc asks for, the account key kept in
+// its keyFile. sc's header must be valid.
 func (sc *Scenario) Options() Options {
 	return Options{
-		Common: sc.Common(scenarioOperations), Account: sc.Account, AccountID: sc.AccountID, Datacenter: sc.Datacenter,
-		CNSDisabled: sc.CNSEnabled != nil && !*sc.CNSEnabled, CNSPublicZone: sc.CNSPublicZone,
+		Common: sc.Common(scenarioOperations), Account: sc.Account, AccountID: sc.AccountID, KeyFile: sc.keyFile(),
+		Datacenter: sc.Datacenter, CNSDisabled: sc.CNSEnabled != nil && !*sc.CNSEnabled, CNSPublicZone: sc.CNSPublicZone,
 		CNSPrivateZone: sc.CNSPrivateZone, NoLoadBalancerImage: sc.NoLoadBalancerImage,
 		ProvisioningReads: sc.ProvisioningReads, GoneReads: sc.GoneReads,
 	}
+}
+
+// keyFile is where the account key is written: the scenario's keyFile, by
+// default tritonsim-<account>.pem in the temporary directory.
+func (sc *Scenario) keyFile() string {
+	return cmp.Or(sc.KeyFile, filepath.Join(os.TempDir(), "tritonsim-"+cmp.Or(sc.Account, DefaultAccount)+".pem"))
 }
 
 // Apply adds sc's resources to s; it reports the first one the cloud
@@ -267,9 +263,4 @@ func (st *state) image(ref string) (*Image, bool) {
 
 // scenarioOperations resolves a scenario fault's operation: "*", a short
 // name, or an endpoint.
-var scenarioOperations = simkit.Operations{Names: Operations, IsEndpoint: func(op string) bool {
-	return slices.Contains(endpoints(), op)
-}}
-
-// endpoints are the API's endpoints, as Fault.Op writes them.
-var endpoints = sync.OnceValue(func() []string { return New(Options{}).kit.Ops() })
+var scenarioOperations = simkit.ServedOperations(Operations, func() []string { return New(Options{}).Operations() })

@@ -90,8 +90,6 @@ type Server struct {
 	simkit.Base
 
 	opts Options
-	mux  *http.ServeMux
-	kit  *simkit.Kit
 	sig  *simkit.HTTPSignature
 	key  accountKey
 	cmon *cmonService
@@ -108,7 +106,7 @@ type Request = simkit.Request
 // is not an RSA key in PKCS #1 PEM.
 func New(opts Options) *Server {
 	opts = withDefaults(opts)
-	s := &Server{opts: opts, mux: http.NewServeMux()}
+	s := &Server{opts: opts}
 	s.sig = simkit.NewHTTPSignature(simkit.SignatureOptions{MaxSkew: opts.MaxClockSkew, Now: opts.Now})
 	key, err := loadAccountKey(opts.PrivateKeyPEM)
 	if err != nil {
@@ -122,31 +120,22 @@ func New(opts Options) *Server {
 		panic("tritonsim: " + err.Error())
 	}
 	s.st = newState(opts)
-	s.kit = simkit.New(simkit.Options{
+	s.Base = simkit.NewBase(simkit.Options{
 		Common:    opts.Common,
-		ErrorBody: errorBody,
+		ErrorBody: apiErrors.ErrorBody,
 		Auth:      s.authenticate,
 		Respond:   s.respond,
 		Lock:      &s.mu,
-	})
-	s.Base = simkit.NewBase(s.kit, s.mux, func() any { return s.State() })
+	}, s.State)
 	s.routes()
 	return s
 }
 
 func withDefaults(o Options) Options {
-	if o.Account == "" {
-		o.Account = DefaultAccount
-	}
-	if o.Datacenter == "" {
-		o.Datacenter = DefaultDatacenter
-	}
-	if o.CNSPublicZone == "" {
-		o.CNSPublicZone = o.Datacenter + ".triton.zone"
-	}
-	if o.CNSPrivateZone == "" {
-		o.CNSPrivateZone = o.Datacenter + ".cns.joyent.com"
-	}
+	o.Account = cmp.Or(o.Account, DefaultAccount)
+	o.Datacenter = cmp.Or(o.Datacenter, DefaultDatacenter)
+	o.CNSPublicZone = cmp.Or(o.CNSPublicZone, o.Datacenter+".triton.zone")
+	o.CNSPrivateZone = cmp.Or(o.CNSPrivateZone, o.Datacenter+".cns.joyent.com")
 	if o.GoneReads == 0 {
 		o.GoneReads = DefaultGoneReads
 	}
@@ -233,63 +222,16 @@ func (s *Server) respond(_ *http.Request, op string, resp simkit.Response) simki
 	return resp
 }
 
-// handle registers an API endpoint behind the Kit.
-func (s *Server) handle(op string, h simkit.HandlerFunc) { s.kit.Handle(s.mux, op, h) }
-
 func (s *Server) routes() {
-	s.kit.Handle(s.mux, "GET /--ping", s.ping, simkit.NoAuth)
-	s.mux.HandleFunc("GET /_sim/cns", s.serveCNS)
-	s.handle("GET /{account}", s.getAccount)
+	s.Handle("GET /--ping", s.ping, simkit.NoAuth)
+	s.HandleFunc("GET /_sim/cns", s.serveCNS)
+	s.Handle("GET /{account}", s.getAccount)
 	s.machineRoutes()
-	s.handle("GET /{account}/networks", s.listNetworks)
-	s.handle("GET /{account}/networks/{id}", s.getNetwork)
-	s.handle("GET /{account}/fabrics/default/vlans", s.listVLANs)
-	s.handle("GET /{account}/fabrics/default/vlans/{vlan}", s.getVLAN)
-	s.handle("GET /{account}/fabrics/default/vlans/{vlan}/networks", s.listVLANNetworks)
-	s.handle("GET /{account}/packages", s.listPackages)
-	s.handle("GET /{account}/packages/{id}", s.getPackage)
-	s.handle("GET /{account}/images", s.listImages)
-	s.handle("GET /{account}/images/{id}", s.getImage)
-	s.handle("GET /{account}/datacenters", s.listDatacenters)
-	s.handle("GET /{account}/datacenters/{name}", s.getDatacenter)
-	s.handle("GET /{account}/services", s.listServices)
+	s.networkRoutes()
+	s.catalogRoutes()
 	s.fwRoutes()
 	s.cmonRoutes()
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		simkit.Write(w, r, failCode(http.StatusNotFound, codeNotFound, "%s %s does not exist", r.Method, r.URL.Path))
+	s.NotFound(func(r *http.Request) simkit.Response {
+		return failCode(http.StatusNotFound, codeNotFound, "%s %s does not exist", r.Method, r.URL.Path)
 	})
-}
-
-func (s *Server) machineRoutes() {
-	s.handle("GET /{account}/machines", s.listMachines)
-	s.handle("HEAD /{account}/machines", s.countMachines)
-	s.handle("POST /{account}/machines", s.createMachine)
-	s.handle("GET /{account}/machines/{id}", s.getMachine)
-	s.handle("POST /{account}/machines/{id}", s.machineAction)
-	s.handle("DELETE /{account}/machines/{id}", s.deleteMachine)
-	s.handle("GET /{account}/machines/{id}/nics", s.listNICs)
-	s.handle("GET /{account}/machines/{id}/nics/{mac}", s.getNIC)
-	s.handle("GET /{account}/machines/{id}/tags", s.listTags)
-	s.handle("POST /{account}/machines/{id}/tags", s.addTags)
-	s.handle("PUT /{account}/machines/{id}/tags", s.replaceTags)
-	s.handle("DELETE /{account}/machines/{id}/tags", s.deleteTags)
-	s.handle("GET /{account}/machines/{id}/tags/{key}", s.getTag)
-	s.handle("DELETE /{account}/machines/{id}/tags/{key}", s.deleteTag)
-	s.handle("GET /{account}/machines/{id}/metadata", s.listMetadata)
-	s.handle("POST /{account}/machines/{id}/metadata", s.updateMetadata)
-	s.handle("DELETE /{account}/machines/{id}/metadata", s.deleteAllMetadata)
-	s.handle("GET /{account}/machines/{id}/metadata/{key}", s.getMetadata)
-	s.handle("DELETE /{account}/machines/{id}/metadata/{key}", s.deleteMetadata)
-	s.handle("GET /{account}/machines/{id}/fwrules", s.listMachineRules)
-}
-
-func (s *Server) fwRoutes() {
-	s.handle("GET /{account}/fwrules", s.listRules)
-	s.handle("POST /{account}/fwrules", s.createRule)
-	s.handle("GET /{account}/fwrules/{id}", s.getRule)
-	s.handle("POST /{account}/fwrules/{id}", s.updateRule)
-	s.handle("DELETE /{account}/fwrules/{id}", s.deleteRule)
-	s.handle("POST /{account}/fwrules/{id}/enable", s.enableRule(true))
-	s.handle("POST /{account}/fwrules/{id}/disable", s.enableRule(false))
-	s.handle("GET /{account}/fwrules/{id}/machines", s.listRuleMachines)
 }

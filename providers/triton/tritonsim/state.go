@@ -153,20 +153,12 @@ func (s *Server) State() Snapshot {
 	defer s.mu.Unlock()
 	return Snapshot{
 		Account: s.opts.Account, AccountID: s.st.accountID, TritonCNSEnabled: s.st.cnsEnabled,
-		Machines:      cloneAll(s.st.machines.All(), (*Machine).clone),
-		Networks:      cloneAll(s.st.networks.All(), (*Network).clone),
-		Packages:      cloneAll(s.st.packages.All(), func(p *Package) Package { return *p }),
-		Images:        cloneAll(s.st.images.All(), func(i *Image) Image { return *i }),
-		FirewallRules: cloneAll(s.st.rules.All(), func(r *FirewallRule) FirewallRule { return *r }),
+		Machines:      simkit.CloneAll(s.st.machines.All(), (*Machine).clone),
+		Networks:      simkit.CloneAll(s.st.networks.All(), (*Network).clone),
+		Packages:      simkit.CloneAll(s.st.packages.All(), func(p *Package) Package { return *p }),
+		Images:        simkit.CloneAll(s.st.images.All(), func(i *Image) Image { return *i }),
+		FirewallRules: simkit.CloneAll(s.st.rules.All(), func(r *FirewallRule) FirewallRule { return *r }),
 	}
-}
-
-func cloneAll[T, U any](in []*T, clone func(*T) U) []U {
-	out := make([]U, 0, len(in))
-	for _, v := range in {
-		out = append(out, clone(v))
-	}
-	return out
 }
 
 // AccountID is the account's UUID, as CNS names hold it.

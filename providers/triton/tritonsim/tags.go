@@ -88,14 +88,6 @@ func decodeTags(r *http.Request) (map[string]any, *simkit.Response) {
 	return tags, nil
 }
 
-func (s *Server) listTags(r *http.Request) simkit.Response {
-	m, fail := s.liveMachine(r)
-	if fail != nil {
-		return *fail
-	}
-	return ok(cloneMap(m.Tags))
-}
-
 // addTags serves AddMachineTags (POST): the body's tags merged into the
 // machine's; answers with all of them.
 func (s *Server) addTags(r *http.Request) simkit.Response {
@@ -128,43 +120,6 @@ func (s *Server) writeTags(r *http.Request, replace bool) simkit.Response {
 	m.Tags = next
 	s.st.touch(m)
 	return ok(cloneMap(m.Tags))
-}
-
-func (s *Server) deleteTags(r *http.Request) simkit.Response {
-	m, fail := s.liveMachine(r)
-	if fail != nil {
-		return *fail
-	}
-	m.Tags = map[string]any{}
-	s.st.touch(m)
-	return noContent()
-}
-
-// getTag serves GetMachineTag: the value as JSON (a string, number or
-// boolean).
-func (s *Server) getTag(r *http.Request) simkit.Response {
-	m, fail := s.liveMachine(r)
-	if fail != nil {
-		return *fail
-	}
-	v, set := m.Tags[r.PathValue("key")]
-	if !set {
-		return notFound("tag", r.PathValue("key"))
-	}
-	return ok(v)
-}
-
-func (s *Server) deleteTag(r *http.Request) simkit.Response {
-	m, fail := s.liveMachine(r)
-	if fail != nil {
-		return *fail
-	}
-	if _, set := m.Tags[r.PathValue("key")]; !set {
-		return notFound("tag", r.PathValue("key"))
-	}
-	delete(m.Tags, r.PathValue("key"))
-	s.st.touch(m)
-	return noContent()
 }
 
 // SetTags merges tags into a machine's (nil values remove keys), without

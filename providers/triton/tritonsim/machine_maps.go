@@ -1,0 +1,123 @@
+package tritonsim
+
+import (
+	"maps"
+	"net/http"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
+)
+
+// machineMap is one of a machine's maps of keys to values, its tags or
+// its metadata: CloudAPI lists, reads and deletes their keys alike (and
+// writes them each its own way: addTags, replaceTags, updateMetadata).
+type machineMap[V any] struct {
+	// kind is what a 404 calls a key: "tag", "metadata key".
+	kind string
+	// of is the map of a machine.
+	of func(*Machine) *map[string]V
+}
+
+var (
+	// machineTags are a machine's tags: strings, numbers or booleans.
+	machineTags = machineMap[any]{kind: "tag", of: func(m *Machine) *map[string]any { return &m.Tags }}
+	// machineMetadata are a machine's metadata: strings.
+	machineMetadata = machineMap[string]{kind: "metadata key", of: func(m *Machine) *map[string]string { return &m.Metadata }}
+)
+
+func (s *Server) machineMapRoutes() {
+	s.Handle("GET /{account}/machines/{id}/tags", machineTags.list(s))
+	s.Handle("POST /{account}/machines/{id}/tags", s.addTags)
+	s.Handle("PUT /{account}/machines/{id}/tags", s.replaceTags)
+	s.Handle("DELETE /{account}/machines/{id}/tags", machineTags.deleteAll(s))
+	s.Handle("GET /{account}/machines/{id}/tags/{key}", machineTags.get(s))
+	s.Handle("DELETE /{account}/machines/{id}/tags/{key}", machineTags.delete(s))
+	s.Handle("GET /{account}/machines/{id}/metadata", machineMetadata.list(s))
+	s.Handle("POST /{account}/machines/{id}/metadata", s.updateMetadata)
+	s.Handle("DELETE /{account}/machines/{id}/metadata", machineMetadata.deleteAll(s))
+	s.Handle("GET /{account}/machines/{id}/metadata/{key}", machineMetadata.get(s))
+	s.Handle("DELETE /{account}/machines/{id}/metadata/{key}", machineMetadata.delete(s))
+}
+
+// updateMetadata serves UpdateMachineMetadata (POST): the body's keys
+// merged into the machine's; values must be strings. Answers with all of
+// them.
+func (s *Server) updateMetadata(r *http.Request) simkit.Response {
+	m, fail := s.liveMachine(r)
+	if fail != nil {
+		return *fail
+	}
+	body := map[string]any{}
+	if fail := decode(r, &body); fail != nil {
+		return *fail
+	}
+	values := make(map[string]string, len(body))
+	for _, k := range sortedKeys(body) {
+		v, isString := body[k].(string)
+		if !isString {
+			return invalid("metadata %s must be a string", k)
+		}
+		values[k] = v
+	}
+	maps.Copy(m.Metadata, values)
+	s.st.touch(m)
+	return ok(cloneMap(m.Metadata))
+}
+
+// list serves ListMachineTags and ListMachineMetadata: the whole map.
+func (mm machineMap[V]) list(s *Server) simkit.HandlerFunc {
+	return func(r *http.Request) simkit.Response {
+		m, fail := s.liveMachine(r)
+		if fail != nil {
+			return *fail
+		}
+		return ok(cloneMap(*mm.of(m)))
+	}
+}
+
+// get serves GetMachineTag and GetMachineMetadata: the key's value as
+// JSON (a metadata value is a string, a tag's may be a number or a
+// boolean too).
+func (mm machineMap[V]) get(s *Server) simkit.HandlerFunc {
+	return func(r *http.Request) simkit.Response {
+		m, fail := s.liveMachine(r)
+		if fail != nil {
+			return *fail
+		}
+		v, set := (*mm.of(m))[r.PathValue("key")]
+		if !set {
+			return notFound(mm.kind, r.PathValue("key"))
+		}
+		return ok(v)
+	}
+}
+
+// delete serves DeleteMachineTag and DeleteMachineMetadata: one key.
+func (mm machineMap[V]) delete(s *Server) simkit.HandlerFunc {
+	return func(r *http.Request) simkit.Response {
+		m, fail := s.liveMachine(r)
+		if fail != nil {
+			return *fail
+		}
+		values := *mm.of(m)
+		if _, set := values[r.PathValue("key")]; !set {
+			return notFound(mm.kind, r.PathValue("key"))
+		}
+		delete(values, r.PathValue("key"))
+		s.st.touch(m)
+		return noContent()
+	}
+}
+
+// deleteAll serves DeleteMachineTags and DeleteAllMachineMetadata: every
+// key.
+func (mm machineMap[V]) deleteAll(s *Server) simkit.HandlerFunc {
+	return func(r *http.Request) simkit.Response {
+		m, fail := s.liveMachine(r)
+		if fail != nil {
+			return *fail
+		}
+		*mm.of(m) = map[string]V{}
+		s.st.touch(m)
+		return noContent()
+	}
+}
