@@ -17,19 +17,24 @@ func TestConformance(t *testing.T) {
 	frameworktest.RunConformance(t, harness{})
 }
 
-// harness connects the conformance suite to a fresh simulated cloud.
+// harness connects the framework's suites to a fresh simulated cloud.
 type harness struct{}
 
 func (harness) Setup(t *testing.T) *frameworktest.Target {
-	sim := openstacksim.NewServer(t, openstacksim.Options{})
+	return target(openstacksim.NewServer(t, openstacksim.Options{}))
+}
+
+// target is the provider wired to sim, for the suites and the
+// load-balancer fixture.
+func target(sim *openstacksim.Server) *frameworktest.Target {
 	return &frameworktest.Target{
 		Provider:    openstack.New(),
 		CloudConfig: sim.CloudConfig(),
 		Cloud:       frameworktest.SimCloud(sim.Cloud()),
 		InvalidAnnotations: map[string]string{
-			"loadbalancer.openstack.org/health-monitor-delay": "abc",
-			"loadbalancer.openstack.org/class":                "no-such-class",
-			"loadbalancer.openstack.org/lb-method":            "FASTEST",
+			openstack.AnnotationPrefix + "health-monitor-delay": "abc",
+			openstack.AnnotationPrefix + "class":                "no-such-class",
+			openstack.AnnotationPrefix + "lb-method":            "FASTEST",
 		},
 		// A policy may hide a server's availability zone from its
 		// owner: a server without it is one without a zone.

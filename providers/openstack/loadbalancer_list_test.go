@@ -13,6 +13,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/providers/openstack"
 	"github.com/ccmkit/ccmkit/providers/openstack/openstacksim"
 )
@@ -60,8 +61,8 @@ func (f *lbFixture) ensureAllReady(t *testing.T, svcs ...*corev1.Service) {
 			t.Fatalf("%d load balancers not ready after 30 rounds", len(pending))
 		}
 		pending = slices.DeleteFunc(pending, func(svc *corev1.Service) bool {
-			_, err := f.ensure(t, svc)
-			if err != nil && !isRetry(err) {
+			_, err := f.Ensure(t, svc)
+			if err != nil && !frameworktest.IsRetry(err) {
 				t.Fatalf("EnsureLoadBalancer %s: %v", svc.Name, err)
 			}
 			return err == nil
@@ -93,7 +94,7 @@ func octaviaClient(t *testing.T, sim *openstacksim.Server) *gophercloud.ServiceC
 // listed once for all, and syncs with nothing to change make no call.
 func TestLoadBalancerSharedList(t *testing.T) {
 	f := newLBFixture(t, "", nil)
-	svcs := []*corev1.Service{f.service(t, "a", nil), f.service(t, "b", nil), f.service(t, "c", nil)}
+	svcs := []*corev1.Service{f.Service(t, "a", nil), f.Service(t, "b", nil), f.Service(t, "c", nil)}
 	mark := f.mark()
 	f.ensureAllReady(t, svcs...)
 	ops := f.ops(mark)
@@ -117,7 +118,7 @@ func TestLoadBalancerSharedList(t *testing.T) {
 
 	mark = f.mark()
 	for _, svc := range svcs {
-		status, err := f.ensure(t, svc)
+		status, err := f.Ensure(t, svc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,13 +134,13 @@ func TestLoadBalancerSharedList(t *testing.T) {
 // follow while Octavia applies it read only the shared list.
 func TestLoadBalancerNodeChurnCalls(t *testing.T) {
 	f := newLBFixture(t, "", nil)
-	svcs := []*corev1.Service{f.service(t, "a", nil), f.service(t, "b", nil, withDNS)}
+	svcs := []*corev1.Service{f.Service(t, "a", nil), f.Service(t, "b", nil, withDNS)}
 	f.ensureAllReady(t, svcs...)
 
 	f.addNode("node-c")
 	mark := f.mark()
 	for _, svc := range svcs {
-		if err := f.lb.UpdateLoadBalancer(f.ctx, lbCluster, f.fresh(t, svc), f.nodes); !isRetry(err) {
+		if err := f.Update(t, svc); !frameworktest.IsRetry(err) {
 			t.Fatalf("UpdateLoadBalancer %s = %v, want a RetryError while the change applies", svc.Name, err)
 		}
 	}
@@ -153,7 +154,7 @@ func TestLoadBalancerNodeChurnCalls(t *testing.T) {
 		t.Errorf("syncs after the update: %v, want load-balancer lists only (and b's second pool)", ops)
 	}
 	for _, lb := range f.sim.Cloud().LoadBalancers() {
-		if !slices.Equal(lb.Members, memberIDs(f, f.nodes...)) {
+		if !slices.Equal(lb.Members, memberIDs(f, f.Nodes...)) {
 			t.Errorf("%s: members %v", lb.Name, lb.Members)
 		}
 	}
@@ -163,7 +164,7 @@ func TestLoadBalancerNodeChurnCalls(t *testing.T) {
 	}
 
 	// The node leaves: again one member update per pool.
-	f.nodes = f.nodes[:2]
+	f.Nodes = f.Nodes[:2]
 	mark = f.mark()
 	f.ensureAllReady(t, svcs...)
 	if got := f.ops(mark); got[opBatch] != 3 || len(without(got, opBatch, opLBList)) != 0 {
@@ -178,11 +179,11 @@ func TestLoadBalancerNodeChurnCalls(t *testing.T) {
 // load balancers).
 func TestLoadBalancerChangedBehindTheCCM(t *testing.T) {
 	f := newLBFixtureTTL(t, time.Nanosecond, "", nil)
-	svc := f.service(t, "web", nil)
-	f.ensureReady(t, svc)
+	svc := f.Service(t, "web", nil)
+	f.EnsureReady(t, svc)
 
 	mark := f.mark()
-	if _, err := f.ensure(t, svc); err != nil {
+	if _, err := f.Ensure(t, svc); err != nil {
 		t.Fatal(err)
 	}
 	if ops := f.ops(mark); len(without(ops, opLBList, opFIPs)) != 0 {
@@ -197,14 +198,14 @@ func TestLoadBalancerChangedBehindTheCCM(t *testing.T) {
 	}
 	f.sim.Advance()
 	mark = f.mark()
-	f.ensureReady(t, svc)
+	f.EnsureReady(t, svc)
 	if got := f.writes(mark); !slices.Equal(got, []string{"PUT /load-balancer/v2.0/lbaas/pools/" + poolID + "/members"}) {
 		t.Errorf("writes = %v, want the members put back", got)
 	}
 	if ops := f.ops(mark); ops[opMembers] == 0 {
 		t.Errorf("calls %v: the members were not read again", ops)
 	}
-	if got := f.only(t).Members; !slices.Equal(got, memberIDs(f, f.nodes...)) {
+	if got := f.OnlyLoadBalancer(t).Members; !slices.Equal(got, memberIDs(f, f.Nodes...)) {
 		t.Errorf("members = %v", got)
 	}
 }
@@ -214,14 +215,14 @@ func TestLoadBalancerChangedBehindTheCCM(t *testing.T) {
 // change see in the shared list: it is recreated with its floating IP.
 func TestLoadBalancerErrorAfterWrite(t *testing.T) {
 	f := newLBFixture(t, "", nil)
-	svc := f.service(t, "web", nil)
-	ip := ingressIP(t, must(f.ensureReady(t, svc)))
-	old := f.only(t).ID
+	svc := f.Service(t, "web", nil)
+	ip := ingressIP(t, f.EnsureReady(t, svc))
+	old := f.OnlyLoadBalancer(t).ID
 	restore := f.sim.FailProvisioning(old)
 	f.addNode("node-c")
 	var err error
 	for range 5 {
-		if _, err = f.ensure(t, svc); !isRetry(err) {
+		if _, err = f.Ensure(t, svc); !frameworktest.IsRetry(err) {
 			break
 		}
 		if f.sim.Cloud().LoadBalancers()[0].ID != old {
@@ -229,12 +230,12 @@ func TestLoadBalancerErrorAfterWrite(t *testing.T) {
 		}
 	}
 	restore()
-	if events := strings.Join(f.drain(), "\n"); !strings.Contains(events, "Warning RecreatingLoadBalancer") {
+	if events := strings.Join(f.Drain(), "\n"); !strings.Contains(events, "Warning RecreatingLoadBalancer") {
 		t.Fatalf("no recreation (last sync: %v); events:\n%s", err, events)
 	}
-	status, _ := f.ensureReady(t, svc)
-	lb := f.only(t)
-	if lb.ID == old || !slices.Equal(lb.Members, memberIDs(f, f.nodes...)) {
+	status := f.EnsureReady(t, svc)
+	lb := f.OnlyLoadBalancer(t)
+	if lb.ID == old || !slices.Equal(lb.Members, memberIDs(f, f.Nodes...)) {
 		t.Errorf("after recovery: %+v (old ID %s)", lb, old)
 	}
 	if got := ingressIP(t, status); got != ip {
@@ -249,8 +250,8 @@ func TestLoadBalancerErrorAfterWrite(t *testing.T) {
 func TestLoadBalancerStatusAfterRestart(t *testing.T) {
 	f := newLBFixture(t, "", nil)
 	proxy := map[string]string{openstack.AnnotationPrefix + "proxy-protocol": "true"}
-	named := f.service(t, "named", proxy)
-	f.ensureReady(t, named)
+	named := f.Service(t, "named", proxy)
+	f.EnsureReady(t, named)
 	byHand, err := f.sim.AddLoadBalancer(openstacksim.ScenarioLoadBalancer{
 		Name:      "made-by-hand",
 		Listeners: []openstacksim.ScenarioListener{{Protocol: "TCP", Port: 80, Pool: &openstacksim.ScenarioPool{Protocol: "PROXY", MemberPort: 30080, Members: []string{"node-a", "node-b"}}}},
@@ -258,14 +259,13 @@ func TestLoadBalancerStatusAfterRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	adopted := f.service(t, "adopted", map[string]string{openstack.AnnotationPrefix + "proxy-protocol": "true", openstack.AnnotationLoadBalancerID: byHand.ID})
-	f.ensureReady(t, adopted)
+	adopted := f.Service(t, "adopted", map[string]string{openstack.AnnotationPrefix + "proxy-protocol": "true", openstack.AnnotationLoadBalancerID: byHand.ID})
+	f.EnsureReady(t, adopted)
 
 	// A new CCM on the same cloud and Services.
-	g := newLBFixture(t, "", func(*openstacksim.Server, string) string { return f.sim.CloudConfig() })
-	g.kube, g.nodes = f.kube, f.nodes
+	next := f.Start(t)
 	for _, svc := range []*corev1.Service{named, adopted} {
-		status, err := g.ensure(t, svc)
+		status, err := next.EnsureLoadBalancer(f.Ctx, f.ClusterName, f.Fresh(t, svc), f.Nodes)
 		if err != nil {
 			t.Fatalf("%s: first sync: %v", svc.Name, err)
 		}
@@ -283,7 +283,7 @@ func TestLoadBalancerConcurrentSyncs(t *testing.T) {
 	f := newLBFixture(t, "", nil)
 	var svcs []*corev1.Service
 	for i := range 8 {
-		svcs = append(svcs, f.service(t, string(rune('a'+i)), nil))
+		svcs = append(svcs, f.Service(t, string(rune('a'+i)), nil))
 	}
 	syncAll := func(step func(*corev1.Service) error) {
 		var wg sync.WaitGroup
@@ -296,7 +296,7 @@ func TestLoadBalancerConcurrentSyncs(t *testing.T) {
 						if err == nil {
 							break
 						}
-						if !isRetry(err) || i == 30 {
+						if !frameworktest.IsRetry(err) || i == 30 {
 							t.Errorf("%s: %v", svc.Name, err)
 							break
 						}
@@ -312,17 +312,17 @@ func TestLoadBalancerConcurrentSyncs(t *testing.T) {
 	}
 	mark := f.mark()
 	syncAll(func(svc *corev1.Service) error {
-		_, err := f.lb.EnsureLoadBalancer(f.ctx, lbCluster, f.fresh(t, svc), f.nodes)
+		_, err := f.Ensure(t, svc)
 		return err
 	})
 	if got := f.ops(mark); got["POST /load-balancer/v2.0/lbaas/loadbalancers"] != len(svcs) {
 		t.Errorf("creates: %v", got)
 	}
 	f.addNode("node-c")
-	nodes := slices.Clone(f.nodes)
+	nodes := slices.Clone(f.Nodes)
 	mark = f.mark()
 	syncAll(func(svc *corev1.Service) error {
-		return f.lb.UpdateLoadBalancer(f.ctx, lbCluster, f.fresh(t, svc), nodes)
+		return f.LB.UpdateLoadBalancer(f.Ctx, f.ClusterName, f.Fresh(t, svc), nodes)
 	})
 	// One write per load balancer, and no other. Its children are known
 	// from the creates; a list that started before a create settled may
@@ -336,7 +336,7 @@ func TestLoadBalancerConcurrentSyncs(t *testing.T) {
 		t.Errorf("node joined: %d reads of children (%v), want the children known for most load balancers", reads, got)
 	}
 	for _, lb := range f.sim.Cloud().LoadBalancers() {
-		if !slices.Equal(lb.Members, memberIDs(f, f.nodes...)) {
+		if !slices.Equal(lb.Members, memberIDs(f, f.Nodes...)) {
 			t.Errorf("%s: members %v", lb.Name, lb.Members)
 		}
 	}

@@ -45,24 +45,24 @@ ignore-volume-az = true
 	}
 	fip := occmFloatingIP(t, f.sim, existing.VipPortID)
 
-	svc := f.service(t, "web", map[string]string{
+	svc := f.Service(t, "web", map[string]string{
 		ccmopenstack.AnnotationLoadBalancerID:                         existing.ID,
 		ccmopenstack.AnnotationPrefix + "keep-floatingip":             "true",
 		ccmopenstack.AnnotationPrefix + "load-balancer-address":       fip,
 		"service.beta.kubernetes.io/openstack-internal-load-balancer": "false",
 	})
 	mark := f.mark()
-	status, _ := f.ensureReady(t, svc)
+	status := f.EnsureReady(t, svc)
 	if got := f.writes(mark); len(got) != 0 {
 		t.Errorf("adopting OCCM's load balancer wrote %v, want nothing", got)
 	}
 	if got := ingressIP(t, status); got != fip {
 		t.Errorf("ingress IP %s, want OCCM's floating IP %s", got, fip)
 	}
-	if got := f.only(t); got.ID != existing.ID {
+	if got := f.OnlyLoadBalancer(t); got.ID != existing.ID {
 		t.Errorf("load balancer %s, want OCCM's %s", got.ID, existing.ID)
 	}
-	for _, e := range f.drain() {
+	for _, e := range f.Drain() {
 		if strings.HasPrefix(e, "Warning") {
 			t.Errorf("event %q, want no warning for OCCM's annotations", e)
 		}

@@ -29,9 +29,9 @@ func TestLoadBalancerReauthentication(t *testing.T) {
 			// After the load balancer, before its floating IP.
 			name: "create",
 			op:   "POST /network/v2.0/floatingips",
-			run:  func(t *testing.T, f *lbFixture, svc *corev1.Service) { f.ensureReady(t, svc) },
+			run:  func(t *testing.T, f *lbFixture, svc *corev1.Service) { f.EnsureReady(t, svc) },
 			check: func(t *testing.T, f *lbFixture) {
-				lb := f.only(t)
+				lb := f.OnlyLoadBalancer(t)
 				if !slices.Equal(lb.Listeners, []string{"TCP:80->:30080", "UDP:53->:30053"}) {
 					t.Errorf("listeners = %v", lb.Listeners)
 				}
@@ -44,11 +44,11 @@ func TestLoadBalancerReauthentication(t *testing.T) {
 			name: "port change",
 			op:   "POST " + lbaas + "/listeners",
 			run: func(t *testing.T, f *lbFixture, svc *corev1.Service) {
-				f.update(t, svc, func(s *corev1.Service) { s.Spec.Ports[0].Port = 8443 })
-				f.ensureReady(t, svc)
+				f.UpdateService(t, svc, func(s *corev1.Service) { s.Spec.Ports[0].Port = 8443 })
+				f.EnsureReady(t, svc)
 			},
 			check: func(t *testing.T, f *lbFixture) {
-				if got := f.only(t).Listeners; !slices.Equal(got, []string{"TCP:8443->:30080", "UDP:53->:30053"}) {
+				if got := f.OnlyLoadBalancer(t).Listeners; !slices.Equal(got, []string{"TCP:8443->:30080", "UDP:53->:30053"}) {
 					t.Errorf("listeners = %v", got)
 				}
 			},
@@ -58,7 +58,7 @@ func TestLoadBalancerReauthentication(t *testing.T) {
 			op:   "PUT " + lbaas + "/pools/{id}/members",
 			run: func(t *testing.T, f *lbFixture, svc *corev1.Service) {
 				f.addNode("node-c")
-				f.ensureReady(t, svc)
+				f.EnsureReady(t, svc)
 			},
 			check: func(t *testing.T, f *lbFixture) {
 				st := f.sim.State()
@@ -72,7 +72,7 @@ func TestLoadBalancerReauthentication(t *testing.T) {
 		{
 			name: "delete",
 			op:   "DELETE " + lbaas + "/loadbalancers/{id}",
-			run:  func(t *testing.T, f *lbFixture, svc *corev1.Service) { f.deleteAll(t, svc) },
+			run:  func(t *testing.T, f *lbFixture, svc *corev1.Service) { f.DeleteDone(t, svc) },
 			check: func(t *testing.T, f *lbFixture) {
 				st := f.sim.State()
 				if len(st.LoadBalancers) != 0 || len(st.FloatingIPs) != 0 {
@@ -84,7 +84,7 @@ func TestLoadBalancerReauthentication(t *testing.T) {
 	}
 
 	f := newLBFixture(t, "", nil)
-	svc := f.service(t, "web", nil, withDNS)
+	svc := f.Service(t, "web", nil, withDNS)
 	for _, step := range steps {
 		if !t.Run(step.name, func(t *testing.T) {
 			issued, mark := f.sim.TokensIssued(), f.mark()

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/providers/openstack/openstacksim"
 )
 
@@ -93,8 +94,8 @@ func memberCIDR(t *testing.T, st openstacksim.Snapshot) string {
 // nothing; delete takes it off the ports and deletes it.
 func TestSecurityGroupLifecycle(t *testing.T) {
 	f := newLBFixture(t, manageSGs, nil)
-	svc := f.service(t, "web", nil, withDNS)
-	f.ensureReady(t, svc)
+	svc := f.Service(t, "web", nil, withDNS)
+	f.EnsureReady(t, svc)
 
 	st := f.sim.State()
 	name := "lb-sg-uid-web-default-web"
@@ -119,7 +120,7 @@ func TestSecurityGroupLifecycle(t *testing.T) {
 	}
 
 	mark := f.mark()
-	if _, err := f.ensure(t, svc); err != nil {
+	if _, err := f.Ensure(t, svc); err != nil {
 		t.Fatal(err)
 	}
 	reads, writes := f.calls(mark)
@@ -137,7 +138,7 @@ func TestSecurityGroupLifecycle(t *testing.T) {
 		t.Errorf("no-op sync: %d security group and port reads, want at most 3 (group, rules, ports)", sgReads)
 	}
 
-	f.deleteAll(t, svc)
+	f.DeleteDone(t, svc)
 	st = f.sim.State()
 	if g := sgByName(st, name); g != nil {
 		t.Errorf("security group left after delete: %+v", g)
@@ -153,20 +154,20 @@ func TestSecurityGroupLifecycle(t *testing.T) {
 // joins gets it, one that leaves loses it (its other groups stay).
 func TestSecurityGroupNodes(t *testing.T) {
 	f := newLBFixture(t, manageSGs, nil)
-	svc := f.service(t, "web", nil)
-	f.ensureReady(t, svc)
+	svc := f.Service(t, "web", nil)
+	f.EnsureReady(t, svc)
 	sgID := sgByName(f.sim.State(), "lb-sg-uid-web-default-web").ID
 	def := f.sim.Defaults().SecurityGroupID
 
 	f.addNode("node-c")
-	left := f.nodes[0]
-	f.nodes = f.nodes[1:]
+	left := f.Nodes[0]
+	f.Nodes = f.Nodes[1:]
 	for range 30 {
-		err := f.lb.UpdateLoadBalancer(f.ctx, lbCluster, f.fresh(t, svc), f.nodes)
+		err := f.Update(t, svc)
 		if err == nil {
 			break
 		}
-		if !isRetry(err) {
+		if !frameworktest.IsRetry(err) {
 			t.Fatalf("UpdateLoadBalancer: %v", err)
 		}
 	}
@@ -175,7 +176,7 @@ func TestSecurityGroupNodes(t *testing.T) {
 	if diff := cmp.Diff(want, groups); diff != "" {
 		t.Errorf("port groups (-want +got):\n%s", diff)
 	}
-	if lb := f.only(t); !slices.Equal(lb.Members, memberIDs(f, f.nodes...)) {
+	if lb := f.OnlyLoadBalancer(t); !slices.Equal(lb.Members, memberIDs(f, f.Nodes...)) {
 		t.Errorf("members = %v", lb.Members)
 	}
 }
@@ -184,17 +185,17 @@ func TestSecurityGroupNodes(t *testing.T) {
 // only; externalTrafficPolicy Local adds the health check node port.
 func TestSecurityGroupPortChange(t *testing.T) {
 	f := newLBFixture(t, manageSGs, nil)
-	svc := f.service(t, "web", nil, withDNS)
-	f.ensureReady(t, svc)
+	svc := f.Service(t, "web", nil, withDNS)
+	f.EnsureReady(t, svc)
 	name := "lb-sg-uid-web-default-web"
 	before := ruleIDs(sgByName(f.sim.State(), name))
 
-	f.update(t, svc, func(s *corev1.Service) {
+	f.UpdateService(t, svc, func(s *corev1.Service) {
 		s.Spec.Ports[0].NodePort = 30081
 		s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
 		s.Spec.HealthCheckNodePort = 32000
 	})
-	f.ensureReady(t, svc)
+	f.EnsureReady(t, svc)
 	st := f.sim.State()
 	cidr := memberCIDR(t, st)
 	after := ruleIDs(sgByName(st, name))
@@ -218,12 +219,12 @@ func TestSecurityGroupPortChange(t *testing.T) {
 // node port stays open to the member subnet only.
 func TestSecurityGroupOVN(t *testing.T) {
 	f := newLBFixture(t, manageSGs+"lb-provider = ovn\n", nil)
-	svc := f.service(t, "web", nil, func(s *corev1.Service) {
+	svc := f.Service(t, "web", nil, func(s *corev1.Service) {
 		s.Spec.LoadBalancerSourceRanges = []string{"192.0.2.0/24", "198.51.100.0/24"}
 		s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
 		s.Spec.HealthCheckNodePort = 32000
 	})
-	f.ensureReady(t, svc)
+	f.EnsureReady(t, svc)
 	st := f.sim.State()
 	want := []string{"ingress IPv4 tcp/30080 from 192.0.2.0/24", "ingress IPv4 tcp/30080 from 198.51.100.0/24", "ingress IPv4 tcp/32000 from " + memberCIDR(t, st)}
 	if diff := cmp.Diff(want, ruleSet(sgByName(st, "lb-sg-uid-web-default-web"))); diff != "" {
@@ -235,10 +236,10 @@ func TestSecurityGroupOVN(t *testing.T) {
 // call is made and no port is touched.
 func TestSecurityGroupOff(t *testing.T) {
 	f := newLBFixture(t, "", nil)
-	svc := f.service(t, "web", nil)
+	svc := f.Service(t, "web", nil)
 	mark := f.mark()
-	f.ensureReady(t, svc)
-	f.deleteAll(t, svc)
+	f.EnsureReady(t, svc)
+	f.DeleteDone(t, svc)
 	for _, r := range f.sim.Requests()[mark:] {
 		if strings.Contains(r.Path, "/security-group") || r.Method == http.MethodPut && strings.Contains(r.Path, "/ports/") {
 			t.Errorf("request %s %s without manage-security-groups", r.Method, r.Path)

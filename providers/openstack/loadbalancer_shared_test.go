@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/providers/openstack"
 	"github.com/ccmkit/ccmkit/providers/openstack/openstacksim"
 )
@@ -31,7 +32,7 @@ func sharingLB(id string) map[string]string {
 // was deleted, as the service controller's finalizer lets it go).
 func (f *lbFixture) remove(t *testing.T, svc *corev1.Service) {
 	t.Helper()
-	if err := f.kube.CoreV1().Services(svc.Namespace).Delete(f.ctx, svc.Name, metav1.DeleteOptions{}); err != nil {
+	if err := f.Kube.CoreV1().Services(svc.Namespace).Delete(f.Ctx, svc.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -85,7 +86,7 @@ func touching(writes, ids []string) []string {
 func (f *lbFixture) noopSync(t *testing.T, svc *corev1.Service) *corev1.LoadBalancerStatus {
 	t.Helper()
 	mark := f.mark()
-	status, err := f.ensure(t, svc)
+	status, err := f.Ensure(t, svc)
 	if err != nil {
 		t.Fatalf("no-op sync of %s: %v", svc.Name, err)
 	}
@@ -100,13 +101,13 @@ func (f *lbFixture) noopSync(t *testing.T, svc *corev1.Service) *corev1.LoadBala
 // nothing of a's.
 func shareTwo(t *testing.T, f *lbFixture) (a, b *corev1.Service, id, ip string) {
 	t.Helper()
-	a = f.service(t, "a", nil)
-	ip = ingressIP(t, must(f.ensureReady(t, a)))
-	id = f.only(t).ID
+	a = f.Service(t, "a", nil)
+	ip = ingressIP(t, f.EnsureReady(t, a))
+	id = f.OnlyLoadBalancer(t).ID
 	aObjects := objectIDs(f.sim.State(), lbNameOf("a"))
-	b = f.service(t, "b", sharingLB(id), onPort(8080, 30081))
+	b = f.Service(t, "b", sharingLB(id), onPort(8080, 30081))
 	mark := f.mark()
-	if got := ingressIP(t, must(f.ensureReady(t, b))); got != ip {
+	if got := ingressIP(t, f.EnsureReady(t, b)); got != ip {
 		t.Errorf("b's status IP %s, want the shared load balancer's %s", got, ip)
 	}
 	if got := touching(f.writes(mark), aObjects); len(got) != 0 {
@@ -140,14 +141,14 @@ func TestSharedLoadBalancer(t *testing.T) {
 	if l := listenerByPort(t, st, "TCP", 8080); len(membersOf(st, l.DefaultPoolID)) != 2 || membersOf(st, l.DefaultPoolID)[0].ProtocolPort != 30081 {
 		t.Errorf("b's members = %+v", membersOf(st, l.DefaultPoolID))
 	}
-	if got := f.fresh(t, b).Annotations[openstack.AnnotationLoadBalancerID]; got != id {
+	if got := f.Fresh(t, b).Annotations[openstack.AnnotationLoadBalancerID]; got != id {
 		t.Errorf("b's ID annotation = %q", got)
 	}
 	for _, svc := range []*corev1.Service{a, b} {
 		if got := ingressIP(t, f.noopSync(t, svc)); got != ip {
 			t.Errorf("%s: status IP %s, want %s", svc.Name, got, ip)
 		}
-		if status, exists, err := f.lb.GetLoadBalancer(f.ctx, lbCluster, f.fresh(t, svc)); err != nil || !exists || ingressIP(t, status) != ip {
+		if status, exists, err := f.LB.GetLoadBalancer(f.Ctx, f.ClusterName, f.Fresh(t, svc)); err != nil || !exists || ingressIP(t, status) != ip {
 			t.Errorf("GetLoadBalancer(%s) = %+v, %v, %v", svc.Name, status, exists, err)
 		}
 	}
@@ -158,12 +159,12 @@ func TestSharedLoadBalancer(t *testing.T) {
 	for _, pair := range [][2]*corev1.Service{{a, b}, {b, a}} {
 		others := objectIDs(f.sim.State(), lbNameOf(pair[1].Name))
 		mark := f.mark()
-		f.ensureReady(t, pair[0])
+		f.EnsureReady(t, pair[0])
 		if got := touching(f.writes(mark), others); len(got) != 0 {
 			t.Errorf("%s's sync wrote %s's objects: %v", pair[0].Name, pair[1].Name, got)
 		}
 	}
-	if got := f.only(t).Members; len(got) != 3 {
+	if got := f.OnlyLoadBalancer(t).Members; len(got) != 3 {
 		t.Errorf("members = %v, want the 3 nodes", got)
 	}
 	f.noopSync(t, a)
@@ -172,7 +173,7 @@ func TestSharedLoadBalancer(t *testing.T) {
 	// b leaves: its listener and tag go, a's stay.
 	aObjects := objectIDs(f.sim.State(), lbNameOf("a"))
 	mark := f.mark()
-	f.deleteAll(t, b)
+	f.DeleteDone(t, b)
 	f.remove(t, b)
 	if got := touching(f.writes(mark), aObjects); len(got) != 0 {
 		t.Errorf("b's delete wrote a's objects: %v", got)
@@ -189,7 +190,7 @@ func TestSharedLoadBalancer(t *testing.T) {
 	}
 
 	// a is the last: the load balancer and its floating IP go.
-	f.deleteAll(t, a)
+	f.DeleteDone(t, a)
 	if st := f.sim.State(); len(st.LoadBalancers)+len(st.FloatingIPs)+len(st.Listeners)+len(st.Pools) != 0 {
 		t.Errorf("after the last Service: %d LBs, %d FIPs, %d listeners, %d pools", len(st.LoadBalancers), len(st.FloatingIPs), len(st.Listeners), len(st.Pools))
 	}
@@ -215,7 +216,7 @@ func TestSharedLoadBalancerCreatorLeaves(t *testing.T) {
 	a, b, _, ip := shareTwo(t, f)
 	bObjects := objectIDs(f.sim.State(), lbNameOf("b"))
 	mark := f.mark()
-	f.deleteAll(t, a)
+	f.DeleteDone(t, a)
 	f.remove(t, a)
 	if got := touching(f.writes(mark), bObjects); len(got) != 0 {
 		t.Errorf("a's delete wrote b's objects: %v", got)
@@ -232,7 +233,7 @@ func TestSharedLoadBalancerCreatorLeaves(t *testing.T) {
 		t.Errorf("b's status IP %s, want the kept floating IP %s", got, ip)
 	}
 
-	f.deleteAll(t, b)
+	f.DeleteDone(t, b)
 	if st := f.sim.State(); len(st.LoadBalancers)+len(st.FloatingIPs)+len(st.Listeners)+len(st.Pools) != 0 {
 		t.Errorf("after the last Service: %d LBs, %d FIPs, %d listeners, %d pools", len(st.LoadBalancers), len(st.FloatingIPs), len(st.Listeners), len(st.Pools))
 	}
@@ -246,16 +247,16 @@ func TestSharedLoadBalancerLimit(t *testing.T) {
 	f := newLBFixture(t, "", nil)
 	_, _, id, _ := shareTwo(t, f)
 	before := f.sim.State()
-	f.drain()
-	c := f.service(t, "c", sharingLB(id), onPort(9090, 30082))
+	f.Drain()
+	c := f.Service(t, "c", sharingLB(id), onPort(9090, 30082))
 	mark := f.mark()
-	if _, err := f.ensure(t, c); err == nil || isRetry(err) || !strings.Contains(err.Error(), "max-shared-lb is 2") {
+	if _, err := f.Ensure(t, c); err == nil || frameworktest.IsRetry(err) || !strings.Contains(err.Error(), "max-shared-lb is 2") {
 		t.Errorf("third Service: %v, want an error about max-shared-lb", err)
 	}
-	if events := strings.Join(f.drain(), "\n"); !strings.Contains(events, "Warning SharedLoadBalancerFull") {
+	if events := strings.Join(f.Drain(), "\n"); !strings.Contains(events, "Warning SharedLoadBalancerFull") {
 		t.Errorf("events lack the Warning:\n%s", events)
 	}
-	f.deleteAll(t, c)
+	f.DeleteDone(t, c)
 	if got := f.writes(mark); len(got) != 0 {
 		t.Errorf("writes = %v, want none", got)
 	}
@@ -265,8 +266,8 @@ func TestSharedLoadBalancerLimit(t *testing.T) {
 
 	f = newLBFixture(t, "max-shared-lb = 3\n", nil)
 	_, _, id, ip := shareTwo(t, f)
-	c = f.service(t, "c", sharingLB(id), onPort(9090, 30082))
-	if got := ingressIP(t, must(f.ensureReady(t, c))); got != ip {
+	c = f.Service(t, "c", sharingLB(id), onPort(9090, 30082))
+	if got := ingressIP(t, f.EnsureReady(t, c)); got != ip {
 		t.Errorf("c's status IP %s, want %s", got, ip)
 	}
 	if st := f.sim.State(); len(st.LoadBalancers) != 1 || len(st.Listeners) != 3 || len(st.LoadBalancers[0].Tags) != 3 {
@@ -280,10 +281,10 @@ func TestSharedLoadBalancerLimit(t *testing.T) {
 // with a floating IP.
 func TestSharedLoadBalancerPortInUse(t *testing.T) {
 	f := newLBFixture(t, "", nil)
-	a := f.service(t, "a", nil)
-	f.ensureReady(t, a)
-	id := f.only(t).ID
-	f.drain()
+	a := f.Service(t, "a", nil)
+	f.EnsureReady(t, a)
+	id := f.OnlyLoadBalancer(t).ID
+	f.Drain()
 	for _, tc := range []struct {
 		name, event string
 		ann         map[string]string
@@ -295,15 +296,15 @@ func TestSharedLoadBalancerPortInUse(t *testing.T) {
 		if tc.name == "internal" {
 			port = 8080
 		}
-		svc := f.service(t, tc.name, tc.ann, onPort(port, 30090))
+		svc := f.Service(t, tc.name, tc.ann, onPort(port, 30090))
 		mark := f.mark()
-		if _, err := f.ensure(t, svc); err == nil || isRetry(err) {
+		if _, err := f.Ensure(t, svc); err == nil || frameworktest.IsRetry(err) {
 			t.Errorf("%s: EnsureLoadBalancer = %v, want an error", tc.name, err)
 		}
 		if got := f.writes(mark); len(got) != 0 {
 			t.Errorf("%s: writes %v, want none", tc.name, got)
 		}
-		if events := strings.Join(f.drain(), "\n"); !strings.Contains(events, tc.event) {
+		if events := strings.Join(f.Drain(), "\n"); !strings.Contains(events, tc.event) {
 			t.Errorf("%s: events lack %q:\n%s", tc.name, tc.event, events)
 		}
 	}
@@ -327,12 +328,12 @@ func TestSharedLoadBalancerMadeByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := f.service(t, "a", sharingLB(existing.ID))
-	b := f.service(t, "b", sharingLB(existing.ID), onPort(8080, 30081))
+	a := f.Service(t, "a", sharingLB(existing.ID))
+	b := f.Service(t, "b", sharingLB(existing.ID), onPort(8080, 30081))
 	handMade := objectIDs(f.sim.State(), "")
-	ip := ingressIP(t, must(f.ensureReady(t, a)))
+	ip := ingressIP(t, f.EnsureReady(t, a))
 	mark := f.mark()
-	if got := ingressIP(t, must(f.ensureReady(t, b))); got != ip {
+	if got := ingressIP(t, f.EnsureReady(t, b)); got != ip {
 		t.Errorf("b's status IP %s, want %s", got, ip)
 	}
 	st := f.sim.State()
@@ -348,7 +349,7 @@ func TestSharedLoadBalancerMadeByHand(t *testing.T) {
 	f.noopSync(t, a)
 	f.noopSync(t, b)
 
-	f.deleteAll(t, a)
+	f.DeleteDone(t, a)
 	f.remove(t, a)
 	st = f.sim.State()
 	if got, want := listenersByTag(st), map[string][]string{"TCP:8080": {lbNameOf("b")}}; len(st.LoadBalancers) != 1 || !equalTags(got, want) ||
@@ -357,7 +358,7 @@ func TestSharedLoadBalancerMadeByHand(t *testing.T) {
 	}
 	f.noopSync(t, b)
 
-	f.deleteAll(t, b)
+	f.DeleteDone(t, b)
 	st = f.sim.State()
 	if len(st.LoadBalancers) != 1 || len(st.Listeners)+len(st.Pools)+len(st.FloatingIPs)+len(st.LoadBalancers[0].Tags) != 0 {
 		t.Errorf("after the last Service: %d load balancers (want the one made by hand, untagged), %d listeners, %d pools, %d floating IPs",
@@ -374,9 +375,9 @@ func TestSharedLoadBalancerPortChange(t *testing.T) {
 	before := f.sim.State()
 	bPool := listenerByPort(t, before, "TCP", 8080).DefaultPoolID
 	aObjects := objectIDs(before, lbNameOf("a"))
-	f.update(t, b, onPort(8081, 30081))
+	f.UpdateService(t, b, onPort(8081, 30081))
 	mark := f.mark()
-	f.ensureReady(t, b)
+	f.EnsureReady(t, b)
 	if got := touching(f.writes(mark), aObjects); len(got) != 0 {
 		t.Errorf("b's syncs wrote a's objects: %v", got)
 	}
@@ -401,13 +402,13 @@ func TestSharedLoadBalancerError(t *testing.T) {
 	a, _, id, _ := shareTwo(t, f)
 	f.sim.SetLoadBalancerStatus(id, "ERROR")
 	mark := f.mark()
-	if _, err := f.ensure(t, a); err == nil || isRetry(err) || !strings.Contains(err.Error(), "shared with") {
+	if _, err := f.Ensure(t, a); err == nil || frameworktest.IsRetry(err) || !strings.Contains(err.Error(), "shared with") {
 		t.Errorf("sync of a shared load balancer in ERROR = %v, want an error", err)
 	}
 	if got := f.writes(mark); len(got) != 0 {
 		t.Errorf("writes = %v, want none", got)
 	}
-	if got := f.only(t); got.ID != id {
+	if got := f.OnlyLoadBalancer(t); got.ID != id {
 		t.Errorf("load balancer %s, want %s kept", got.ID, id)
 	}
 }

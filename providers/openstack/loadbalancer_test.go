@@ -1,11 +1,7 @@
 package openstack_test
 
 import (
-	"context"
-	"errors"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,15 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/tools/record"
-	cloudprovider "k8s.io/cloud-provider"
-	"k8s.io/cloud-provider/api"
-	"k8s.io/klog/v2/ktesting"
 
 	"github.com/ccmkit/ccmkit/framework"
-	"github.com/ccmkit/ccmkit/framework/cloudapi"
 	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/providers/openstack"
 	"github.com/ccmkit/ccmkit/providers/openstack/openstacksim"
@@ -30,16 +19,12 @@ import (
 
 const lbCluster = "test-cluster"
 
-// lbFixture is the provider on a simulated OpenStack, with a fake API
-// server for the Services (the pipeline writes the ID annotation there), an
-// event recorder and two nodes.
+// lbFixture is the provider's load balancers on a simulated OpenStack
+// (frameworktest.LBFixture) with two servers, node-a and node-b, and the
+// simulator, for what the cloud holds and what it was asked.
 type lbFixture struct {
-	ctx    context.Context
-	sim    *openstacksim.Server
-	kube   *fake.Clientset
-	events *record.FakeRecorder
-	lb     cloudprovider.LoadBalancer
-	nodes  []*corev1.Node
+	*frameworktest.LBFixture
+	sim *openstacksim.Server
 }
 
 // newLBFixture starts a simulator; lbConf lines are added to the
@@ -56,29 +41,18 @@ func newLBFixture(t *testing.T, lbConf string, edit func(sim *openstacksim.Serve
 func newLBFixtureTTL(t *testing.T, ttl time.Duration, lbConf string, edit func(sim *openstacksim.Server, conf string) string) *lbFixture {
 	t.Helper()
 	sim := openstacksim.NewServer(t, openstacksim.Options{})
-	conf := strings.Replace(sim.CloudConfig(), "[LoadBalancer]\n", "[LoadBalancer]\n"+lbConf, 1)
+	target := target(sim)
+	target.CloudConfig = strings.Replace(target.CloudConfig, "[LoadBalancer]\n", "[LoadBalancer]\n"+lbConf, 1)
 	if edit != nil {
-		conf = edit(sim, conf)
+		target.CloudConfig = edit(sim, target.CloudConfig)
 	}
-	path := filepath.Join(t.TempDir(), "cloud.conf")
-	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, ctx := ktesting.NewTestContext(t)
-	f := &lbFixture{ctx: ctx, sim: sim, kube: fake.NewClientset(), events: record.NewFakeRecorder(100)}
-	cloud, err := framework.NewCloud(ctx, openstack.New(), &framework.Env{
-		Client: f.kube, Recorder: f.events, ClusterName: lbCluster, CloudConfigFile: path,
-		LookupEnv: func(string) (string, bool) { return "", false },
-		CloudAPI:  cloudapi.Options{MaxRetries: -1, Timeout: 5 * time.Second}, InstanceCacheTTL: -1,
-		LoadBalancerCacheTTL: ttl,
-	})
-	if err != nil {
-		t.Fatalf("NewCloud: %v", err)
-	}
-	var ok bool
-	if f.lb, ok = cloud.LoadBalancer(); !ok {
-		t.Fatal("no load balancers")
-	}
+	f := &lbFixture{frameworktest.NewLBFixture(t, target, frameworktest.LBOptions{
+		ClusterName: lbCluster,
+		NewProvider: func() framework.Provider { return openstack.New() },
+		CacheTTL:    ttl,
+		NoAdvance:   true, // Octavia settles on reads
+		Tune:        func(env *framework.Env) { env.InstanceCacheTTL = -1 },
+	}), sim}
 	f.addNode("node-a")
 	f.addNode("node-b")
 	return f
@@ -92,114 +66,8 @@ func (f *lbFixture) addNode(name string) *corev1.Node {
 		Spec:       corev1.NodeSpec{ProviderID: "openstack:///" + s.ID},
 		Status:     corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: s.Ports[0].FixedIPs[0]}}},
 	}
-	f.nodes = append(f.nodes, n)
+	f.Nodes = append(f.Nodes, n)
 	return n
-}
-
-// service stores a LoadBalancer Service with one TCP port, 80 -> 30080.
-func (f *lbFixture) service(t *testing.T, name string, ann map[string]string, mutate ...func(*corev1.Service)) *corev1.Service {
-	t.Helper()
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name), Annotations: ann},
-		Spec: corev1.ServiceSpec{
-			Type:  corev1.ServiceTypeLoadBalancer,
-			Ports: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, NodePort: 30080}},
-		},
-	}
-	for _, m := range mutate {
-		m(svc)
-	}
-	created, err := f.kube.CoreV1().Services("default").Create(f.ctx, svc, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return created
-}
-
-// update changes a stored Service.
-func (f *lbFixture) update(t *testing.T, svc *corev1.Service, mutate func(*corev1.Service)) {
-	t.Helper()
-	s := f.fresh(t, svc)
-	mutate(s)
-	if _, err := f.kube.CoreV1().Services("default").Update(f.ctx, s, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func (f *lbFixture) fresh(t *testing.T, svc *corev1.Service) *corev1.Service {
-	t.Helper()
-	got, err := f.kube.CoreV1().Services(svc.Namespace).Get(f.ctx, svc.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
-}
-
-// ensure is one sync, as the service controller makes it.
-func (f *lbFixture) ensure(t *testing.T, svc *corev1.Service) (*corev1.LoadBalancerStatus, error) {
-	t.Helper()
-	return f.lb.EnsureLoadBalancer(f.ctx, lbCluster, f.fresh(t, svc), f.nodes)
-}
-
-// ensureReady syncs until the load balancer is ready; each RetryError is
-// one more sync (the simulator settles on reads). It returns the status
-// and the number of syncs.
-func (f *lbFixture) ensureReady(t *testing.T, svc *corev1.Service) (*corev1.LoadBalancerStatus, int) {
-	t.Helper()
-	for i := 1; i <= 30; i++ {
-		status, err := f.ensure(t, svc)
-		if !isRetry(err) {
-			if err != nil {
-				t.Fatalf("EnsureLoadBalancer (sync %d): %v", i, err)
-			}
-			return status, i
-		}
-	}
-	t.Fatal("load balancer not ready after 30 syncs")
-	return nil, 0
-}
-
-// deleteAll calls EnsureLoadBalancerDeleted until it succeeds.
-func (f *lbFixture) deleteAll(t *testing.T, svc *corev1.Service) {
-	t.Helper()
-	for range 30 {
-		err := f.lb.EnsureLoadBalancerDeleted(f.ctx, lbCluster, f.fresh(t, svc))
-		if err == nil {
-			return
-		}
-		if !isRetry(err) {
-			t.Fatalf("EnsureLoadBalancerDeleted: %v", err)
-		}
-	}
-	t.Fatal("load balancer not deleted after 30 calls")
-}
-
-func isRetry(err error) bool {
-	var r *api.RetryError
-	return errors.As(err, &r)
-}
-
-// only returns the simulator's one load balancer, in the neutral form.
-func (f *lbFixture) only(t *testing.T) frameworktest.LoadBalancer {
-	t.Helper()
-	lbs := f.sim.Cloud().LoadBalancers()
-	if len(lbs) != 1 {
-		t.Fatalf("the cloud holds %d load balancers, want 1: %+v", len(lbs), lbs)
-	}
-	return lbs[0]
-}
-
-// drain returns the recorded events.
-func (f *lbFixture) drain() []string {
-	var out []string
-	for {
-		select {
-		case e := <-f.events.Events:
-			out = append(out, e)
-		default:
-			return out
-		}
-	}
 }
 
 // writes are the successful mutating requests logged since mark, as
@@ -253,10 +121,10 @@ func memberIDs(f *lbFixture, nodes ...*corev1.Node) []string {
 // the floating IP.
 func TestLoadBalancerLifecycle(t *testing.T) {
 	f := newLBFixture(t, "", nil)
-	svc := f.service(t, "web", nil)
+	svc := f.Service(t, "web", nil)
 
 	mark := f.mark()
-	if _, err := f.ensure(t, svc); !isRetry(err) {
+	if _, err := f.Ensure(t, svc); !frameworktest.IsRetry(err) {
 		t.Fatalf("first sync: %v, want a RetryError while the load balancer is PENDING_CREATE", err)
 	}
 	st := f.sim.State()
@@ -268,10 +136,10 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 		lbState.VipSubnetID != f.sim.Defaults().SubnetID || lbState.Provider != "amphora" {
 		t.Errorf("load balancer = %+v", lbState)
 	}
-	if got := f.fresh(t, svc).Annotations[openstack.AnnotationLoadBalancerID]; got != lbState.ID {
+	if got := f.Fresh(t, svc).Annotations[openstack.AnnotationLoadBalancerID]; got != lbState.ID {
 		t.Errorf("ID annotation = %q, want %q", got, lbState.ID)
 	}
-	status, syncs := f.ensureReady(t, svc)
+	status, syncs := f.EnsureReadySyncs(t, svc)
 	createReads, createWrites := f.calls(mark)
 	t.Logf("create: %d syncs, %d reads, %d writes", syncs+1, createReads, createWrites)
 	if got := f.writes(mark); len(got) != 2 || !strings.HasPrefix(got[0], "POST /load-balancer/") || !strings.HasPrefix(got[1], "POST /network/v2.0/floatingips") {
@@ -286,13 +154,13 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	if ip != st.FloatingIPs[0].FloatingIPAddress {
 		t.Errorf("status IP %s, want the floating IP %s", ip, st.FloatingIPs[0].FloatingIPAddress)
 	}
-	want := frameworktest.LoadBalancer{ID: lbState.ID, Name: lbState.Name, Listeners: []string{"TCP:80->:30080"}, Members: memberIDs(f, f.nodes...), Addresses: []string{ip}}
-	if diff := cmp.Diff(want, f.only(t)); diff != "" {
+	want := frameworktest.LoadBalancer{ID: lbState.ID, Name: lbState.Name, Listeners: []string{"TCP:80->:30080"}, Members: memberIDs(f, f.Nodes...), Addresses: []string{ip}}
+	if diff := cmp.Diff(want, f.OnlyLoadBalancer(t)); diff != "" {
 		t.Errorf("load balancer (-want +got):\n%s", diff)
 	}
 
 	mark = f.mark()
-	again, err := f.ensure(t, svc)
+	again, err := f.Ensure(t, svc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,11 +169,11 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	if writes != 0 || !cmp.Equal(status, again) {
 		t.Errorf("no-op sync: %d writes, status %+v -> %+v", writes, status, again)
 	}
-	if got, exists, err := f.lb.GetLoadBalancer(f.ctx, lbCluster, f.fresh(t, svc)); err != nil || !exists || !cmp.Equal(got, status) {
+	if got, exists, err := f.LB.GetLoadBalancer(f.Ctx, f.ClusterName, f.Fresh(t, svc)); err != nil || !exists || !cmp.Equal(got, status) {
 		t.Errorf("GetLoadBalancer = %+v, %v, %v", got, exists, err)
 	}
 
-	f.deleteAll(t, svc)
+	f.DeleteDone(t, svc)
 	if st := f.sim.State(); len(st.LoadBalancers)+len(st.FloatingIPs)+len(st.Listeners)+len(st.Pools) != 0 {
 		t.Errorf("after delete: %+v", st)
 	}
@@ -314,8 +182,8 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 // TestLoadBalancerInternal: no floating IP; the status is the VIP.
 func TestLoadBalancerInternal(t *testing.T) {
 	f := newLBFixture(t, "", nil)
-	svc := f.service(t, "internal", map[string]string{openstack.AnnotationInternal: "true"})
-	status, _ := f.ensureReady(t, svc)
+	svc := f.Service(t, "internal", map[string]string{openstack.AnnotationInternal: "true"})
+	status := f.EnsureReady(t, svc)
 	st := f.sim.State()
 	if len(st.FloatingIPs) != 0 {
 		t.Errorf("floating IPs = %+v, want none", st.FloatingIPs)
@@ -325,13 +193,13 @@ func TestLoadBalancerInternal(t *testing.T) {
 	}
 
 	// Going external adds a floating IP; back to internal releases it.
-	f.update(t, svc, func(s *corev1.Service) { s.Annotations[openstack.AnnotationInternal] = "false" })
-	status, _ = f.ensureReady(t, svc)
+	f.UpdateService(t, svc, func(s *corev1.Service) { s.Annotations[openstack.AnnotationInternal] = "false" })
+	status = f.EnsureReady(t, svc)
 	if st := f.sim.State(); len(st.FloatingIPs) != 1 || ingressIP(t, status) != st.FloatingIPs[0].FloatingIPAddress {
 		t.Errorf("external: status %+v, FIPs %+v", status, st.FloatingIPs)
 	}
-	f.update(t, svc, func(s *corev1.Service) { s.Annotations[openstack.AnnotationInternal] = "true" })
-	f.ensureReady(t, svc)
+	f.UpdateService(t, svc, func(s *corev1.Service) { s.Annotations[openstack.AnnotationInternal] = "true" })
+	f.EnsureReady(t, svc)
 	if st := f.sim.State(); len(st.FloatingIPs) != 0 {
 		t.Errorf("internal again: FIPs %+v", st.FloatingIPs)
 	}
@@ -350,8 +218,8 @@ func TestLoadBalancerDiscoverNetworks(t *testing.T) {
 		}
 		return strings.Join(kept, "\n")
 	})
-	svc := f.service(t, "discover", nil)
-	status, _ := f.ensureReady(t, svc)
+	svc := f.Service(t, "discover", nil)
+	status := f.EnsureReady(t, svc)
 	st := f.sim.State()
 	if st.LoadBalancers[0].VipSubnetID != st.Defaults.SubnetID || len(st.FloatingIPs) != 1 ||
 		st.FloatingIPs[0].FloatingNetworkID != st.Defaults.FloatingNetworkID || ingressIP(t, status) != st.FloatingIPs[0].FloatingIPAddress {
@@ -383,21 +251,21 @@ func TestLoadBalancerAdopt(t *testing.T) {
 			if tc.byID {
 				ann[openstack.AnnotationLoadBalancerID] = existing.ID
 			}
-			svc := f.service(t, "adopted", ann)
+			svc := f.Service(t, "adopted", ann)
 			mark := f.mark()
-			status, _ := f.ensureReady(t, svc)
+			status := f.EnsureReady(t, svc)
 			if got := f.writes(mark); len(got) != 1 || !strings.HasPrefix(got[0], "POST /network/v2.0/floatingips") {
 				t.Errorf("writes = %v, want only the floating IP", got)
 			}
-			if got := f.only(t); got.ID != existing.ID {
+			if got := f.OnlyLoadBalancer(t); got.ID != existing.ID {
 				t.Errorf("load balancer %s, want the adopted %s", got.ID, existing.ID)
 			}
-			if got := f.fresh(t, svc).Annotations[openstack.AnnotationLoadBalancerID]; got != existing.ID {
+			if got := f.Fresh(t, svc).Annotations[openstack.AnnotationLoadBalancerID]; got != existing.ID {
 				t.Errorf("ID annotation = %q", got)
 			}
 			ingressIP(t, status)
 
-			f.deleteAll(t, svc)
+			f.DeleteDone(t, svc)
 			st := f.sim.State()
 			if len(st.FloatingIPs) != 0 {
 				t.Errorf("the floating IP the CCM made is left: %+v", st.FloatingIPs)
@@ -419,19 +287,19 @@ func TestLoadBalancerAdopt(t *testing.T) {
 // leaves the load balancer alone.
 func TestLoadBalancerForeign(t *testing.T) {
 	f := newLBFixture(t, "", nil)
-	owner := f.service(t, "owner", nil)
-	f.ensureReady(t, owner)
-	id := f.only(t).ID
-	other := f.service(t, "other", map[string]string{openstack.AnnotationLoadBalancerID: id})
+	owner := f.Service(t, "owner", nil)
+	f.EnsureReady(t, owner)
+	id := f.OnlyLoadBalancer(t).ID
+	other := f.Service(t, "other", map[string]string{openstack.AnnotationLoadBalancerID: id})
 	mark := f.mark()
-	if _, err := f.ensure(t, other); err == nil || !strings.Contains(err.Error(), "already used by listener") {
+	if _, err := f.Ensure(t, other); err == nil || !strings.Contains(err.Error(), "already used by listener") {
 		t.Errorf("EnsureLoadBalancer = %v, want an error about the port in use", err)
 	}
-	f.deleteAll(t, other)
+	f.DeleteDone(t, other)
 	if got := f.writes(mark); len(got) != 0 {
 		t.Errorf("writes = %v, want none", got)
 	}
-	f.only(t)
+	f.OnlyLoadBalancer(t)
 }
 
 // TestLoadBalancerDeleteFloatingIP: delete releases the floating IP unless
@@ -439,34 +307,32 @@ func TestLoadBalancerForeign(t *testing.T) {
 // Service.
 func TestLoadBalancerDeleteFloatingIP(t *testing.T) {
 	f := newLBFixture(t, "", nil)
-	svc := f.service(t, "keep", map[string]string{openstack.AnnotationPrefix + "keep-floatingip": "true"})
-	first := ingressIP(t, must(f.ensureReady(t, svc)))
-	f.deleteAll(t, svc)
+	svc := f.Service(t, "keep", map[string]string{openstack.AnnotationPrefix + "keep-floatingip": "true"})
+	first := ingressIP(t, f.EnsureReady(t, svc))
+	f.DeleteDone(t, svc)
 	st := f.sim.State()
 	if len(st.LoadBalancers) != 0 || len(st.FloatingIPs) != 1 || st.FloatingIPs[0].PortID != "" {
 		t.Fatalf("after delete with keep-floatingip: %d LBs, FIPs %+v", len(st.LoadBalancers), st.FloatingIPs)
 	}
-	f.update(t, svc, func(s *corev1.Service) { delete(s.Annotations, openstack.AnnotationLoadBalancerID) })
-	if again := ingressIP(t, must(f.ensureReady(t, svc))); again != first {
+	f.UpdateService(t, svc, func(s *corev1.Service) { delete(s.Annotations, openstack.AnnotationLoadBalancerID) })
+	if again := ingressIP(t, f.EnsureReady(t, svc)); again != first {
 		t.Errorf("recreated with %s, want the kept floating IP %s", again, first)
 	}
-	f.update(t, svc, func(s *corev1.Service) { delete(s.Annotations, openstack.AnnotationPrefix+"keep-floatingip") })
-	f.deleteAll(t, svc)
+	f.UpdateService(t, svc, func(s *corev1.Service) { delete(s.Annotations, openstack.AnnotationPrefix+"keep-floatingip") })
+	f.DeleteDone(t, svc)
 	if st := f.sim.State(); len(st.FloatingIPs) != 0 {
 		t.Errorf("floating IPs after delete = %+v, want none", st.FloatingIPs)
 	}
 }
-
-func must(s *corev1.LoadBalancerStatus, _ int) *corev1.LoadBalancerStatus { return s }
 
 // TestLoadBalancerSerial: with provider-requires-serial-api-calls the load
 // balancer is created empty and filled one object per sync, members one by
 // one.
 func TestLoadBalancerSerial(t *testing.T) {
 	f := newLBFixture(t, "provider-requires-serial-api-calls = true\ncreate-monitor = true\n", nil)
-	svc := f.service(t, "web", nil)
+	svc := f.Service(t, "web", nil)
 	mark := f.mark()
-	f.ensureReady(t, svc)
+	f.EnsureReady(t, svc)
 	var got []string
 	for _, w := range f.writes(mark) {
 		parts := strings.Split(w, "/")
@@ -476,7 +342,7 @@ func TestLoadBalancerSerial(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("writes %v, want %v", got, want)
 	}
-	if lb := f.only(t); len(lb.Members) != 2 || !slices.Equal(lb.Listeners, []string{"TCP:80->:30080"}) {
+	if lb := f.OnlyLoadBalancer(t); len(lb.Members) != 2 || !slices.Equal(lb.Listeners, []string{"TCP:80->:30080"}) {
 		t.Errorf("load balancer = %+v", lb)
 	}
 }
@@ -485,10 +351,10 @@ func TestLoadBalancerSerial(t *testing.T) {
 // removes pools and listeners one by one, then the load balancer.
 func TestLoadBalancerCascadeDeleteOff(t *testing.T) {
 	f := newLBFixture(t, "cascade-delete = false\n", nil)
-	svc := f.service(t, "web", nil)
-	f.ensureReady(t, svc)
+	svc := f.Service(t, "web", nil)
+	f.EnsureReady(t, svc)
 	mark := f.mark()
-	f.deleteAll(t, svc)
+	f.DeleteDone(t, svc)
 	var deletes []string
 	for _, w := range f.writes(mark) {
 		parts := strings.Split(w, "/")
@@ -506,15 +372,15 @@ func TestLoadBalancerCascadeDeleteOff(t *testing.T) {
 // the class and node-selector checks: one Warning names all three.
 func TestEveryProblemInOneWarning(t *testing.T) {
 	f := newLBFixture(t, "", nil)
-	svc := f.service(t, "web", map[string]string{
+	svc := f.Service(t, "web", map[string]string{
 		openstack.AnnotationPrefix + "timeout-client-data": "abc",
 		openstack.AnnotationPrefix + "class":               "no-such-class",
 		openstack.AnnotationPrefix + "node-selector":       "=value",
 	})
-	if _, err := f.ensure(t, svc); err == nil || isRetry(err) {
+	if _, err := f.Ensure(t, svc); err == nil || frameworktest.IsRetry(err) {
 		t.Fatalf("EnsureLoadBalancer = %v; want an error", err)
 	}
-	evs := f.drain()
+	evs := f.Drain()
 	if len(evs) != 1 || !strings.HasPrefix(evs[0], "Warning InvalidAnnotation") {
 		t.Fatalf("events = %q, want one Warning", evs)
 	}

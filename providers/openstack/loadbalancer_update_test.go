@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/providers/openstack"
 	"github.com/ccmkit/ccmkit/providers/openstack/openstacksim"
 )
@@ -62,14 +63,14 @@ func monitorOf(st openstacksim.Snapshot, poolID string) *openstacksim.HealthMoni
 // port's listener and pool are not touched.
 func TestLoadBalancerPortChange(t *testing.T) {
 	f := newLBFixture(t, "", nil)
-	svc := f.service(t, "web", nil, withDNS)
-	f.ensureReady(t, svc)
+	svc := f.Service(t, "web", nil, withDNS)
+	f.EnsureReady(t, svc)
 	before := f.sim.State()
 	tcp, udp := listenerByPort(t, before, "TCP", 80), listenerByPort(t, before, "UDP", 53)
 
-	f.update(t, svc, func(s *corev1.Service) { s.Spec.Ports[0].Port = 8080 })
+	f.UpdateService(t, svc, func(s *corev1.Service) { s.Spec.Ports[0].Port = 8080 })
 	mark := f.mark()
-	f.ensureReady(t, svc)
+	f.EnsureReady(t, svc)
 	writes := f.writes(mark)
 	reads, _ := f.calls(mark)
 	t.Logf("port change: %d reads, writes %v", reads, writes)
@@ -90,7 +91,7 @@ func TestLoadBalancerPortChange(t *testing.T) {
 	if got := listenerByPort(t, after, "UDP", 53); got.ID != udp.ID || got.UpdatedAt != udp.UpdatedAt {
 		t.Errorf("UDP listener changed: %+v -> %+v", udp, got)
 	}
-	if got := f.only(t).Listeners; !slices.Equal(got, []string{"TCP:8080->:30080", "UDP:53->:30053"}) {
+	if got := f.OnlyLoadBalancer(t).Listeners; !slices.Equal(got, []string{"TCP:8080->:30080", "UDP:53->:30053"}) {
 		t.Errorf("listeners = %v", got)
 	}
 }
@@ -99,33 +100,33 @@ func TestLoadBalancerPortChange(t *testing.T) {
 // member update per pool and nothing else.
 func TestLoadBalancerNodeChurn(t *testing.T) {
 	f := newLBFixture(t, "", nil)
-	svc := f.service(t, "web", nil)
-	f.ensureReady(t, svc)
+	svc := f.Service(t, "web", nil)
+	f.EnsureReady(t, svc)
 	poolID := f.sim.State().Pools[0].ID
 	batch := "PUT /load-balancer/v2.0/lbaas/pools/" + poolID + "/members"
 
 	f.addNode("node-c")
 	mark := f.mark()
-	f.ensureReady(t, svc)
+	f.EnsureReady(t, svc)
 	reads, _ := f.calls(mark)
 	t.Logf("member change: %d reads, writes %v", reads, f.writes(mark))
 	if got := f.writes(mark); !slices.Equal(got, []string{batch}) {
 		t.Errorf("node joined: writes %v, want %v", got, []string{batch})
 	}
-	if got := f.only(t).Members; !slices.Equal(got, memberIDs(f, f.nodes...)) {
+	if got := f.OnlyLoadBalancer(t).Members; !slices.Equal(got, memberIDs(f, f.Nodes...)) {
 		t.Errorf("members = %v", got)
 	}
 
-	f.nodes = f.nodes[1:]
+	f.Nodes = f.Nodes[1:]
 	mark = f.mark()
-	if err := f.lb.UpdateLoadBalancer(f.ctx, lbCluster, f.fresh(t, svc), f.nodes); !isRetry(err) {
+	if err := f.Update(t, svc); !frameworktest.IsRetry(err) {
 		t.Fatalf("UpdateLoadBalancer = %v, want a RetryError while the change applies", err)
 	}
-	f.ensureReady(t, svc)
+	f.EnsureReady(t, svc)
 	if got := f.writes(mark); !slices.Equal(got, []string{batch}) {
 		t.Errorf("node left: writes %v, want %v", got, []string{batch})
 	}
-	if got := f.only(t).Members; !slices.Equal(got, memberIDs(f, f.nodes...)) {
+	if got := f.OnlyLoadBalancer(t).Members; !slices.Equal(got, memberIDs(f, f.Nodes...)) {
 		t.Errorf("members = %v", got)
 	}
 }
@@ -137,15 +138,15 @@ func TestLoadBalancerNodeChurn(t *testing.T) {
 // server's address from Nova: that sync is the only one it gets.
 func TestLoadBalancerNodeWithoutAddresses(t *testing.T) {
 	f := newLBFixture(t, "", nil)
-	svc := f.service(t, "web", nil)
-	f.ensureReady(t, svc)
+	svc := f.Service(t, "web", nil)
+	f.EnsureReady(t, svc)
 	n := f.addNode("node-c")
 	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: "node-c"}}
-	if err := f.lb.UpdateLoadBalancer(f.ctx, lbCluster, f.fresh(t, svc), f.nodes); !isRetry(err) {
+	if err := f.Update(t, svc); !frameworktest.IsRetry(err) {
 		t.Fatalf("UpdateLoadBalancer = %v, want a RetryError while the change applies", err)
 	}
-	f.ensureReady(t, svc)
-	if got := f.only(t).Members; !slices.Equal(got, memberIDs(f, f.nodes...)) {
+	f.EnsureReady(t, svc)
+	if got := f.OnlyLoadBalancer(t).Members; !slices.Equal(got, memberIDs(f, f.Nodes...)) {
 		t.Errorf("members = %v, want node-c's too", got)
 	}
 }
@@ -155,23 +156,23 @@ func TestLoadBalancerNodeWithoutAddresses(t *testing.T) {
 // RetryError and nothing half-done; the next syncs converge.
 func TestLoadBalancerConflict(t *testing.T) {
 	f := newLBFixture(t, "", nil)
-	svc := f.service(t, "web", nil)
-	f.ensureReady(t, svc)
+	svc := f.Service(t, "web", nil)
+	f.EnsureReady(t, svc)
 	f.addNode("node-c")
 	before := f.sim.State()
 	f.sim.Inject(openstacksim.Fault{
 		Op: "PUT /load-balancer/v2.0/lbaas/pools/{id}/members", Status: http.StatusConflict, Count: 1,
 		Body: map[string]any{"faultcode": "Client", "faultstring": "Load Balancer " + before.LoadBalancers[0].ID + " is immutable and cannot be updated.", "debuginfo": nil},
 	})
-	_, err := f.ensure(t, svc)
-	if !isRetry(err) {
+	_, err := f.Ensure(t, svc)
+	if !frameworktest.IsRetry(err) {
 		t.Fatalf("EnsureLoadBalancer = %v, want a RetryError", err)
 	}
 	if got := f.sim.State(); len(got.Members) != len(before.Members) || got.LoadBalancers[0].ProvisioningStatus != "ACTIVE" {
 		t.Fatalf("after the refused write: %d members, status %s", len(got.Members), got.LoadBalancers[0].ProvisioningStatus)
 	}
-	f.ensureReady(t, svc)
-	if got := f.only(t).Members; !slices.Equal(got, memberIDs(f, f.nodes...)) {
+	f.EnsureReady(t, svc)
+	if got := f.OnlyLoadBalancer(t).Members; !slices.Equal(got, memberIDs(f, f.Nodes...)) {
 		t.Errorf("members = %v after convergence", got)
 	}
 
@@ -180,15 +181,15 @@ func TestLoadBalancerConflict(t *testing.T) {
 	f.sim.SetLoadBalancerStatus(id, "PENDING_UPDATE")
 	f.addNode("node-d")
 	mark := f.mark()
-	if _, err := f.ensure(t, svc); !isRetry(err) {
+	if _, err := f.Ensure(t, svc); !frameworktest.IsRetry(err) {
 		t.Fatalf("EnsureLoadBalancer on a PENDING_UPDATE load balancer = %v, want a RetryError", err)
 	}
 	if got := f.writes(mark); len(got) != 0 {
 		t.Errorf("writes while PENDING_UPDATE: %v", got)
 	}
 	f.sim.SetLoadBalancerStatus(id, "ACTIVE")
-	f.ensureReady(t, svc)
-	if got := f.only(t).Members; len(got) != 4 {
+	f.EnsureReady(t, svc)
+	if got := f.OnlyLoadBalancer(t).Members; len(got) != 4 {
 		t.Errorf("members = %v, want 4", got)
 	}
 }
@@ -200,23 +201,23 @@ func TestLoadBalancerConflict(t *testing.T) {
 // list).
 func TestLoadBalancerErrorRecovery(t *testing.T) {
 	f := newLBFixtureTTL(t, -1, "", nil)
-	svc := f.service(t, "web", nil)
-	ip := ingressIP(t, must(f.ensureReady(t, svc)))
-	old := f.only(t).ID
-	f.drain()
+	svc := f.Service(t, "web", nil)
+	ip := ingressIP(t, f.EnsureReady(t, svc))
+	old := f.OnlyLoadBalancer(t).ID
+	f.Drain()
 	f.sim.SetLoadBalancerStatus(old, "ERROR")
 
-	if _, err := f.ensure(t, svc); !isRetry(err) {
+	if _, err := f.Ensure(t, svc); !frameworktest.IsRetry(err) {
 		t.Fatalf("sync of an ERROR load balancer = %v, want a RetryError while it is replaced", err)
 	}
-	events := strings.Join(f.drain(), "\n")
+	events := strings.Join(f.Drain(), "\n")
 	for _, want := range []string{"Warning LoadBalancerFailed", "Warning RecreatingLoadBalancer"} {
 		if !strings.Contains(events, want) {
 			t.Errorf("events lack %q:\n%s", want, events)
 		}
 	}
-	status, _ := f.ensureReady(t, svc)
-	lb := f.only(t)
+	status := f.EnsureReady(t, svc)
+	lb := f.OnlyLoadBalancer(t)
 	if lb.ID == old || lb.Name != "kube_service_test-cluster_default_web" || len(lb.Members) != 2 {
 		t.Errorf("after recovery: %+v (old ID %s)", lb, old)
 	}
@@ -233,10 +234,10 @@ func TestLoadBalancerErrorRecovery(t *testing.T) {
 // annotations set the timings; false turns monitors off.
 func TestLoadBalancerHealthMonitors(t *testing.T) {
 	f := newLBFixture(t, "", nil)
-	svc := f.service(t, "local", nil, func(s *corev1.Service) {
+	svc := f.Service(t, "local", nil, func(s *corev1.Service) {
 		s.Spec.ExternalTrafficPolicy, s.Spec.HealthCheckNodePort = corev1.ServiceExternalTrafficPolicyLocal, 32000
 	})
-	f.ensureReady(t, svc)
+	f.EnsureReady(t, svc)
 	st := f.sim.State()
 	hm := monitorOf(st, st.Pools[0].ID)
 	if hm == nil || hm.Type != "HTTP" || hm.URLPath != "/healthz" || hm.Delay != 5 || hm.Timeout != 3 || hm.MaxRetries != 1 || hm.MaxRetriesDown != 3 {
@@ -248,11 +249,11 @@ func TestLoadBalancerHealthMonitors(t *testing.T) {
 		}
 	}
 
-	f.update(t, svc, func(s *corev1.Service) {
+	f.UpdateService(t, svc, func(s *corev1.Service) {
 		s.Annotations = map[string]string{openstack.AnnotationPrefix + "health-monitor-delay": "10", openstack.AnnotationPrefix + "health-monitor-max-retries": "2"}
 	})
 	mark := f.mark()
-	f.ensureReady(t, svc)
+	f.EnsureReady(t, svc)
 	if got := f.writes(mark); len(got) != 1 || !strings.HasPrefix(got[0], "PUT /load-balancer/v2.0/lbaas/healthmonitors/") {
 		t.Errorf("writes = %v, want one monitor update", got)
 	}
@@ -262,12 +263,12 @@ func TestLoadBalancerHealthMonitors(t *testing.T) {
 
 	// Back to Cluster with monitors on: the HTTP monitor goes first, then
 	// the members lose their monitor port, then a TCP monitor comes.
-	f.update(t, svc, func(s *corev1.Service) {
+	f.UpdateService(t, svc, func(s *corev1.Service) {
 		s.Annotations = map[string]string{openstack.AnnotationPrefix + "enable-health-monitor": "true"}
 		s.Spec.ExternalTrafficPolicy, s.Spec.HealthCheckNodePort = corev1.ServiceExternalTrafficPolicyCluster, 0
 	})
 	mark = f.mark()
-	f.ensureReady(t, svc)
+	f.EnsureReady(t, svc)
 	var kinds []string
 	for _, w := range f.writes(mark) {
 		kinds = append(kinds, w[:strings.Index(w, " ")]+" "+w[strings.LastIndex(w, "/")+1:])
@@ -285,10 +286,10 @@ func TestLoadBalancerHealthMonitors(t *testing.T) {
 		}
 	}
 
-	f.update(t, svc, func(s *corev1.Service) {
+	f.UpdateService(t, svc, func(s *corev1.Service) {
 		s.Annotations = map[string]string{openstack.AnnotationPrefix + "enable-health-monitor": "false"}
 	})
-	f.ensureReady(t, svc)
+	f.EnsureReady(t, svc)
 	if hms := f.sim.State().HealthMonitors; len(hms) != 0 {
 		t.Errorf("monitors = %+v, want none", hms)
 	}
@@ -298,10 +299,10 @@ func TestLoadBalancerHealthMonitors(t *testing.T) {
 // and monitor types.
 func TestLoadBalancerProtocols(t *testing.T) {
 	f := newLBFixture(t, "create-monitor = true\n", nil)
-	svc := f.service(t, "multi", nil, withDNS, func(s *corev1.Service) {
+	svc := f.Service(t, "multi", nil, withDNS, func(s *corev1.Service) {
 		s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "sctp", Protocol: corev1.ProtocolSCTP, Port: 9999, NodePort: 30999})
 	})
-	f.ensureReady(t, svc)
+	f.EnsureReady(t, svc)
 	st := f.sim.State()
 	for _, tc := range []struct {
 		protocol     string
@@ -321,8 +322,8 @@ func TestLoadBalancerProtocols(t *testing.T) {
 // TestLoadBalancerProxyProtocol: PROXY pools and ipMode Proxy in the status.
 func TestLoadBalancerProxyProtocol(t *testing.T) {
 	f := newLBFixture(t, "", nil)
-	svc := f.service(t, "proxy", map[string]string{openstack.AnnotationPrefix + "proxy-protocol": "v2"}, withDNS)
-	status, _ := f.ensureReady(t, svc)
+	svc := f.Service(t, "proxy", map[string]string{openstack.AnnotationPrefix + "proxy-protocol": "v2"}, withDNS)
+	status := f.EnsureReady(t, svc)
 	st := f.sim.State()
 	if p := poolByID(st, listenerByPort(t, st, "TCP", 80).DefaultPoolID); p.Protocol != "PROXYV2" {
 		t.Errorf("TCP pool protocol %s, want PROXYV2", p.Protocol)
@@ -335,8 +336,8 @@ func TestLoadBalancerProxyProtocol(t *testing.T) {
 	}
 
 	// v2 -> true (v1): the pool protocol cannot change, so it is replaced.
-	f.update(t, svc, func(s *corev1.Service) { s.Annotations[openstack.AnnotationPrefix+"proxy-protocol"] = "true" })
-	f.ensureReady(t, svc)
+	f.UpdateService(t, svc, func(s *corev1.Service) { s.Annotations[openstack.AnnotationPrefix+"proxy-protocol"] = "true" })
+	f.EnsureReady(t, svc)
 	st = f.sim.State()
 	if p := poolByID(st, listenerByPort(t, st, "TCP", 80).DefaultPoolID); p.Protocol != "PROXY" || len(membersOf(st, p.ID)) != 2 {
 		t.Errorf("TCP pool %+v, want PROXY with 2 members", p)
@@ -347,18 +348,18 @@ func TestLoadBalancerProxyProtocol(t *testing.T) {
 // listener's allowed_cidrs, and a change updates just the listeners.
 func TestLoadBalancerSourceRanges(t *testing.T) {
 	f := newLBFixture(t, "", nil)
-	svc := f.service(t, "ranges", nil, withDNS, func(s *corev1.Service) {
+	svc := f.Service(t, "ranges", nil, withDNS, func(s *corev1.Service) {
 		s.Spec.LoadBalancerSourceRanges = []string{"203.0.113.0/24", "10.0.0.0/8"}
 	})
-	f.ensureReady(t, svc)
+	f.EnsureReady(t, svc)
 	for _, l := range f.sim.State().Listeners {
 		if !slices.Equal(l.AllowedCIDRs, []string{"10.0.0.0/8", "203.0.113.0/24"}) {
 			t.Errorf("listener %s:%d allowed_cidrs = %v", l.Protocol, l.ProtocolPort, l.AllowedCIDRs)
 		}
 	}
-	f.update(t, svc, func(s *corev1.Service) { s.Spec.LoadBalancerSourceRanges = nil })
+	f.UpdateService(t, svc, func(s *corev1.Service) { s.Spec.LoadBalancerSourceRanges = nil })
 	mark := f.mark()
-	f.ensureReady(t, svc)
+	f.EnsureReady(t, svc)
 	if got := f.writes(mark); len(got) != 2 || !strings.HasPrefix(got[0], "PUT /load-balancer/v2.0/lbaas/listeners/") {
 		t.Errorf("writes = %v, want two listener updates", got)
 	}
@@ -374,12 +375,12 @@ func TestLoadBalancerSourceRanges(t *testing.T) {
 func TestLoadBalancerSettings(t *testing.T) {
 	p := openstack.AnnotationPrefix
 	f := newLBFixture(t, "", nil)
-	svc := f.service(t, "settings", map[string]string{
+	svc := f.Service(t, "settings", map[string]string{
 		p + "connection-limit": "100", p + "lb-method": "least_connections", p + "x-forwarded-for": "true",
 		p + "timeout-client-data": "60000", p + "timeout-tcp-inspect": "10", p + "node-selector": "pool=default",
 	}, func(s *corev1.Service) { s.Spec.SessionAffinity = corev1.ServiceAffinityClientIP })
 	f.addNode("node-elsewhere").Labels = map[string]string{"pool": "other"}
-	f.ensureReady(t, svc)
+	f.EnsureReady(t, svc)
 	st := f.sim.State()
 	l := listenerByPort(t, st, "HTTP", 80)
 	if l.ConnectionLimit != 100 || l.TimeoutClientData != 60000 || l.TimeoutTCPInspect != 10 || l.TimeoutMemberConnect != 5000 || l.InsertHeaders["X-Forwarded-For"] != "true" {
@@ -393,7 +394,7 @@ func TestLoadBalancerSettings(t *testing.T) {
 		t.Errorf("%d members, want the 2 nodes the node-selector picks", n)
 	}
 	mark := f.mark()
-	f.ensureReady(t, svc)
+	f.EnsureReady(t, svc)
 	if got := f.writes(mark); len(got) != 0 {
 		t.Errorf("second sync writes %v", got)
 	}
@@ -411,16 +412,16 @@ func TestLoadBalancerInvalid(t *testing.T) {
 	} {
 		t.Run(key, func(t *testing.T) {
 			f := newLBFixture(t, "", nil)
-			svc := f.service(t, "bad", map[string]string{key: value})
-			f.drain()
+			svc := f.Service(t, "bad", map[string]string{key: value})
+			f.Drain()
 			mark := f.mark()
-			if _, err := f.ensure(t, svc); err == nil {
+			if _, err := f.Ensure(t, svc); err == nil {
 				t.Fatal("EnsureLoadBalancer succeeded")
 			}
 			if got := f.writes(mark); len(got) != 0 {
 				t.Errorf("writes = %v", got)
 			}
-			if events := strings.Join(f.drain(), "\n"); !strings.Contains(events, "Warning") || !strings.Contains(events, key) {
+			if events := strings.Join(f.Drain(), "\n"); !strings.Contains(events, "Warning") || !strings.Contains(events, key) {
 				t.Errorf("events do not warn about %s:\n%s", key, events)
 			}
 		})
@@ -435,15 +436,15 @@ func TestLoadBalancerClass(t *testing.T) {
 		sim.AddRouter(openstacksim.Router{Name: "router-2"}, net.ID, sim.Defaults().SubnetID)
 		return conf + "\n[LoadBalancerClass \"gold\"]\nfloating-network-id = " + net.ID + "\n"
 	})
-	svc := f.service(t, "gold", map[string]string{openstack.AnnotationPrefix + "class": "gold"})
-	status, _ := f.ensureReady(t, svc)
+	svc := f.Service(t, "gold", map[string]string{openstack.AnnotationPrefix + "class": "gold"})
+	status := f.EnsureReady(t, svc)
 	if ip := ingressIP(t, status); !strings.HasPrefix(ip, "198.51.100.") {
 		t.Errorf("floating IP %s, want one of the class's network", ip)
 	}
-	other := f.service(t, "override", map[string]string{
+	other := f.Service(t, "override", map[string]string{
 		openstack.AnnotationPrefix + "class": "gold", openstack.AnnotationPrefix + "floating-network-id": f.sim.Defaults().FloatingNetworkID,
 	})
-	status, _ = f.ensureReady(t, other)
+	status = f.EnsureReady(t, other)
 	if ip := ingressIP(t, status); !strings.HasPrefix(ip, "172.24.4.") {
 		t.Errorf("floating IP %s, want one of the annotated network", ip)
 	}
@@ -454,8 +455,8 @@ func TestLoadBalancerClass(t *testing.T) {
 func TestLoadBalancerTLS(t *testing.T) {
 	f := newLBFixture(t, "", nil)
 	ref := "https://barbican.example.com/v1/containers/0f4c"
-	svc := f.service(t, "tls", map[string]string{openstack.AnnotationPrefix + "default-tls-container-ref": ref}, withDNS)
-	f.ensureReady(t, svc)
+	svc := f.Service(t, "tls", map[string]string{openstack.AnnotationPrefix + "default-tls-container-ref": ref}, withDNS)
+	f.EnsureReady(t, svc)
 	st := f.sim.State()
 	l := listenerByPort(t, st, "TERMINATED_HTTPS", 80)
 	if l.DefaultTLSContainerRef != ref || poolByID(st, l.DefaultPoolID).Protocol != "HTTP" {
@@ -463,7 +464,7 @@ func TestLoadBalancerTLS(t *testing.T) {
 	}
 	listenerByPort(t, st, "UDP", 53)
 	mark := f.mark()
-	f.ensureReady(t, svc)
+	f.EnsureReady(t, svc)
 	if got := f.writes(mark); len(got) != 0 {
 		t.Errorf("second sync writes %v", got)
 	}
