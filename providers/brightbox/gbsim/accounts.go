@@ -6,11 +6,6 @@ import (
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
-func (s *Server) accountRoutes() {
-	s.Handle("GET /1.0/accounts", s.listAccounts)
-	s.Handle("GET /1.0/accounts/{id}", s.getAccount)
-}
-
 // accountJSON is the account as GET /1.0/accounts serves it: the fields
 // of gobrightbox's testdata that say what the account holds.
 type accountJSON struct {

@@ -10,16 +10,6 @@ import (
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
-func (s *Server) cloudIPRoutes() {
-	s.Handle("GET /1.0/cloud_ips", s.listCloudIPs)
-	s.Handle("POST /1.0/cloud_ips", s.createCloudIP)
-	s.Handle("GET /1.0/cloud_ips/{id}", s.getCloudIP)
-	s.Handle("PUT /1.0/cloud_ips/{id}", s.updateCloudIP)
-	s.Handle("DELETE /1.0/cloud_ips/{id}", s.deleteCloudIP)
-	s.Handle("POST /1.0/cloud_ips/{id}/map", s.mapCloudIP)
-	s.Handle("POST /1.0/cloud_ips/{id}/unmap", s.unmapCloudIP)
-}
-
 // CloudIP is a cloud IP as the simulator holds it. AddCloudIP seeds one;
 // the API renders it with what it is mapped to.
 type CloudIP struct {

@@ -13,21 +13,6 @@ import (
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
-func (s *Server) firewallRoutes() {
-	s.Handle("GET /1.0/firewall_policies", s.listFirewallPolicies)
-	s.Handle("POST /1.0/firewall_policies", s.createFirewallPolicy)
-	s.Handle("GET /1.0/firewall_policies/{id}", s.getFirewallPolicy)
-	s.Handle("PUT /1.0/firewall_policies/{id}", s.updateFirewallPolicy)
-	s.Handle("DELETE /1.0/firewall_policies/{id}", s.deleteFirewallPolicy)
-	s.Handle("POST /1.0/firewall_policies/{id}/apply_to", s.applyFirewallPolicy)
-	s.Handle("POST /1.0/firewall_policies/{id}/remove", s.removeFirewallPolicy)
-	s.Handle("GET /1.0/firewall_rules", s.listFirewallRules)
-	s.Handle("POST /1.0/firewall_rules", s.createFirewallRule)
-	s.Handle("GET /1.0/firewall_rules/{id}", s.getFirewallRule)
-	s.Handle("PUT /1.0/firewall_rules/{id}", s.updateFirewallRule)
-	s.Handle("DELETE /1.0/firewall_rules/{id}", s.deleteFirewallRule)
-}
-
 // FirewallPolicy is a firewall policy as the simulator holds it; its rules
 // are FirewallRules naming it. AddFirewallPolicy seeds one.
 type FirewallPolicy struct {

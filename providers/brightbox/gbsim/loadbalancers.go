@@ -10,20 +10,6 @@ import (
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
-func (s *Server) lbRoutes() {
-	s.Handle("GET /1.0/load_balancers", s.listLoadBalancers)
-	s.Handle("POST /1.0/load_balancers", s.createLoadBalancer)
-	s.Handle("GET /1.0/load_balancers/{id}", s.getLoadBalancer)
-	s.Handle("PUT /1.0/load_balancers/{id}", s.updateLoadBalancer)
-	s.Handle("DELETE /1.0/load_balancers/{id}", s.deleteLoadBalancer)
-	s.Handle("POST /1.0/load_balancers/{id}/add_nodes", s.addNodes)
-	s.Handle("POST /1.0/load_balancers/{id}/remove_nodes", s.removeNodes)
-	s.Handle("POST /1.0/load_balancers/{id}/add_listeners", s.addListeners)
-	s.Handle("POST /1.0/load_balancers/{id}/remove_listeners", s.removeListeners)
-	s.Handle("PUT /1.0/load_balancers/{id}/lock_resource", s.lockLoadBalancer(true))
-	s.Handle("PUT /1.0/load_balancers/{id}/unlock_resource", s.lockLoadBalancer(false))
-}
-
 // LoadBalancer is a load balancer as the simulator holds it. AddLoadBalancer
 // seeds one; the API renders it with its nodes and cloud IPs.
 type LoadBalancer struct {

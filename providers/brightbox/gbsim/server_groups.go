@@ -8,17 +8,6 @@ import (
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
-func (s *Server) serverGroupRoutes() {
-	s.Handle("GET /1.0/server_groups", s.listServerGroups)
-	s.Handle("POST /1.0/server_groups", s.createServerGroup)
-	s.Handle("GET /1.0/server_groups/{id}", s.getServerGroup)
-	s.Handle("PUT /1.0/server_groups/{id}", s.updateServerGroup)
-	s.Handle("DELETE /1.0/server_groups/{id}", s.deleteServerGroup)
-	s.Handle("POST /1.0/server_groups/{id}/add_servers", s.addServers)
-	s.Handle("POST /1.0/server_groups/{id}/remove_servers", s.removeServers)
-	s.Handle("POST /1.0/server_groups/{id}/move_servers", s.moveServers)
-}
-
 // ServerGroup is a server group as the simulator holds it. AddServerGroup
 // seeds one.
 type ServerGroup struct {

@@ -9,18 +9,6 @@ import (
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
-func (s *Server) serverRoutes() {
-	s.Handle("GET /1.0/zones", s.listZones)
-	s.Handle("GET /1.0/zones/{id}", s.getZone)
-	s.Handle("GET /1.0/server_types", s.listServerTypes)
-	s.Handle("GET /1.0/server_types/{id}", s.getServerType)
-	s.Handle("GET /1.0/servers", s.listServers)
-	s.Handle("GET /1.0/servers/{id}", s.getServer)
-	s.Handle("PUT /1.0/servers/{id}/lock_resource", s.lockServer(true))
-	s.Handle("PUT /1.0/servers/{id}/unlock_resource", s.lockServer(false))
-	s.Handle("GET /1.0/interfaces/{id}", s.getInterface)
-}
-
 // CloudServer is a cloud server as the simulator holds it. AddServer seeds one;
 // the API renders it with its zone, server type, interface, cloud IPs and
 // server groups.

@@ -9,16 +9,6 @@ import (
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
-func (s *Server) catalogRoutes() {
-	s.Handle("GET /{account}/packages", s.listPackages)
-	s.Handle("GET /{account}/packages/{id}", s.getPackage)
-	s.Handle("GET /{account}/images", s.listImages)
-	s.Handle("GET /{account}/images/{id}", s.getImage)
-	s.Handle("GET /{account}/datacenters", s.listDatacenters)
-	s.Handle("GET /{account}/datacenters/{name}", s.getDatacenter)
-	s.Handle("GET /{account}/services", s.listServices)
-}
-
 // Package is an instance type, as GetPackage serves it (triton-go's
 // compute.Package); Memory, Disk and Swap in MiB.
 type Package struct {

@@ -7,17 +7,6 @@ import (
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
-func (s *Server) fwRoutes() {
-	s.Handle("GET /{account}/fwrules", s.listRules)
-	s.Handle("POST /{account}/fwrules", s.createRule)
-	s.Handle("GET /{account}/fwrules/{id}", s.getRule)
-	s.Handle("POST /{account}/fwrules/{id}", s.updateRule)
-	s.Handle("DELETE /{account}/fwrules/{id}", s.deleteRule)
-	s.Handle("POST /{account}/fwrules/{id}/enable", s.enableRule(true))
-	s.Handle("POST /{account}/fwrules/{id}/disable", s.enableRule(false))
-	s.Handle("GET /{account}/fwrules/{id}/machines", s.listRuleMachines)
-}
-
 // FirewallRule is a Cloud Firewall rule, as GetFirewallRule serves it
 // (triton-go's network.FirewallRule).
 type FirewallRule struct {

@@ -24,20 +24,6 @@ var (
 	machineMetadata = machineMap[string]{kind: "metadata key", of: func(m *Machine) *map[string]string { return &m.Metadata }}
 )
 
-func (s *Server) machineMapRoutes() {
-	s.Handle("GET /{account}/machines/{id}/tags", machineTags.list(s))
-	s.Handle("POST /{account}/machines/{id}/tags", s.addTags)
-	s.Handle("PUT /{account}/machines/{id}/tags", s.replaceTags)
-	s.Handle("DELETE /{account}/machines/{id}/tags", machineTags.deleteAll(s))
-	s.Handle("GET /{account}/machines/{id}/tags/{key}", machineTags.get(s))
-	s.Handle("DELETE /{account}/machines/{id}/tags/{key}", machineTags.delete(s))
-	s.Handle("GET /{account}/machines/{id}/metadata", machineMetadata.list(s))
-	s.Handle("POST /{account}/machines/{id}/metadata", s.updateMetadata)
-	s.Handle("DELETE /{account}/machines/{id}/metadata", machineMetadata.deleteAll(s))
-	s.Handle("GET /{account}/machines/{id}/metadata/{key}", machineMetadata.get(s))
-	s.Handle("DELETE /{account}/machines/{id}/metadata/{key}", machineMetadata.delete(s))
-}
-
 // updateMetadata serves UpdateMachineMetadata (POST): the body's keys
 // merged into the machine's; values must be strings. Answers with all of
 // them.

@@ -12,19 +12,6 @@ import (
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
-func (s *Server) machineRoutes() {
-	s.Handle("GET /{account}/machines", s.listMachines)
-	s.Handle("HEAD /{account}/machines", s.countMachines)
-	s.Handle("POST /{account}/machines", s.createMachine)
-	s.Handle("GET /{account}/machines/{id}", s.getMachine)
-	s.Handle("POST /{account}/machines/{id}", s.machineAction)
-	s.Handle("DELETE /{account}/machines/{id}", s.deleteMachine)
-	s.Handle("GET /{account}/machines/{id}/nics", s.listNICs)
-	s.Handle("GET /{account}/machines/{id}/nics/{mac}", s.getNIC)
-	s.machineMapRoutes()
-	s.Handle("GET /{account}/machines/{id}/fwrules", s.listMachineRules)
-}
-
 // Machine states, as CloudAPI translates VMAPI's (triton-rancher.md §5).
 const (
 	StateProvisioning = "provisioning"

@@ -10,14 +10,6 @@ import (
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
-func (s *Server) networkRoutes() {
-	s.Handle("GET /{account}/networks", s.listNetworks)
-	s.Handle("GET /{account}/networks/{id}", s.getNetwork)
-	s.Handle("GET /{account}/fabrics/default/vlans", s.listVLANs)
-	s.Handle("GET /{account}/fabrics/default/vlans/{vlan}", s.getVLAN)
-	s.Handle("GET /{account}/fabrics/default/vlans/{vlan}/networks", s.listVLANNetworks)
-}
-
 // Network is a network the account can provision on, as GetNetwork
 // serves it (triton-go's network.Network); VLAN is its fabric VLAN (0 for
 // a network that is not a fabric).
