@@ -8,76 +8,33 @@ import (
 	"github.com/ccmkit/ccmkit/providers/brightbox/gbsim"
 )
 
-// TestBinaryStartup runs the real binary and checks that bad settings stop
-// it at start-up with exit status 1 and a message naming the variable, and
-// that no credential is anywhere in its output, even at -v=10, where
-// requests are logged with their headers and bodies.
-func TestBinaryStartup(t *testing.T) {
-	bin := cmdtest.Build(t)
-	kc := cmdtest.Kubeconfig(t)
-	sim := gbsim.NewServer(t, gbsim.Options{})
-	const wrong = "wrong-secret-do-not-print"
-	tests := []struct {
-		name    string
-		env     []string
-		wantOut []string
-	}{
-		{
-			name:    "no credentials",
-			env:     []string{"BRIGHTBOX_API_URL=" + sim.URL()},
-			wantOut: []string{"BRIGHTBOX_CLIENT: no credentials"},
-		},
-		{
-			name:    "not a URL",
-			env:     []string{"BRIGHTBOX_CLIENT=" + sim.ClientID(), "BRIGHTBOX_CLIENT_SECRET=" + wrong, "BRIGHTBOX_API_URL=ftp://" + strings.TrimPrefix(sim.URL(), "http://")},
-			wantOut: []string{"BRIGHTBOX_API_URL: ", "is not an http(s) URL"},
-		},
-		{
-			name: "wrong secret",
-			env:  []string{"BRIGHTBOX_CLIENT=" + sim.ClientID(), "BRIGHTBOX_CLIENT_SECRET=" + wrong, "BRIGHTBOX_API_URL=" + sim.URL()},
-			wantOut: []string{
-				"check BRIGHTBOX_CLIENT and BRIGHTBOX_CLIENT_SECRET",
-				// the token request itself was logged, body included (-v=10)
-				`"Cloud API request"`, `operation="token.create"`, "requestHeaders",
-			},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			out, code := cmdtest.Run(t, bin, tt.env, "--kubeconfig="+kc, "--secure-port=0", "-v=10")
-			if code != 1 {
-				t.Fatalf("exit status %d, want 1; output:\n%s", code, out)
-			}
-			for _, want := range tt.wantOut {
-				if !strings.Contains(out, want) {
-					t.Errorf("output does not mention %q:\n%s", want, out)
-				}
-			}
-			if strings.Contains(out, wrong) {
-				t.Errorf("output reveals the secret:\n%s", out)
-			}
-			if sim.Writes() != 0 {
-				t.Errorf("%d cloud writes with bad settings", sim.Writes())
-			}
-		})
-	}
-}
+func TestMain(m *testing.M) { cmdtest.Main(m) }
 
-// TestBinaryFlags runs the real binary's --version and --help: its name is
-// the existing CCM's, and it takes the framework's flags.
-func TestBinaryFlags(t *testing.T) {
-	bin := cmdtest.Build(t)
-	out, code := cmdtest.Run(t, bin, nil, "--version")
-	if code != 0 || !strings.HasPrefix(out, "brightbox-cloud-controller-manager ") {
-		t.Errorf("--version: exit status %d, output %q", code, out)
-	}
-	out, code = cmdtest.Run(t, bin, nil, "--help")
-	if code != 0 {
-		t.Fatalf("--help: exit status %d:\n%s", code, out)
-	}
-	for _, want := range []string{"--kubeconfig", "--cloud-config", "--leader-elect", "--cloud-api-qps", "--instance-cache-ttl", "--load-balancer-cache-ttl"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("--help lacks %q", want)
-		}
-	}
+// TestBinary runs the checks every CCM binary must pass (cmdtest.CheckCCM)
+// against a simulated Brightbox.
+func TestBinary(t *testing.T) {
+	const wrong = "wrong-secret-do-not-print"
+	sim := gbsim.NewServer(t, gbsim.Options{})
+	cmdtest.CheckCCM(t, cmdtest.CCM{
+		Cloud:   sim.Cloud(),
+		Secrets: []string{wrong},
+		Failures: []cmdtest.Failure{{
+			Name: "no credentials",
+			Env:  map[string]string{"BRIGHTBOX_CLIENT": "", "BRIGHTBOX_CLIENT_SECRET": ""},
+			Want: []string{"BRIGHTBOX_CLIENT: no credentials"},
+		}, {
+			Name: "not a URL",
+			Env:  map[string]string{"BRIGHTBOX_API_URL": "ftp://" + strings.TrimPrefix(sim.URL(), "http://")},
+			Want: []string{"BRIGHTBOX_API_URL: ", "is not an http(s) URL"},
+		}, {
+			Name:    "wrong secret",
+			Env:     map[string]string{"BRIGHTBOX_CLIENT_SECRET": wrong},
+			Want:    []string{"check BRIGHTBOX_CLIENT and BRIGHTBOX_CLIENT_SECRET"},
+			Request: "token.create",
+		}},
+		MakeSecret: &cmdtest.MakeSecret{
+			Data:    map[string]string{"BRIGHTBOX_CLIENT_SECRET": sim.ClientSecret()},
+			Request: "token.create",
+		},
+	})
 }
