@@ -13,9 +13,8 @@ func TestMain(m *testing.M) { cmdtest.Main(m) }
 // against a simulated DigitalOcean.
 func TestBinary(t *testing.T) {
 	const token, wrong = "the-right-token", "wrong-token-do-not-print"
-	sim := dosim.NewServer(t, dosim.Options{Token: token})
 	cmdtest.CheckCCM(t, cmdtest.CCM{
-		Cloud:   sim.Cloud(),
+		Cloud:   dosim.NewServer(t, dosim.Options{Token: token}).Cloud(),
 		Secrets: []string{wrong},
 		Failures: []cmdtest.Failure{{
 			Name: "no token",

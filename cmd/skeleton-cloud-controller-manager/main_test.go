@@ -13,9 +13,8 @@ func TestMain(m *testing.M) { cmdtest.Main(m) }
 // against a simulated Skeleton Cloud. Skeleton has no make-secret.
 func TestBinary(t *testing.T) {
 	const wrong = "wrong-token-4f1c9e"
-	sim := skeletonsim.NewServer(t, skeletonsim.Options{})
 	cmdtest.CheckCCM(t, cmdtest.CCM{
-		Cloud:   sim.Cloud(),
+		Cloud:   skeletonsim.NewServer(t, skeletonsim.Options{}).Cloud(),
 		Secrets: []string{wrong},
 		Failures: []cmdtest.Failure{{
 			Name: "missing settings",
