@@ -15,13 +15,18 @@ func TestConformance(t *testing.T) {
 	frameworktest.RunConformance(t, harness{})
 }
 
-// harness connects the conformance suite to a fresh simulated cloud.
+// harness connects the framework's suites to a fresh simulated cloud.
 type harness struct{}
 
 func (harness) Setup(t *testing.T) *frameworktest.Target {
-	sim := skeletonsim.NewServer(t, skeletonsim.Options{})
+	return target(skeletonsim.NewServer(t, skeletonsim.Options{}))
+}
+
+// target is the provider wired to sim, for the suites and the
+// load-balancer fixture.
+func target(sim *skeletonsim.Server) *frameworktest.Target {
 	env := sim.Env(sim.URL())
-	env["SKELETON_API_QPS"] = "0" // unlimited: the suites wait for the cloud, not for tokens
+	env["SKELETON_API_QPS"] = "0" // unlimited: the tests wait for the cloud, not for tokens
 	return &frameworktest.Target{
 		Provider: skeleton.New(),
 		Env:      env,

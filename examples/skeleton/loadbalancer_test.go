@@ -1,116 +1,49 @@
 package skeleton_test
 
 import (
-	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/cloud-provider/api"
 
 	"github.com/ccmkit/ccmkit/examples/skeleton"
 	"github.com/ccmkit/ccmkit/examples/skeleton/skeletonsim"
-	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 )
 
-// createService stores a LoadBalancer Service with an HTTP and a DNS port in
-// the fake API server.
-func (f *fixture) createService(t *testing.T, name string, annotations map[string]string) *corev1.Service {
+// lbFixture is the provider's load balancers on a simulated cloud
+// (frameworktest.LBFixture: Services in a fake API server, syncs as the
+// service controller makes them), with the simulator for what the cloud
+// holds.
+type lbFixture struct {
+	*frameworktest.LBFixture
+	sim *skeletonsim.Server
+}
+
+// newLBFixture starts a simulator and the provider on it, with opts; every
+// Service has an HTTP and a DNS port.
+func newLBFixture(t *testing.T, opts frameworktest.LBOptions) *lbFixture {
 	t.Helper()
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name), Annotations: annotations},
-		Spec: corev1.ServiceSpec{
-			Type: corev1.ServiceTypeLoadBalancer,
-			Ports: []corev1.ServicePort{
-				{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, NodePort: 30080},
-				{Name: "dns", Protocol: corev1.ProtocolUDP, Port: 53, NodePort: 30053},
-			},
-		},
+	sim := skeletonsim.NewServer(t, skeletonsim.Options{})
+	opts.Ports = []corev1.ServicePort{
+		{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, NodePort: 30080},
+		{Name: "dns", Protocol: corev1.ProtocolUDP, Port: 53, NodePort: 30053},
 	}
-	created, err := f.kube.CoreV1().Services("default").Create(f.ctx, svc, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return created
-}
-
-// fresh returns the Service as the API server holds it now, as the service
-// controller passes it on each sync.
-func (f *fixture) fresh(t *testing.T, svc *corev1.Service) *corev1.Service {
-	t.Helper()
-	got, err := f.kube.CoreV1().Services(svc.Namespace).Get(f.ctx, svc.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
-}
-
-func (f *fixture) setAnnotation(t *testing.T, svc *corev1.Service, key, value string) {
-	t.Helper()
-	cur := f.fresh(t, svc)
-	if value == "" {
-		delete(cur.Annotations, key)
-	} else {
-		cur.Annotations[key] = value
-	}
-	if _, err := f.kube.CoreV1().Services(cur.Namespace).Update(f.ctx, cur, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// ensureReady syncs the Service like the service controller does until the
-// load balancer is ready: each requeue is one more sync, and the simulator
-// activates a load balancer on its second read.
-func (f *fixture) ensureReady(t *testing.T, svc *corev1.Service, nodes []*corev1.Node) *corev1.LoadBalancerStatus {
-	t.Helper()
-	lb, _ := f.cloud.LoadBalancer()
-	for range 5 {
-		status, err := lb.EnsureLoadBalancer(f.ctx, clusterName, f.fresh(t, svc), nodes)
-		var retry *api.RetryError
-		if !errors.As(err, &retry) {
-			if err != nil {
-				t.Fatalf("EnsureLoadBalancer: %v", err)
-			}
-			return status
-		}
-	}
-	t.Fatal("load balancer not ready after 5 syncs")
-	return nil
-}
-
-// writes returns the cloud writes f makes.
-func (f *fixture) writes(fn func()) int {
-	before := f.sim.Writes()
-	fn()
-	return f.sim.Writes() - before
-}
-
-func (f *fixture) addNodes(names ...string) []*corev1.Node {
-	var nodes []*corev1.Node
-	for _, name := range names {
-		inst := f.sim.AddInstance(skeletonsim.Instance{Name: name})
-		nodes = append(nodes, node(name, "skeleton://"+inst.ID))
-	}
-	return nodes
+	return &lbFixture{frameworktest.NewLBFixture(t, target(sim), opts), sim}
 }
 
 func TestLoadBalancerLifecycle(t *testing.T) {
-	f := newFixture(t, skeletonsim.Options{})
-	nodes := append(f.addNodes("node-1", "node-2"), node("node-new", "")) // not initialized yet
-	svc := f.createService(t, "web", map[string]string{
+	f := newLBFixture(t, frameworktest.LBOptions{Nodes: []string{"node-1", "node-2"}})
+	f.Nodes = append(f.Nodes, frameworktest.Node("node-new", "")) // not initialized yet
+	svc := f.Service(t, "web", map[string]string{
 		skeleton.AnnotationPrefix + "algorithm":      "least_connections",
 		skeleton.AnnotationPrefix + "proxy-protocol": "true",
 	})
-	lb, _ := f.cloud.LoadBalancer()
 
 	// The first sync creates the load balancer with its whole spec and
 	// asks to be requeued while it provisions.
-	_, err := lb.EnsureLoadBalancer(f.ctx, clusterName, svc, nodes)
-	if retry := new(api.RetryError); !errors.As(err, &retry) {
+	if _, err := f.Ensure(t, svc); !frameworktest.IsRetry(err) {
 		t.Fatalf("first EnsureLoadBalancer: err = %v, want a RetryError while provisioning", err)
 	}
 	want := skeletonsim.LoadBalancer{
@@ -132,26 +65,27 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	if diff := cmp.Diff([]skeletonsim.LoadBalancer{want}, f.sim.LoadBalancers()); diff != "" {
 		t.Errorf("after create, cloud (-want +got):\n%s", diff)
 	}
-	if got := f.fresh(t, svc).Annotations[skeleton.AnnotationLoadBalancerID]; got != want.ID {
+	if got := f.Fresh(t, svc).Annotations[skeleton.AnnotationLoadBalancerID]; got != want.ID {
 		t.Errorf("ID annotation = %q, want %q", got, want.ID)
 	}
 
-	status := f.ensureReady(t, svc, nodes)
+	status := f.EnsureReady(t, svc)
 	proxy := corev1.LoadBalancerIPModeProxy
 	wantStatus := &corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: "198.18.0.1", IPMode: &proxy}}}
 	if diff := cmp.Diff(wantStatus, status); diff != "" {
 		t.Errorf("status (-want +got):\n%s", diff)
 	}
 
-	if n := f.writes(func() { f.ensureReady(t, svc, nodes) }); n != 0 {
+	if n := f.WritesDuring(func() { f.EnsureReady(t, svc) }); n != 0 {
 		t.Errorf("EnsureLoadBalancer with nothing changed made %d writes, want 0", n)
 	}
 
-	f.setAnnotation(t, svc, skeleton.AnnotationPrefix+"algorithm", "round_robin")
-	if n := f.writes(func() { f.ensureReady(t, svc, nodes) }); n != 1 {
+	f.UpdateService(t, svc, func(s *corev1.Service) { s.Annotations[skeleton.AnnotationPrefix+"algorithm"] = "round_robin" })
+	if n := f.WritesDuring(func() { f.EnsureReady(t, svc) }); n != 1 {
 		t.Errorf("changing the algorithm made %d writes, want 1", n)
 	}
-	if err := lb.UpdateLoadBalancer(f.ctx, clusterName, f.fresh(t, svc), nodes[1:]); err != nil {
+	f.Nodes = f.Nodes[1:]
+	if err := f.Update(t, svc); err != nil {
 		t.Fatalf("UpdateLoadBalancer: %v", err)
 	}
 	want.Algorithm, want.Members, want.Status, want.IPv4 = "round_robin", []string{"i-000002"}, skeletonsim.StatusActive, "198.18.0.1"
@@ -160,7 +94,7 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	}
 
 	for i := range 2 {
-		if err := lb.EnsureLoadBalancerDeleted(f.ctx, clusterName, f.fresh(t, svc)); err != nil {
+		if err := f.Delete(t, svc); err != nil {
 			t.Fatalf("EnsureLoadBalancerDeleted #%d: %v", i+1, err)
 		}
 	}
@@ -173,19 +107,18 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 // balancer and recording its ID: the next sync must find it, not create a
 // second one.
 func TestLoadBalancerFoundByOwnerTag(t *testing.T) {
-	f := newFixture(t, skeletonsim.Options{})
-	nodes := f.addNodes("node-1")
-	svc := f.createService(t, "web", map[string]string{})
-	f.ensureReady(t, svc, nodes)
-	f.setAnnotation(t, svc, skeleton.AnnotationLoadBalancerID, "")
+	f := newLBFixture(t, frameworktest.LBOptions{Nodes: []string{"node-1"}})
+	svc := f.Service(t, "web", map[string]string{})
+	f.EnsureReady(t, svc)
+	f.UpdateService(t, svc, func(s *corev1.Service) { delete(s.Annotations, skeleton.AnnotationLoadBalancerID) })
 
-	if n := f.writes(func() { f.ensureReady(t, svc, nodes) }); n != 0 {
+	if n := f.WritesDuring(func() { f.EnsureReady(t, svc) }); n != 0 {
 		t.Errorf("sync without the ID annotation made %d writes, want 0", n)
 	}
 	if got := len(f.sim.LoadBalancers()); got != 1 {
 		t.Errorf("cloud holds %d load balancers, want 1", got)
 	}
-	if got := f.fresh(t, svc).Annotations[skeleton.AnnotationLoadBalancerID]; got != "lb-000001" {
+	if got := f.Fresh(t, svc).Annotations[skeleton.AnnotationLoadBalancerID]; got != "lb-000001" {
 		t.Errorf("ID annotation = %q, want it written again", got)
 	}
 }
@@ -199,23 +132,22 @@ func TestLoadBalancerInvalidAnnotations(t *testing.T) {
 	}
 	for name, ann := range tests {
 		t.Run(name, func(t *testing.T) {
-			f := newFixture(t, skeletonsim.Options{})
+			f := newLBFixture(t, frameworktest.LBOptions{Nodes: []string{"node-1"}})
 			annotations := map[string]string{}
 			for k, v := range ann {
 				annotations[skeleton.AnnotationPrefix+k] = v
 			}
-			svc := f.createService(t, "web", annotations)
-			lb, _ := f.cloud.LoadBalancer()
-			writes := f.writes(func() {
-				if _, err := lb.EnsureLoadBalancer(f.ctx, clusterName, svc, f.addNodes("node-1")); err == nil {
+			svc := f.Service(t, "web", annotations)
+			writes := f.WritesDuring(func() {
+				if _, err := f.Ensure(t, svc); err == nil {
 					t.Error("EnsureLoadBalancer succeeded, want an error")
 				}
 			})
 			if writes != 0 {
 				t.Errorf("%d cloud writes, want 0", writes)
 			}
-			if event := <-f.events.Events; !strings.HasPrefix(event, "Warning InvalidAnnotation") {
-				t.Errorf("event = %q, want a Warning InvalidAnnotation", event)
+			if events := f.Drain(); len(events) == 0 || !strings.HasPrefix(events[0], "Warning InvalidAnnotation") {
+				t.Errorf("events = %q, want a Warning InvalidAnnotation", events)
 			}
 		})
 	}
@@ -231,12 +163,10 @@ func TestLoadBalancerUnservableService(t *testing.T) {
 	}
 	for name, mutate := range tests {
 		t.Run(name, func(t *testing.T) {
-			f := newFixture(t, skeletonsim.Options{})
-			svc := f.createService(t, "web", nil)
-			mutate(svc)
-			lb, _ := f.cloud.LoadBalancer()
+			f := newLBFixture(t, frameworktest.LBOptions{Nodes: []string{"node-1"}})
+			svc := f.Service(t, "web", nil, mutate)
 			before := f.sim.Stats()
-			if _, err := lb.EnsureLoadBalancer(f.ctx, clusterName, svc, f.addNodes("node-1")); err == nil {
+			if _, err := f.Ensure(t, svc); err == nil {
 				t.Error("EnsureLoadBalancer succeeded, want an error")
 			}
 			after := f.sim.Stats()
@@ -246,26 +176,24 @@ func TestLoadBalancerUnservableService(t *testing.T) {
 					break
 				}
 			}
-			if event := <-f.events.Events; !strings.HasPrefix(event, "Warning InvalidService") {
-				t.Errorf("event = %q, want a Warning InvalidService", event)
+			if events := f.Drain(); len(events) == 0 || !strings.HasPrefix(events[0], "Warning InvalidService") {
+				t.Errorf("events = %q, want a Warning InvalidService", events)
 			}
 		})
 	}
 }
 
+// TestLoadBalancerInErrorState: a load balancer the cloud puts in an error
+// state fails the sync with the cloud's reason. The load-balancer list is
+// read at every sync here (CacheTTL -1); with the framework's default TTL
+// the change shows one TTL later.
 func TestLoadBalancerInErrorState(t *testing.T) {
-	// A change made outside the CCM shows at the next list, at most one
-	// load-balancer cache TTL later.
-	const ttl = 50 * time.Millisecond
-	f := newFixture(t, skeletonsim.Options{}, func(env *framework.Env) { env.LoadBalancerCacheTTL = ttl })
-	nodes := f.addNodes("node-1")
-	svc := f.createService(t, "web", map[string]string{})
-	f.ensureReady(t, svc, nodes)
+	f := newLBFixture(t, frameworktest.LBOptions{Nodes: []string{"node-1"}, CacheTTL: -1})
+	svc := f.Service(t, "web", map[string]string{})
+	f.EnsureReady(t, svc)
 	f.sim.SetLoadBalancerError("lb-000001", "no capacity in sk-1")
-	time.Sleep(ttl)
 
-	lb, _ := f.cloud.LoadBalancer()
-	_, err := lb.EnsureLoadBalancer(f.ctx, clusterName, f.fresh(t, svc), nodes)
+	_, err := f.Ensure(t, svc)
 	if err == nil || !strings.Contains(err.Error(), "no capacity in sk-1") {
 		t.Errorf("EnsureLoadBalancer error = %v, want the cloud's reason", err)
 	}

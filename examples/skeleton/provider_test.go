@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2/ktesting"
@@ -20,55 +19,38 @@ import (
 const clusterName = "test-cluster"
 
 // fixture is the provider initialized against a fresh simulator, the way
-// framework.Main would do it, with a fake Kubernetes API.
+// framework.Main would do it, for the instance and route tests (the
+// load-balancer tests drive a frameworktest.LBFixture).
 type fixture struct {
-	sim    *skeletonsim.Server
-	cloud  *framework.Cloud
-	kube   *fake.Clientset
-	events *record.FakeRecorder
-	ctx    context.Context
+	sim   *skeletonsim.Server
+	cloud *framework.Cloud
+	ctx   context.Context
 }
 
-// newFixture starts a simulator and the provider on it. The load-balancer
-// cache is on, as in production; tune changes the Env.
-func newFixture(t *testing.T, opts skeletonsim.Options, tune ...func(*framework.Env)) *fixture {
+// newFixture starts a simulator and the provider on it.
+func newFixture(t *testing.T, opts skeletonsim.Options) *fixture {
 	t.Helper()
 	sim := skeletonsim.NewServer(t, opts)
-	f := &fixture{sim: sim, kube: fake.NewClientset(), events: record.NewFakeRecorder(100)}
-	var err error
-	f.cloud, f.ctx, err = newCloud(t, f.kube, f.events, map[string]string{
+	vars := map[string]string{
 		"SKELETON_API_URL": sim.URL(),
 		"SKELETON_TOKEN":   sim.Token(),
 		"SKELETON_REGION":  "sk-default",
 		"SKELETON_API_QPS": "0", // unlimited: tests should not wait for tokens
-	}, tune...)
-	if err != nil {
-		t.Fatalf("NewCloud: %v", err)
 	}
-	return f
-}
-
-// newCloud runs what framework.Main runs at start-up: load the config from
-// vars, Init, build the cloud.
-func newCloud(t *testing.T, kube kubernetes.Interface, events record.EventRecorder, vars map[string]string, tune ...func(*framework.Env)) (*framework.Cloud, context.Context, error) {
 	_, ctx := ktesting.NewTestContext(t)
-	env := &framework.Env{
-		Client:      kube,
-		Recorder:    events,
+	cloud, err := framework.NewCloud(ctx, skeleton.New(), &framework.Env{
+		Client:      fake.NewClientset(),
+		Recorder:    record.NewFakeRecorder(100),
 		ClusterName: clusterName,
-		LookupEnv: func(k string) (string, bool) {
-			v, ok := vars[k]
-			return v, ok
-		},
+		LookupEnv:   func(k string) (string, bool) { v, ok := vars[k]; return v, ok },
 		// One attempt each, so a fault is seen as is.
 		CloudAPI:         cloudapi.Options{MaxRetries: -1, Timeout: 5 * time.Second},
 		InstanceCacheTTL: -1,
+	})
+	if err != nil {
+		t.Fatalf("NewCloud: %v", err)
 	}
-	for _, f := range tune {
-		f(env)
-	}
-	cloud, err := framework.NewCloud(ctx, skeleton.New(), env)
-	return cloud, ctx, err
+	return &fixture{sim: sim, cloud: cloud, ctx: ctx}
 }
 
 func TestConfigErrors(t *testing.T) {
