@@ -67,6 +67,16 @@ func (t *Table[T]) All() []*T { return t.values(t.order) }
 // oldest first.
 func (t *Table[T]) In(group string) []*T { return t.values(t.groups[group]) }
 
+// Find returns the oldest resource that match accepts.
+func (t *Table[T]) Find(match func(*T) bool) (*T, bool) {
+	for _, id := range t.order {
+		if v := t.m[id]; match(v) {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
 // Len is the number of resources.
 func (t *Table[T]) Len() int { return len(t.m) }
 
@@ -93,4 +103,14 @@ func CloneAll[T, U any](in []*T, clone func(*T) U) []U {
 		out = append(out, clone(v))
 	}
 	return out
+}
+
+// CloneOf copies the resource of t with the ID with clone, for a
+// simulator's getter of one resource.
+func CloneOf[T, U any](t *Table[T], id string, clone func(*T) U) (U, bool) {
+	v, ok := t.Get(id)
+	if !ok {
+		return *new(U), false
+	}
+	return clone(v), true
 }

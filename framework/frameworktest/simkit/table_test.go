@@ -40,3 +40,29 @@ func TestTableKeepsCreationOrderAndGroups(t *testing.T) {
 		t.Errorf("In(p1) of an emptied group = %v, want none", ids(got))
 	}
 }
+
+func TestTableFindAndClones(t *testing.T) {
+	tb := NewTable[row]()
+	for _, r := range []*row{{"c", "p1"}, {"a", "p2"}, {"b", "p1"}} {
+		tb.Put(r.ID, r)
+	}
+	if r, ok := tb.Find(func(r *row) bool { return r.Parent == "p1" }); !ok || r.ID != "c" {
+		t.Errorf("Find(p1) = %v, %v; want the oldest, c", r, ok)
+	}
+	if _, ok := tb.Find(func(r *row) bool { return r.Parent == "p3" }); ok {
+		t.Error("Find(p3) found one")
+	}
+	parent := func(r *row) string { return r.Parent }
+	if p, ok := CloneOf(tb, "a", parent); !ok || p != "p2" {
+		t.Errorf("CloneOf(a) = %q, %v", p, ok)
+	}
+	if p, ok := CloneOf(tb, "z", parent); ok || p != "" {
+		t.Errorf("CloneOf(z) = %q, %v", p, ok)
+	}
+	if got := CloneAll(tb.All(), parent); !slices.Equal(got, []string{"p1", "p2", "p1"}) {
+		t.Errorf("CloneAll = %v", got)
+	}
+	if got := CloneAll(NewTable[row]().All(), parent); got == nil {
+		t.Error("CloneAll of none is nil, want empty")
+	}
+}

@@ -56,20 +56,21 @@ type CertificateInfo struct {
 func (c *Certificate) clone() Certificate {
 	out := *c
 	out.SubjectAlternativeNames = append([]string(nil), c.SubjectAlternativeNames...)
-	if c.Removed != nil {
-		t := *c.Removed
-		out.Removed = &t
-	}
+	out.Removed = clonePtr(c.Removed)
 	return out
 }
 
+// certificateAPI serves the certs table.
+var certificateAPI = resources[Certificate]{typ: "certificate", table: func(st *state) *simkit.Table[Certificate] { return st.certs },
+	id: func(c *Certificate) string { return c.ID }, doc: func(v view, st *state, c *Certificate) any { return v.certificate(st, c) }}
+
 func (s *Server) certificateRoutes() {
-	s.handle("GET "+projectPath+"/certificates", s.listCertificates)
+	s.handle("GET "+projectPath+"/certificates", certificateAPI.list(s))
 	s.handle("POST "+projectPath+"/certificates", s.createCertificate)
-	s.handle("GET "+projectPath+"/certificates/{id}", s.getCertificate)
+	s.handle("GET "+projectPath+"/certificates/{id}", certificateAPI.get(s))
 	s.handle("PUT "+projectPath+"/certificates/{id}", s.updateCertificate)
-	s.handle("DELETE "+projectPath+"/certificates/{id}", s.deleteCertificate)
-	s.handle("POST "+projectPath+"/certificates/{id}", s.certificateAction)
+	s.handle("DELETE "+projectPath+"/certificates/{id}", s.removeCertificate)
+	s.handle("POST "+projectPath+"/certificates/{id}", s.removeCertificate)
 }
 
 // certificateDoc is a certificate as the API answers it (go-rancher's
@@ -105,26 +106,6 @@ func (v view) certificate(st *state, c *Certificate) certificateDoc {
 		Created: c.Created.Format(time.RFC3339), CreatedTS: c.Created.UnixMilli(),
 		Removed: timestamp(c.Removed), Transitioning: transitioning(c.State),
 	}
-}
-
-var certificateFilters = mustSchema("certificate").filters
-
-func (s *Server) listCertificates(r *http.Request) simkit.Response {
-	v := s.view(r)
-	return list(s, r, listing[Certificate]{
-		typ: "certificate", items: s.st.certs.All(), id: func(c *Certificate) string { return c.ID },
-		doc: func(c *Certificate) any { return v.certificate(s.st, c) }, filters: certificateFilters,
-	})
-}
-
-func (s *Server) getCertificate(r *http.Request) simkit.Response {
-	id := r.PathValue("id")
-	s.st.read(id)
-	c, found := s.st.certs.Get(id)
-	if !found {
-		return notFound()
-	}
-	return ok(s.view(r).certificate(s.st, c))
 }
 
 // certificateInput is what a POST or PUT of a certificate may set.
@@ -185,43 +166,16 @@ func (s *Server) updateCertificate(r *http.Request) simkit.Response {
 	return ok(s.view(r).certificate(s.st, c))
 }
 
-// deleteCertificate answers DELETE: removing, then removed. Load
-// balancers that name it keep the ID (Cattle's behaviour here is not
-// documented; the choice is plausible).
-func (s *Server) deleteCertificate(r *http.Request) simkit.Response {
+// removeCertificate answers DELETE and POST ?action= (remove or update):
+// the certificate's removal. Load balancers that name it keep the ID
+// (Cattle's behaviour here is not documented; the choice is plausible).
+func (s *Server) removeCertificate(r *http.Request) simkit.Response {
 	c, found := s.st.certs.Get(r.PathValue("id"))
 	if !found {
 		return notFound()
 	}
-	if c.Removed == nil && c.State != StateRemoving {
-		s.st.removeCertificate(c)
-	}
-	return accepted(s.view(r).certificate(s.st, c))
-}
-
-func (s *Server) certificateAction(r *http.Request) simkit.Response {
-	c, found := s.st.certs.Get(r.PathValue("id"))
-	if !found {
-		return notFound()
-	}
-	name := r.URL.Query().Get("action")
-	if resp, bad := checkAction(mustSchema("certificate"), stackActions(c.State), name); bad {
-		return resp
-	}
-	if name == "remove" {
-		s.st.removeCertificate(c)
-	}
-	return accepted(s.view(r).certificate(s.st, c))
-}
-
-func (st *state) removeCertificate(c *Certificate) {
-	st.transition(c.ID, func(state string) {
-		c.State = state
-		if state == StateRemoved {
-			t := st.now()
-			c.Removed = &t
-		}
-	}, StateRemoving, StateRemoved)
+	return removal(r, "certificate", c.State, c.Removed != nil, func() { s.st.retire(c.ID, &c.State, &c.Removed, nil) },
+		func() any { return s.view(r).certificate(s.st, c) })
 }
 
 // checkCertificate vets c (a new certificate, or certificate except
@@ -359,15 +313,7 @@ func (s *Server) AddCertificate(c Certificate) Certificate {
 }
 
 func (st *state) addCertificate(c Certificate) *Certificate {
-	if c.ID == "" {
-		c.ID = st.newID(prefixCertificate)
-	} else if st.exists(c.ID) {
-		panic(fmt.Sprintf("ranchersim: ID %s is taken", c.ID))
-	}
-	st.claimID(prefixCertificate, c.ID)
-	if c.Created.IsZero() {
-		c.Created = st.now()
-	}
+	st.admit(prefixCertificate, &c.ID, &c.Created)
 	out := c.clone()
 	st.certs.Put(out.ID, &out)
 	return &out
@@ -378,11 +324,7 @@ func (st *state) addCertificate(c Certificate) *Certificate {
 func (s *Server) Certificate(id string) (Certificate, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, found := s.st.certs.Get(id)
-	if !found {
-		return Certificate{}, false
-	}
-	return c.clone(), true
+	return simkit.CloneOf(s.st.certs, id, (*Certificate).clone)
 }
 
 // Certificates returns copies of the certificates, oldest first, removed

@@ -330,6 +330,42 @@ func list[T any](s *Server, r *http.Request, l listing[T]) simkit.Response {
 	return ok(c)
 }
 
+// resources is a type of resource the API serves from one of the state's
+// tables: its collection, filtered and paged, and each one by ID.
+type resources[T any] struct {
+	// typ is the type's schema: "stack".
+	typ string
+	// table is the state's table of them.
+	table func(*state) *simkit.Table[T]
+	id    func(*T) string
+	// doc is one as the API answers it.
+	doc func(view, *state, *T) any
+}
+
+// list answers GET of the collection: its resources passing the
+// request's filters, one page of them, each read once.
+func (rs resources[T]) list(s *Server) simkit.HandlerFunc {
+	filters := mustSchema(rs.typ).filters
+	return func(r *http.Request) simkit.Response {
+		v := s.view(r)
+		return list(s, r, listing[T]{typ: rs.typ, items: rs.table(s.st).All(), id: rs.id,
+			doc: func(x *T) any { return rs.doc(v, s.st, x) }, filters: filters})
+	}
+}
+
+// get answers GET of one: a read of it, which may settle it.
+func (rs resources[T]) get(s *Server) simkit.HandlerFunc {
+	return func(r *http.Request) simkit.Response {
+		id := r.PathValue("id")
+		s.st.read(id)
+		x, found := rs.table(s.st).Get(id)
+		if !found {
+			return notFound()
+		}
+		return ok(rs.doc(s.view(r), s.st, x))
+	}
+}
+
 func paramName(err error) string {
 	if pe, ok := errors.AsType[*simkit.ParamError](err); ok {
 		return pe.Param

@@ -54,10 +54,7 @@ func (h *Host) clone() Host {
 	c.IPAddresses = slices.Clone(h.IPAddresses)
 	c.Labels = maps.Clone(h.Labels)
 	c.Info = maps.Clone(h.Info)
-	if h.Removed != nil {
-		t := *h.Removed
-		c.Removed = &t
-	}
+	c.Removed = clonePtr(h.Removed)
 	return c
 }
 
@@ -87,9 +84,13 @@ func hostActions(state string) []string {
 	return nil
 }
 
+// hostAPI serves the hosts table.
+var hostAPI = resources[Host]{typ: "host", table: func(st *state) *simkit.Table[Host] { return st.hosts },
+	id: func(h *Host) string { return h.ID }, doc: func(v view, st *state, h *Host) any { return v.host(st, h) }}
+
 func (s *Server) hostRoutes() {
-	s.handle("GET "+projectPath+"/hosts", s.listHosts)
-	s.handle("GET "+projectPath+"/hosts/{id}", s.getHost)
+	s.handle("GET "+projectPath+"/hosts", hostAPI.list(s))
+	s.handle("GET "+projectPath+"/hosts/{id}", hostAPI.get(s))
 	s.handle("PUT "+projectPath+"/hosts/{id}", s.updateHost)
 	s.handle("DELETE "+projectPath+"/hosts/{id}", s.deleteHost)
 	s.handle("POST "+projectPath+"/hosts/{id}", s.hostAction)
@@ -166,29 +167,11 @@ func timestamp(t *time.Time) *string {
 	return &s
 }
 
-var hostFilters = mustSchema("host").filters
-
-func (s *Server) listHosts(r *http.Request) simkit.Response {
-	v := s.view(r)
-	return list(s, r, listing[Host]{
-		typ: "host", items: s.st.hosts.All(), id: func(h *Host) string { return h.ID },
-		doc: func(h *Host) any { return v.host(s.st, h) }, filters: hostFilters,
-	})
-}
-
 // readHost finds a host for a request and counts the read.
 func (s *Server) readHost(r *http.Request) (*Host, bool) {
 	id := r.PathValue("id")
 	s.st.read(id)
 	return s.st.hosts.Get(id)
-}
-
-func (s *Server) getHost(r *http.Request) simkit.Response {
-	h, found := s.readHost(r)
-	if !found {
-		return notFound()
-	}
-	return ok(s.view(r).host(s.st, h))
 }
 
 // updateHost answers PUT: name, description and labels change; the
@@ -390,12 +373,7 @@ func (s *Server) AddHost(h Host) Host {
 }
 
 func (st *state) addHost(h Host) Host {
-	if h.ID == "" {
-		h.ID = st.newID(prefixHost)
-	} else if st.exists(h.ID) {
-		panic(fmt.Sprintf("ranchersim: ID %s is taken", h.ID))
-	}
-	st.claimID(prefixHost, h.ID)
+	st.admit(prefixHost, &h.ID, &h.Created)
 	n := st.seq[prefixHost]
 	if h.UUID == "" {
 		h.UUID = uuidFor(h.ID)
@@ -419,9 +397,6 @@ func (st *state) addHost(h Host) Host {
 		h.IPAddresses = []IPAddress{{Address: h.AgentIPAddress}, {Address: fmt.Sprintf("203.0.113.%d", n%250+1)}}
 	}
 	st.fillIPs(&h)
-	if h.Created.IsZero() {
-		h.Created = st.now()
-	}
 	h.Labels, h.Info = maps.Clone(h.Labels), maps.Clone(h.Info)
 	st.hosts.Put(h.ID, &h)
 	return h.clone()
@@ -458,11 +433,7 @@ func (st *state) newIPID() string {
 func (s *Server) Host(id string) (Host, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	h, found := s.st.hosts.Get(id)
-	if !found {
-		return Host{}, false
-	}
-	return h.clone(), true
+	return simkit.CloneOf(s.st.hosts, id, (*Host).clone)
 }
 
 // HostByHostname returns a copy of the (not removed) host with the
@@ -470,12 +441,11 @@ func (s *Server) Host(id string) (Host, bool) {
 func (s *Server) HostByHostname(hostname string) (Host, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, h := range s.st.hosts.All() {
-		if h.Hostname == hostname && h.Removed == nil {
-			return h.clone(), true
-		}
+	h, found := s.st.hosts.Find(func(h *Host) bool { return h.Hostname == hostname && h.Removed == nil })
+	if !found {
+		return Host{}, false
 	}
-	return Host{}, false
+	return h.clone(), true
 }
 
 // Hosts returns copies of the hosts, oldest first (removed ones until

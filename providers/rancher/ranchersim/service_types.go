@@ -165,13 +165,6 @@ func (svc *Service) clone() Service {
 	c.LaunchConfig, c.LBConfig, c.Upgrade = svc.LaunchConfig.clone(), svc.LBConfig.clone(), svc.Upgrade.clone()
 	c.ExternalIPAddresses, c.Links = slices.Clone(svc.ExternalIPAddresses), slices.Clone(svc.Links)
 	c.Metadata = maps.Clone(svc.Metadata)
-	if svc.HealthCheck != nil {
-		h := *svc.HealthCheck
-		c.HealthCheck = &h
-	}
-	if svc.Removed != nil {
-		t := *svc.Removed
-		c.Removed = &t
-	}
+	c.HealthCheck, c.Removed = clonePtr(svc.HealthCheck), clonePtr(svc.Removed)
 	return c
 }

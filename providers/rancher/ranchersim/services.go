@@ -271,16 +271,11 @@ func (s *Server) deleteService(kind string) simkit.HandlerFunc {
 // removed timestamp; hidden by removed_null). The services that consume
 // it lose their links to it.
 func (st *state) removeService(svc *Service) {
-	st.transition(svc.ID, func(state string) {
-		svc.State = state
-		if state == StateRemoved {
-			t := st.now()
-			svc.Removed = &t
-			for _, other := range st.services.All() {
-				other.Links = slices.DeleteFunc(other.Links, func(l ServiceLink) bool { return l.ServiceID == svc.ID })
-			}
+	st.retire(svc.ID, &svc.State, &svc.Removed, func() {
+		for _, other := range st.services.All() {
+			other.Links = slices.DeleteFunc(other.Links, func(l ServiceLink) bool { return l.ServiceID == svc.ID })
 		}
-	}, StateRemoving, StateRemoved)
+	})
 }
 
 // liveService returns the service with the ID unless it is removed.
@@ -324,15 +319,7 @@ func (s *Server) AddService(svc Service) Service {
 }
 
 func (st *state) addService(svc Service) *Service {
-	if svc.ID == "" {
-		svc.ID = st.newID(prefixService)
-	} else if st.exists(svc.ID) {
-		panic(fmt.Sprintf("ranchersim: ID %s is taken", svc.ID))
-	}
-	st.claimID(prefixService, svc.ID)
-	if svc.Created.IsZero() {
-		svc.Created = st.now()
-	}
+	st.admit(prefixService, &svc.ID, &svc.Created)
 	c := svc.clone()
 	st.services.Put(c.ID, &c)
 	return &c
@@ -342,11 +329,7 @@ func (st *state) addService(svc Service) *Service {
 func (s *Server) Service(id string) (Service, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	svc, found := s.st.services.Get(id)
-	if !found {
-		return Service{}, false
-	}
-	return svc.clone(), true
+	return simkit.CloneOf(s.st.services, id, (*Service).clone)
 }
 
 // ServiceByName returns a copy of the oldest service called name that is
@@ -354,12 +337,11 @@ func (s *Server) Service(id string) (Service, bool) {
 func (s *Server) ServiceByName(name string) (Service, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, svc := range s.st.services.All() {
-		if svc.Name == name && svc.Removed == nil {
-			return svc.clone(), true
-		}
+	svc, found := s.st.services.Find(func(svc *Service) bool { return svc.Name == name && svc.Removed == nil })
+	if !found {
+		return Service{}, false
 	}
-	return Service{}, false
+	return svc.clone(), true
 }
 
 // Services returns copies of the services, oldest first, removed ones

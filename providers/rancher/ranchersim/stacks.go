@@ -1,7 +1,6 @@
 package ranchersim
 
 import (
-	"fmt"
 	"net/http"
 	"regexp"
 	"time"
@@ -25,20 +24,21 @@ type Stack struct {
 
 func (k *Stack) clone() Stack {
 	c := *k
-	if k.Removed != nil {
-		t := *k.Removed
-		c.Removed = &t
-	}
+	c.Removed = clonePtr(k.Removed)
 	return c
 }
 
+// stackAPI serves the stacks table.
+var stackAPI = resources[Stack]{typ: "stack", table: func(st *state) *simkit.Table[Stack] { return st.stacks },
+	id: func(k *Stack) string { return k.ID }, doc: func(v view, st *state, k *Stack) any { return v.stack(st, k) }}
+
 func (s *Server) stackRoutes() {
-	s.handle("GET "+projectPath+"/stacks", s.listStacks)
+	s.handle("GET "+projectPath+"/stacks", stackAPI.list(s))
 	s.handle("POST "+projectPath+"/stacks", s.createStack)
-	s.handle("GET "+projectPath+"/stacks/{id}", s.getStack)
+	s.handle("GET "+projectPath+"/stacks/{id}", stackAPI.get(s))
 	s.handle("PUT "+projectPath+"/stacks/{id}", s.updateStack)
-	s.handle("DELETE "+projectPath+"/stacks/{id}", s.deleteStack)
-	s.handle("POST "+projectPath+"/stacks/{id}", s.stackAction)
+	s.handle("DELETE "+projectPath+"/stacks/{id}", s.removeStack)
+	s.handle("POST "+projectPath+"/stacks/{id}", s.removeStack)
 }
 
 // stackActions are the actions a stack offers in state.
@@ -48,6 +48,26 @@ func stackActions(state string) []string {
 		return []string{"remove", "update"}
 	}
 	return nil
+}
+
+// removal answers the DELETE of a stack or a certificate (typ) in state,
+// and its POST ?action= (one of stackActions): DELETE and the action
+// remove remove it (once: one being removed, or removed, stays so), the
+// action update changes nothing (a PUT does). Each answers 202 with doc.
+func removal(r *http.Request, typ, state string, removed bool, remove func(), doc func() any) simkit.Response {
+	if r.Method == http.MethodPost {
+		action := r.URL.Query().Get("action")
+		if resp, bad := checkAction(mustSchema(typ), stackActions(state), action); bad {
+			return resp
+		}
+		if action != "remove" {
+			return accepted(doc())
+		}
+	}
+	if !removed && state != StateRemoving {
+		remove()
+	}
+	return accepted(doc())
 }
 
 // stackDoc is a stack as the API answers it (go-rancher's Stack).
@@ -88,26 +108,6 @@ func (v view) stack(st *state, k *Stack) stackDoc {
 		}
 	}
 	return d
-}
-
-var stackFilters = mustSchema("stack").filters
-
-func (s *Server) listStacks(r *http.Request) simkit.Response {
-	v := s.view(r)
-	return list(s, r, listing[Stack]{
-		typ: "stack", items: s.st.stacks.All(), id: func(k *Stack) string { return k.ID },
-		doc: func(k *Stack) any { return v.stack(s.st, k) }, filters: stackFilters,
-	})
-}
-
-func (s *Server) getStack(r *http.Request) simkit.Response {
-	id := r.PathValue("id")
-	s.st.read(id)
-	k, found := s.st.stacks.Get(id)
-	if !found {
-		return notFound()
-	}
-	return ok(s.view(r).stack(s.st, k))
 }
 
 // stackInput is what a POST or PUT of a stack may set.
@@ -208,31 +208,15 @@ func (s *Server) updateStack(r *http.Request) simkit.Response {
 	return ok(s.view(r).stack(s.st, k))
 }
 
-// deleteStack answers DELETE: the stack's removal, and its services'.
-func (s *Server) deleteStack(r *http.Request) simkit.Response {
+// removeStack answers DELETE and POST ?action= (remove or update): the
+// stack's removal, and its services'.
+func (s *Server) removeStack(r *http.Request) simkit.Response {
 	k, found := s.st.stacks.Get(r.PathValue("id"))
 	if !found {
 		return notFound()
 	}
-	if k.Removed == nil && k.State != StateRemoving {
-		s.st.removeStack(k)
-	}
-	return accepted(s.view(r).stack(s.st, k))
-}
-
-func (s *Server) stackAction(r *http.Request) simkit.Response {
-	k, found := s.st.stacks.Get(r.PathValue("id"))
-	if !found {
-		return notFound()
-	}
-	name := r.URL.Query().Get("action")
-	if resp, bad := checkAction(mustSchema("stack"), stackActions(k.State), name); bad {
-		return resp
-	}
-	if name == "remove" {
-		s.st.removeStack(k)
-	}
-	return accepted(s.view(r).stack(s.st, k))
+	return removal(r, "stack", k.State, k.Removed != nil, func() { s.st.removeStack(k) },
+		func() any { return s.view(r).stack(s.st, k) })
 }
 
 // removeStack removes a stack: removing, then removed; its services are
@@ -243,13 +227,7 @@ func (st *state) removeStack(k *Stack) {
 			st.removeService(svc)
 		}
 	}
-	st.transition(k.ID, func(state string) {
-		k.State = state
-		if state == StateRemoved {
-			t := st.now()
-			k.Removed = &t
-		}
-	}, StateRemoving, StateRemoved)
+	st.retire(k.ID, &k.State, &k.Removed, nil)
 }
 
 // AddStack adds a stack in its State (default active) as if created
@@ -265,15 +243,7 @@ func (s *Server) AddStack(k Stack) Stack {
 }
 
 func (st *state) addStack(k Stack) *Stack {
-	if k.ID == "" {
-		k.ID = st.newID(prefixStack)
-	} else if st.exists(k.ID) {
-		panic(fmt.Sprintf("ranchersim: ID %s is taken", k.ID))
-	}
-	st.claimID(prefixStack, k.ID)
-	if k.Created.IsZero() {
-		k.Created = st.now()
-	}
+	st.admit(prefixStack, &k.ID, &k.Created)
 	st.stacks.Put(k.ID, &k)
 	return &k
 }
@@ -282,22 +252,17 @@ func (st *state) addStack(k Stack) *Stack {
 func (s *Server) Stack(id string) (Stack, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k, found := s.st.stacks.Get(id)
-	if !found {
-		return Stack{}, false
-	}
-	return k.clone(), true
+	return simkit.CloneOf(s.st.stacks, id, (*Stack).clone)
 }
 
 // StackByName returns a copy of the stack (not removed) called name.
 func (s *Server) StackByName(name string) (Stack, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k := s.st.liveStack(name, "")
-	if k == nil {
-		return Stack{}, false
+	if k := s.st.liveStack(name, ""); k != nil {
+		return k.clone(), true
 	}
-	return k.clone(), true
+	return Stack{}, false
 }
 
 // Stacks returns copies of the stacks, oldest first, removed ones too.

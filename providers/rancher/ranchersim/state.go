@@ -73,12 +73,50 @@ func (st *state) claimID(prefix, id string) {
 	}
 }
 
+// admit gives a resource being added its ID, a new one with prefix
+// unless a test or scenario chose one (which must be free, or it panics,
+// as a test's mistake), and its creation time, now unless set.
+func (st *state) admit(prefix string, id *string, created *time.Time) {
+	if *id == "" {
+		*id = st.newID(prefix)
+	} else if st.exists(*id) {
+		panic(fmt.Sprintf("ranchersim: ID %s is taken", *id))
+	}
+	st.claimID(prefix, *id)
+	if created.IsZero() {
+		*created = st.now()
+	}
+}
+
+// retire removes a resource: removing, then removed, with its removed
+// timestamp; removed runs then, if set.
+func (st *state) retire(id string, state *string, removedAt **time.Time, removed func()) {
+	st.transition(id, func(to string) {
+		*state = to
+		if to == StateRemoved {
+			t := st.now()
+			*removedAt = &t
+			if removed != nil {
+				removed()
+			}
+		}
+	}, StateRemoving, StateRemoved)
+}
+
 func (st *state) exists(id string) bool {
 	_, a := st.hosts.Get(id)
 	_, b := st.stacks.Get(id)
 	_, c := st.services.Get(id)
 	_, d := st.certs.Get(id)
 	return a || b || c || d
+}
+
+// clonePtr is a copy of *p, nil for nil.
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	return new(*p)
 }
 
 // now is the server's clock, to the second, in UTC.
