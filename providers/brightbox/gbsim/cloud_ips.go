@@ -173,22 +173,21 @@ func (req *cipRequest) apply(c *CloudIP) *simkit.Response {
 }
 
 func (s *Server) listCloudIPs(r *http.Request) simkit.Response {
-	v := s.view(r)
-	out := []cipJSON{}
-	for _, c := range s.st.cips.All() {
-		s.st.mapping.Read(c.ID)
-		out = append(out, v.cip(c))
-	}
-	return ok(out)
+	return list(s.st.cips, s.readCloudIP(r))
 }
 
 func (s *Server) getCloudIP(r *http.Request) simkit.Response {
-	c, found := s.st.cips.Get(r.PathValue("id"))
-	if !found {
-		return notFound()
+	return get(r, s.st.cips, s.readCloudIP(r))
+}
+
+// readCloudIP renders the cloud IPs r reads, counting each read (which
+// may settle a mapping).
+func (s *Server) readCloudIP(r *http.Request) func(*CloudIP) cipJSON {
+	v := s.view(r)
+	return func(c *CloudIP) cipJSON {
+		s.st.mapping.Read(c.ID)
+		return v.cip(c)
 	}
-	s.st.mapping.Read(c.ID)
-	return ok(s.view(r).cip(c))
 }
 
 func (s *Server) createCloudIP(r *http.Request) simkit.Response {

@@ -102,20 +102,11 @@ type policyRequest struct {
 }
 
 func (s *Server) listFirewallPolicies(r *http.Request) simkit.Response {
-	v := s.view(r)
-	out := []policyJSON{}
-	for _, p := range s.st.policies.All() {
-		out = append(out, v.policy(p))
-	}
-	return ok(out)
+	return list(s.st.policies, s.view(r).policy)
 }
 
 func (s *Server) getFirewallPolicy(r *http.Request) simkit.Response {
-	p, found := s.st.policies.Get(r.PathValue("id"))
-	if !found {
-		return notFound()
-	}
-	return ok(s.view(r).policy(p))
+	return get(r, s.st.policies, s.view(r).policy)
 }
 
 // applicable answers nil when policy p may be applied to server group id.
@@ -321,20 +312,11 @@ func validateEnd(st *state, end string) error {
 }
 
 func (s *Server) listFirewallRules(r *http.Request) simkit.Response {
-	v := s.view(r)
-	out := []ruleJSON{}
-	for _, rule := range s.st.rules.All() {
-		out = append(out, v.rule(rule))
-	}
-	return ok(out)
+	return list(s.st.rules, s.view(r).rule)
 }
 
 func (s *Server) getFirewallRule(r *http.Request) simkit.Response {
-	rule, found := s.st.rules.Get(r.PathValue("id"))
-	if !found {
-		return notFound()
-	}
-	return ok(s.view(r).rule(rule))
+	return get(r, s.st.rules, s.view(r).rule)
 }
 
 func (s *Server) createFirewallRule(r *http.Request) simkit.Response {

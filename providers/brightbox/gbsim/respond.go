@@ -85,6 +85,20 @@ func decode(r *http.Request, v any, optional bool) *simkit.Response {
 	return nil
 }
 
+// list answers a list: every resource of t, as show renders it.
+func list[T, J any](t *simkit.Table[T], show func(*T) J) simkit.Response {
+	return ok(simkit.CloneAll(t.All(), show))
+}
+
+// get answers a GET of the resource of t with r's ID, as show renders it.
+func get[T, J any](r *http.Request, t *simkit.Table[T], show func(*T) J) simkit.Response {
+	x, found := t.Get(r.PathValue("id"))
+	if !found {
+		return notFound()
+	}
+	return ok(show(x))
+}
+
 // ok is a 200 with body.
 func ok(body any) simkit.Response { return simkit.JSON(http.StatusOK, body) }
 

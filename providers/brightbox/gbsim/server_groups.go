@@ -80,20 +80,11 @@ type memberList struct {
 }
 
 func (s *Server) listServerGroups(r *http.Request) simkit.Response {
-	v := s.view(r)
-	out := []groupJSON{}
-	for _, g := range s.st.groups.All() {
-		out = append(out, v.group(g))
-	}
-	return ok(out)
+	return list(s.st.groups, s.view(r).group)
 }
 
 func (s *Server) getServerGroup(r *http.Request) simkit.Response {
-	g, found := s.st.groups.Get(r.PathValue("id"))
-	if !found {
-		return notFound()
-	}
-	return ok(s.view(r).group(g))
+	return get(r, s.st.groups, s.view(r).group)
 }
 
 func (s *Server) createServerGroup(r *http.Request) simkit.Response {

@@ -26,24 +26,6 @@ func settleFIP(f *FloatingIP) {
 	}
 }
 
-func (s *Server) listFloatingIPs(r *http.Request) response {
-	items := []map[string]any{}
-	for _, f := range s.st.floatingIPs.All() {
-		settleFIP(f)
-		items = append(items, fipView(f))
-	}
-	return s.neutronList(r, "floatingips", "Floating IP", items)
-}
-
-func (s *Server) getFloatingIP(r *http.Request) response {
-	f, ok := s.st.floatingIPs.Get(r.PathValue("id"))
-	if !ok {
-		return neutronNotFound("Floating IP", r.PathValue("id"))
-	}
-	settleFIP(f)
-	return jsonOK(map[string]any{"floatingip": fipView(f)})
-}
-
 type fipRequest struct {
 	FloatingNetworkID string   `json:"floating_network_id"`
 	FloatingIPAddress string   `json:"floating_ip_address"`
@@ -81,8 +63,7 @@ func (s *Server) createFloatingIP(r *http.Request) response {
 	}
 	f := &FloatingIP{
 		ID: s.st.newID(kFloatingIP), FloatingNetworkID: net.ID, Description: req.Description,
-		Tags: nonNil(req.Tags), ProjectID: s.st.projectID, TenantID: s.st.projectID,
-		Status: "DOWN", RevisionNumber: 1, CreatedAt: createdTS, UpdatedAt: createdTS,
+		Status: "DOWN", TaggedAttributes: newTaggedAttributes(req.Tags, s.st.projectID),
 	}
 	if req.PortID != nil && *req.PortID != "" {
 		if errResp := s.associate(f, *req.PortID, req.FixedIPAddress); errResp != nil {
@@ -198,8 +179,7 @@ func (s *Server) updateFloatingIP(r *http.Request) response {
 	if _, set := obj["tags"]; set {
 		next.Tags = nonNil(req.Tags)
 	}
-	next.RevisionNumber++
-	next.UpdatedAt = updatedTS
+	next.revise()
 	*f = next
 	return jsonOK(map[string]any{"floatingip": fipView(f)})
 }

@@ -68,9 +68,7 @@ func (s *Server) AddNetwork(n Network) Network {
 	if n.AvailabilityZones == nil {
 		n.AvailabilityZones = []string{"nova"}
 	}
-	n.ProjectID = cmpOr(n.ProjectID, s.st.projectID)
-	n.TenantID, n.RevisionNumber, n.CreatedAt, n.UpdatedAt = n.ProjectID, 1, createdTS, createdTS
-	n.Tags = nonNil(n.Tags)
+	n.TaggedAttributes = newTaggedAttributes(n.Tags, cmpOr(n.ProjectID, s.st.projectID))
 	s.st.networks.Put(n.ID, &n)
 	return n.clone()
 }
@@ -111,9 +109,8 @@ func (s *Server) AddSubnet(sub Subnet) Subnet {
 		sub.AllocationPools = []AllocationPool{{Start: start.String(), End: lastHost(prefix).String()}}
 	}
 	sub.EnableDHCP = true
-	sub.DNSNameservers, sub.HostRoutes, sub.Tags = nonNil(sub.DNSNameservers), nonNil(sub.HostRoutes), nonNil(sub.Tags)
-	sub.ProjectID = cmpOr(sub.ProjectID, net.ProjectID)
-	sub.TenantID, sub.RevisionNumber, sub.CreatedAt, sub.UpdatedAt = sub.ProjectID, 1, createdTS, createdTS
+	sub.DNSNameservers, sub.HostRoutes = nonNil(sub.DNSNameservers), nonNil(sub.HostRoutes)
+	sub.TaggedAttributes = newTaggedAttributes(sub.Tags, cmpOr(sub.ProjectID, net.ProjectID))
 	rec := &subnetRec{Subnet: sub, prefix: prefix, used: map[netip.Addr]bool{}}
 	if gw, err := netip.ParseAddr(sub.GatewayIP); err == nil {
 		rec.used[gw] = true
@@ -227,38 +224,6 @@ func (st *state) subnetContaining(networkID, ip string) *subnetRec {
 		}
 	}
 	return nil
-}
-
-func (s *Server) listNetworks(r *http.Request) response {
-	items := make([]map[string]any, 0, s.st.networks.Len())
-	for _, n := range s.st.networks.All() {
-		items = append(items, toMap(n))
-	}
-	return s.neutronList(r, "networks", "Network", items)
-}
-
-func (s *Server) getNetwork(r *http.Request) response {
-	n, ok := s.st.networks.Get(r.PathValue("id"))
-	if !ok {
-		return neutronNotFound("Network", r.PathValue("id"))
-	}
-	return ok200("network", n)
-}
-
-func (s *Server) listSubnets(r *http.Request) response {
-	items := make([]map[string]any, 0, s.st.subnets.Len())
-	for _, sr := range s.st.subnets.All() {
-		items = append(items, subnetView(sr))
-	}
-	return s.neutronList(r, "subnets", "Subnet", items)
-}
-
-func (s *Server) getSubnet(r *http.Request) response {
-	sr, ok := s.st.subnets.Get(r.PathValue("id"))
-	if !ok {
-		return neutronNotFound("Subnet", r.PathValue("id"))
-	}
-	return jsonOK(map[string]any{"subnet": subnetView(sr)})
 }
 
 func subnetView(sr *subnetRec) map[string]any {

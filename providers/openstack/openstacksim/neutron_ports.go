@@ -71,10 +71,9 @@ func (s *Server) newPort(p Port, want []FixedIP) (*Port, *response) {
 			p.SecurityGroups = []string{s.st.defaultSecurityGroup(s.st.projectID).ID}
 		}
 	}
-	p.AllowedAddressPairs, p.Tags = nonNil(p.AllowedAddressPairs), nonNil(p.Tags)
+	p.AllowedAddressPairs = nonNil(p.AllowedAddressPairs)
 	p.BindingVNICType = "normal"
-	p.ProjectID = cmpOr(p.ProjectID, s.st.projectID)
-	p.TenantID, p.RevisionNumber, p.CreatedAt, p.UpdatedAt = p.ProjectID, 1, createdTS, createdTS
+	p.TaggedAttributes = newTaggedAttributes(p.Tags, cmpOr(p.ProjectID, s.st.projectID))
 	s.st.ports.Put(p.ID, &p)
 	return &p, nil
 }
@@ -168,14 +167,6 @@ func fixedIPFilter(values []string) (func(*Port) bool, error) {
 	}, nil
 }
 
-func (s *Server) getPort(r *http.Request) response {
-	p, ok := s.st.ports.Get(r.PathValue("id"))
-	if !ok {
-		return neutronNotFound("Port", r.PathValue("id"))
-	}
-	return ok200("port", portJSON(p))
-}
-
 // portAdminOnly are port attributes Neutron's default policy shows and
 // lets set only to an admin.
 var portAdminOnly = []string{"binding:host_id"}
@@ -232,7 +223,7 @@ func (s *Server) createPort(r *http.Request) response {
 	p, errResp := s.newPort(Port{
 		NetworkID: req.NetworkID, Name: req.Name, Description: req.Description, DeviceID: req.DeviceID,
 		DeviceOwner: req.DeviceOwner, SecurityGroups: req.SecurityGroups, AllowedAddressPairs: req.AllowedAddressPairs,
-		MACAddress: req.MACAddress, Tags: req.Tags,
+		MACAddress: req.MACAddress, TaggedAttributes: TaggedAttributes{Tags: req.Tags},
 	}, req.FixedIPs)
 	if errResp != nil {
 		return *errResp
@@ -268,8 +259,7 @@ func (s *Server) updatePort(r *http.Request) response {
 	}
 	next.SecurityGroups, next.AllowedAddressPairs = nonNil(next.SecurityGroups), nonNil(next.AllowedAddressPairs)
 	next.Tags = nonNil(next.Tags)
-	next.RevisionNumber++
-	next.UpdatedAt = updatedTS
+	next.revise()
 	*p = next
 	return ok200("port", portJSON(p))
 }

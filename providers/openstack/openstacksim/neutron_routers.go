@@ -19,9 +19,8 @@ func (s *Server) AddRouter(rt Router, gatewayNetworkID string, subnetIDs ...stri
 		rt.ID = s.st.newID(kRouter)
 	}
 	rt.Status, rt.AdminStateUp = "ACTIVE", true
-	rt.Routes, rt.Tags, rt.AvailabilityZones = nonNil(rt.Routes), nonNil(rt.Tags), []string{"nova"}
-	rt.ProjectID = cmpOr(rt.ProjectID, s.st.projectID)
-	rt.TenantID, rt.RevisionNumber, rt.CreatedAt, rt.UpdatedAt = rt.ProjectID, 1, createdTS, createdTS
+	rt.Routes, rt.AvailabilityZones = nonNil(rt.Routes), []string{"nova"}
+	rt.TaggedAttributes = newTaggedAttributes(rt.Tags, cmpOr(rt.ProjectID, s.st.projectID))
 	if gatewayNetworkID != "" {
 		p, errResp := s.newPort(Port{NetworkID: gatewayNetworkID, DeviceID: rt.ID, DeviceOwner: OwnerRouterGateway, SecurityGroups: []string{}}, nil)
 		if errResp != nil {
@@ -59,22 +58,6 @@ func (s *Server) Routes(routerID string) map[string]string {
 	return out
 }
 
-func (s *Server) listRouters(r *http.Request) response {
-	items := []map[string]any{}
-	for _, rt := range s.st.routers.All() {
-		items = append(items, toMap(rt))
-	}
-	return s.neutronList(r, "routers", "Router", items)
-}
-
-func (s *Server) getRouter(r *http.Request) response {
-	rt, ok := s.st.routers.Get(r.PathValue("id"))
-	if !ok {
-		return neutronNotFound("Router", r.PathValue("id"))
-	}
-	return ok200("router", rt)
-}
-
 // updateRouter is PUT /routers/{id}: name, description, admin state, tags
 // and the whole extra route list.
 func (s *Server) updateRouter(r *http.Request) response {
@@ -104,8 +87,7 @@ func (s *Server) updateRouter(r *http.Request) response {
 }
 
 func (s *Server) commitRouter(rt *Router, next Router) response {
-	next.RevisionNumber++
-	next.UpdatedAt = updatedTS
+	next.revise()
 	*rt = next
 	return ok200("router", rt)
 }

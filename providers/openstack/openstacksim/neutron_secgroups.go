@@ -27,8 +27,7 @@ func (st *state) defaultSecurityGroup(projectID string) *SecurityGroup {
 func (st *state) newSecurityGroup(name, description, projectID string) *SecurityGroup {
 	g := &SecurityGroup{
 		ID: st.newID(kSecurityGroup), Name: name, Description: description, Stateful: true,
-		Rules: []SecurityGroupRule{}, Tags: []string{}, ProjectID: projectID, TenantID: projectID,
-		RevisionNumber: 1, CreatedAt: createdTS, UpdatedAt: createdTS,
+		Rules: []SecurityGroupRule{}, TaggedAttributes: newTaggedAttributes(nil, projectID),
 	}
 	for _, eth := range []string{"IPv4", "IPv6"} {
 		g.Rules = append(g.Rules, st.newRule(g, SecurityGroupRule{Direction: "egress", EtherType: eth}))
@@ -39,24 +38,8 @@ func (st *state) newSecurityGroup(name, description, projectID string) *Security
 
 func (st *state) newRule(g *SecurityGroup, r SecurityGroupRule) SecurityGroupRule {
 	r.ID, r.SecurityGroupID = st.newID(kSecurityGroupRule), g.ID
-	r.ProjectID, r.TenantID, r.RevisionNumber, r.CreatedAt, r.UpdatedAt = g.ProjectID, g.ProjectID, 0, createdTS, createdTS
+	r.StandardAttributes = newStandardAttributes(g.ProjectID, 0)
 	return r
-}
-
-func (s *Server) listSecurityGroups(r *http.Request) response {
-	items := []map[string]any{}
-	for _, g := range s.st.securityGroups.All() {
-		items = append(items, toMap(g))
-	}
-	return s.neutronList(r, "security_groups", "Security group", items)
-}
-
-func (s *Server) getSecurityGroup(r *http.Request) response {
-	g, ok := s.st.securityGroups.Get(r.PathValue("id"))
-	if !ok {
-		return neutronNotFound("Security group", r.PathValue("id"))
-	}
-	return ok200("security_group", g)
 }
 
 func (s *Server) createSecurityGroup(r *http.Request) response {
@@ -97,8 +80,7 @@ func (s *Server) updateSecurityGroup(r *http.Request) response {
 		return neutronBadRequest("%v", err)
 	}
 	next.Tags = nonNil(next.Tags)
-	next.RevisionNumber++
-	next.UpdatedAt = updatedTS
+	next.revise()
 	*g = next
 	return ok200("security_group", g)
 }

@@ -15,73 +15,34 @@ const (
 	maxTagLen = 255
 )
 
-// taggedRef is a resource's tags and what a change to them touches.
+// taggedRef is the resource of a tag request: what errors call it, and
+// its attributes.
 type taggedRef struct {
 	kind string
-	tags *[]string
-	rev  *int
-	upd  *string
+	*TaggedAttributes
 }
 
-// tagged finds the resource of a tag request: the collections the
-// standard-attr-tag extension tags (networks, subnets, ports, routers,
-// floating IPs, security groups).
+// tagged finds the resource of a tag request, in one of the taggable
+// collections.
 func (s *Server) tagged(r *http.Request) (taggedRef, *response) {
-	id := r.PathValue("id")
-	var ref taggedRef
-	ok := false
-	switch r.PathValue("collection") {
-	case "networks":
-		var v *Network
-		if v, ok = s.st.networks.Get(id); ok {
-			ref = taggedRef{"Network", &v.Tags, &v.RevisionNumber, &v.UpdatedAt}
-		}
-	case "subnets":
-		var v *subnetRec
-		if v, ok = s.st.subnets.Get(id); ok {
-			ref = taggedRef{"Subnet", &v.Tags, &v.RevisionNumber, &v.UpdatedAt}
-		}
-	case "ports":
-		var v *Port
-		if v, ok = s.st.ports.Get(id); ok {
-			ref = taggedRef{"Port", &v.Tags, &v.RevisionNumber, &v.UpdatedAt}
-		}
-	case "routers":
-		var v *Router
-		if v, ok = s.st.routers.Get(id); ok {
-			ref = taggedRef{"Router", &v.Tags, &v.RevisionNumber, &v.UpdatedAt}
-		}
-	case "floatingips":
-		var v *FloatingIP
-		if v, ok = s.st.floatingIPs.Get(id); ok {
-			ref = taggedRef{"Floating IP", &v.Tags, &v.RevisionNumber, &v.UpdatedAt}
-		}
-	case "security-groups":
-		var v *SecurityGroup
-		if v, ok = s.st.securityGroups.Get(id); ok {
-			ref = taggedRef{"Security group", &v.Tags, &v.RevisionNumber, &v.UpdatedAt}
-		}
-	default:
+	c, known := taggable[r.PathValue("collection")]
+	if !known {
 		resp := neutronError(http.StatusNotFound, "HTTPNotFound", "The resource could not be found.")
-		return ref, &resp
+		return taggedRef{}, &resp
 	}
-	if !ok {
-		kind := map[string]string{
-			"networks": "Network", "subnets": "Subnet", "ports": "Port", "routers": "Router",
-			"floatingips": "Floating IP", "security-groups": "Security group",
-		}[r.PathValue("collection")]
-		resp := neutronNotFound(kind, id)
-		return ref, &resp
+	attrs, found := c.find(s.st, r.PathValue("id"))
+	if !found {
+		resp := neutronNotFound(c.kind, r.PathValue("id"))
+		return taggedRef{}, &resp
 	}
-	return ref, nil
+	return taggedRef{c.kind, attrs}, nil
 }
 
 // set replaces the tags, moving the revision on as any change to a
 // standard attribute does.
 func (t taggedRef) set(tags []string) {
-	*t.tags = tags
-	*t.rev++
-	*t.upd = updatedTS
+	t.Tags = tags
+	t.revise()
 }
 
 func (s *Server) neutronTagRoutes() {
@@ -99,7 +60,7 @@ func (s *Server) listTags(r *http.Request) response {
 	if errResp != nil {
 		return *errResp
 	}
-	return jsonOK(map[string]any{"tags": nonNil(*t.tags)})
+	return jsonOK(map[string]any{"tags": nonNil(t.Tags)})
 }
 
 // replaceTags is PUT …/tags {"tags": […]}: 200 with the new set.
@@ -145,7 +106,7 @@ func (s *Server) checkTag(r *http.Request) response {
 	if errResp != nil {
 		return *errResp
 	}
-	if !slices.Contains(*t.tags, r.PathValue("tag")) {
+	if !slices.Contains(t.Tags, r.PathValue("tag")) {
 		return tagNotFound(r, t)
 	}
 	return noContent()
@@ -161,11 +122,11 @@ func (s *Server) addTag(r *http.Request) response {
 	if msg := validTag(tag); msg != "" {
 		return neutronBadRequest("Invalid input for tag. Reason: %s", msg)
 	}
-	if !slices.Contains(*t.tags, tag) {
-		if len(*t.tags) >= maxTags {
+	if !slices.Contains(t.Tags, tag) {
+		if len(t.Tags) >= maxTags {
 			return neutronBadRequest("Invalid input for tags. Reason: the maximum number of tags, %d, is reached.", maxTags)
 		}
-		t.set(append(slices.Clone(*t.tags), tag))
+		t.set(append(slices.Clone(t.Tags), tag))
 	}
 	return simkit.NoContent(http.StatusCreated)
 }
@@ -175,11 +136,11 @@ func (s *Server) deleteTag(r *http.Request) response {
 	if errResp != nil {
 		return *errResp
 	}
-	i := slices.Index(*t.tags, r.PathValue("tag"))
+	i := slices.Index(t.Tags, r.PathValue("tag"))
 	if i < 0 {
 		return tagNotFound(r, t)
 	}
-	t.set(slices.Delete(slices.Clone(*t.tags), i, i+1))
+	t.set(slices.Delete(slices.Clone(t.Tags), i, i+1))
 	return noContent()
 }
 

@@ -18,12 +18,7 @@ type Network struct {
 	MTU                 int      `json:"mtu"`
 	PortSecurityEnabled bool     `json:"port_security_enabled"`
 	AvailabilityZones   []string `json:"availability_zones"`
-	Tags                []string `json:"tags"`
-	ProjectID           string   `json:"project_id"`
-	TenantID            string   `json:"tenant_id"`
-	RevisionNumber      int      `json:"revision_number"`
-	CreatedAt           string   `json:"created_at"`
-	UpdatedAt           string   `json:"updated_at"`
+	TaggedAttributes
 }
 
 func (n Network) clone() Network {
@@ -52,12 +47,7 @@ type Subnet struct {
 	HostRoutes      []Route          `json:"host_routes"`
 	IPv6AddressMode string           `json:"ipv6_address_mode,omitempty"`
 	IPv6RAMode      string           `json:"ipv6_ra_mode,omitempty"`
-	Tags            []string         `json:"tags"`
-	ProjectID       string           `json:"project_id"`
-	TenantID        string           `json:"tenant_id"`
-	RevisionNumber  int              `json:"revision_number"`
-	CreatedAt       string           `json:"created_at"`
-	UpdatedAt       string           `json:"updated_at"`
+	TaggedAttributes
 }
 
 func (n Subnet) clone() Subnet {
@@ -102,12 +92,7 @@ type Port struct {
 	PortSecurityEnabled bool          `json:"port_security_enabled"`
 	BindingVNICType     string        `json:"binding:vnic_type"`
 	BindingHostID       string        `json:"binding:host_id"`
-	Tags                []string      `json:"tags"`
-	ProjectID           string        `json:"project_id"`
-	TenantID            string        `json:"tenant_id"`
-	RevisionNumber      int           `json:"revision_number"`
-	CreatedAt           string        `json:"created_at"`
-	UpdatedAt           string        `json:"updated_at"`
+	TaggedAttributes
 }
 
 func (p Port) clone() Port {
@@ -151,12 +136,7 @@ type Router struct {
 	ExternalGatewayInfo *GatewayInfo `json:"external_gateway_info"`
 	Routes              []Route      `json:"routes"`
 	AvailabilityZones   []string     `json:"availability_zones"`
-	Tags                []string     `json:"tags"`
-	ProjectID           string       `json:"project_id"`
-	TenantID            string       `json:"tenant_id"`
-	RevisionNumber      int          `json:"revision_number"`
-	CreatedAt           string       `json:"created_at"`
-	UpdatedAt           string       `json:"updated_at"`
+	TaggedAttributes
 }
 
 func (r Router) clone() Router {
@@ -172,20 +152,15 @@ func (r Router) clone() Router {
 // FloatingIP is a Neutron floating IP. PortID, FixedIPAddress and
 // RouterID are "" (null in the API) while it is not associated.
 type FloatingIP struct {
-	ID                string   `json:"id"`
-	Description       string   `json:"description"`
-	FloatingNetworkID string   `json:"floating_network_id"`
-	FloatingIPAddress string   `json:"floating_ip_address"`
-	PortID            string   `json:"port_id"`
-	FixedIPAddress    string   `json:"fixed_ip_address"`
-	RouterID          string   `json:"router_id"`
-	Status            string   `json:"status"`
-	Tags              []string `json:"tags"`
-	ProjectID         string   `json:"project_id"`
-	TenantID          string   `json:"tenant_id"`
-	RevisionNumber    int      `json:"revision_number"`
-	CreatedAt         string   `json:"created_at"`
-	UpdatedAt         string   `json:"updated_at"`
+	ID                string `json:"id"`
+	Description       string `json:"description"`
+	FloatingNetworkID string `json:"floating_network_id"`
+	FloatingIPAddress string `json:"floating_ip_address"`
+	PortID            string `json:"port_id"`
+	FixedIPAddress    string `json:"fixed_ip_address"`
+	RouterID          string `json:"router_id"`
+	Status            string `json:"status"`
+	TaggedAttributes
 }
 
 func (f FloatingIP) clone() FloatingIP {
@@ -206,26 +181,17 @@ type SecurityGroupRule struct {
 	PortRangeMax    *int    `json:"port_range_max"`
 	RemoteIPPrefix  *string `json:"remote_ip_prefix"`
 	RemoteGroupID   *string `json:"remote_group_id"`
-	ProjectID       string  `json:"project_id"`
-	TenantID        string  `json:"tenant_id"`
-	RevisionNumber  int     `json:"revision_number"`
-	CreatedAt       string  `json:"created_at"`
-	UpdatedAt       string  `json:"updated_at"`
+	StandardAttributes
 }
 
 // SecurityGroup is a Neutron security group with its rules.
 type SecurityGroup struct {
-	ID             string              `json:"id"`
-	Name           string              `json:"name"`
-	Description    string              `json:"description"`
-	Stateful       bool                `json:"stateful"`
-	Rules          []SecurityGroupRule `json:"security_group_rules"`
-	Tags           []string            `json:"tags"`
-	ProjectID      string              `json:"project_id"`
-	TenantID       string              `json:"tenant_id"`
-	RevisionNumber int                 `json:"revision_number"`
-	CreatedAt      string              `json:"created_at"`
-	UpdatedAt      string              `json:"updated_at"`
+	ID          string              `json:"id"`
+	Name        string              `json:"name"`
+	Description string              `json:"description"`
+	Stateful    bool                `json:"stateful"`
+	Rules       []SecurityGroupRule `json:"security_group_rules"`
+	TaggedAttributes
 }
 
 func (g SecurityGroup) clone() SecurityGroup {

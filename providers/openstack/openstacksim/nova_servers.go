@@ -156,8 +156,8 @@ func (s *Server) addServerPort(v *NovaServer, sp *ServerPort) error {
 		want = nil
 	}
 	f := &FloatingIP{
-		ID: s.st.newID(kFloatingIP), FloatingNetworkID: fnet, Tags: []string{}, ProjectID: s.st.projectID,
-		TenantID: s.st.projectID, Status: "ACTIVE", RevisionNumber: 1, CreatedAt: createdTS, UpdatedAt: createdTS,
+		ID: s.st.newID(kFloatingIP), FloatingNetworkID: fnet, Status: "ACTIVE",
+		TaggedAttributes: newTaggedAttributes(nil, s.st.projectID),
 	}
 	if errResp := s.associate(f, p.ID, ""); errResp != nil {
 		return fmt.Errorf("server %s: floating IP: %v", v.Name, errResp.Body)

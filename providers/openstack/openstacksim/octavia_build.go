@@ -26,8 +26,7 @@ func (s *Server) newListener(lb *lbRec, req *listenerCreate) *Listener {
 		DefaultTLSContainerRef: req.DefaultTLSContainerRef, SNIContainerRefs: nonNil(req.SNIContainerRefs),
 		TimeoutClientData: intOr(req.TimeoutClientData, 50000), TimeoutMemberConnect: intOr(req.TimeoutMemberConnect, 5000),
 		TimeoutMemberData: intOr(req.TimeoutMemberData, 50000), TimeoutTCPInspect: intOr(req.TimeoutTCPInspect, 0),
-		InsertHeaders: req.InsertHeaders, Tags: nonNil(req.Tags),
-		ProvisioningStatus: ProvisioningPendingCreate, OperatingStatus: OperatingOffline, CreatedAt: octaviaCreatedTS,
+		InsertHeaders: req.InsertHeaders, OctaviaAttributes: newOctaviaAttributes(req.Tags),
 	}
 	if l.InsertHeaders == nil {
 		l.InsertHeaders = map[string]string{}
@@ -47,8 +46,7 @@ func (s *Server) newPool(lb *lbRec, req *poolCreate) *Pool {
 	p := &Pool{
 		ID: s.st.newID(kPool), LoadBalancerID: lb.ID, Name: req.Name, Description: req.Description, ProjectID: lb.ProjectID,
 		Protocol: req.Protocol, LBAlgorithm: req.LBAlgorithm, SessionPersistence: req.SessionPersistence,
-		AdminStateUp: boolOr(req.AdminStateUp, true), Tags: nonNil(req.Tags),
-		ProvisioningStatus: ProvisioningPendingCreate, OperatingStatus: OperatingOffline, CreatedAt: octaviaCreatedTS,
+		AdminStateUp: boolOr(req.AdminStateUp, true), OctaviaAttributes: newOctaviaAttributes(req.Tags),
 	}
 	s.st.pools.Put(p.ID, p)
 	for i := range req.Members {
@@ -65,7 +63,7 @@ func (s *Server) newMember(p *Pool, req *memberCreate) *Member {
 		ID: s.st.newID(kMember), PoolID: p.ID, Name: req.Name, ProjectID: p.ProjectID, Address: req.Address,
 		ProtocolPort: req.ProtocolPort, SubnetID: req.SubnetID, Weight: intOr(req.Weight, 1), Backup: req.Backup,
 		AdminStateUp: boolOr(req.AdminStateUp, true), MonitorAddress: req.MonitorAddress, MonitorPort: intOr(req.MonitorPort, 0),
-		Tags: nonNil(req.Tags), ProvisioningStatus: ProvisioningPendingCreate, OperatingStatus: OperatingOffline, CreatedAt: octaviaCreatedTS,
+		OctaviaAttributes: newOctaviaAttributes(req.Tags),
 	}
 	s.st.members.Put(m.ID, m)
 	return m
@@ -76,7 +74,7 @@ func (s *Server) newMonitor(p *Pool, req *monitorCreate) *HealthMonitor {
 		ID: s.st.newID(kHealthMonitor), PoolID: p.ID, Name: req.Name, ProjectID: p.ProjectID, Type: req.Type,
 		Delay: req.Delay, Timeout: req.Timeout, MaxRetries: req.MaxRetries, MaxRetriesDown: intOr(req.MaxRetriesDown, 3),
 		DomainName: req.DomainName, HTTPVersion: float64(req.HTTPVersion), AdminStateUp: boolOr(req.AdminStateUp, true),
-		Tags: nonNil(req.Tags), ProvisioningStatus: ProvisioningPendingCreate, OperatingStatus: OperatingOffline, CreatedAt: octaviaCreatedTS,
+		OctaviaAttributes: newOctaviaAttributes(req.Tags),
 	}
 	if req.Type == "HTTP" || req.Type == "HTTPS" {
 		hm.HTTPMethod, hm.URLPath, hm.ExpectedCodes = cmpOr(req.HTTPMethod, "GET"), cmpOr(req.URLPath, "/"), cmpOr(req.ExpectedCodes, "200")
@@ -85,20 +83,15 @@ func (s *Server) newMonitor(p *Pool, req *monitorCreate) *HealthMonitor {
 	return hm
 }
 
-// touch marks a changed child PENDING_UPDATE.
-func touch(status *string, updatedAt *string) {
-	*status, *updatedAt = ProvisioningPendingUpdate, octaviaUpdatedTS
-}
-
 // touchPoolParents marks a pool and the listeners using it as default
 // pool PENDING_UPDATE, as Octavia does when a member or monitor changes.
 func (s *Server) touchPoolParents(p *Pool) {
 	if !isPending(p.ProvisioningStatus) {
-		touch(&p.ProvisioningStatus, &p.UpdatedAt)
+		p.touch()
 	}
 	for _, l := range s.st.listeners.In(p.LoadBalancerID) {
 		if l.DefaultPoolID == p.ID && !isPending(l.ProvisioningStatus) {
-			touch(&l.ProvisioningStatus, &l.UpdatedAt)
+			l.touch()
 		}
 	}
 }

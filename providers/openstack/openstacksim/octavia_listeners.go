@@ -135,7 +135,7 @@ func (s *Server) updateListener(r *http.Request) response {
 		next.InsertHeaders = map[string]string{}
 	}
 	*l = next
-	touch(&l.ProvisioningStatus, &l.UpdatedAt)
+	l.touch()
 	s.pend(lb, ProvisioningPendingUpdate)
 	return jsonOK(map[string]any{"listener": s.listenerJSON(l)})
 }

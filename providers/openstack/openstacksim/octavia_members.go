@@ -93,7 +93,7 @@ func (s *Server) updateMember(r *http.Request) response {
 	}
 	next.Tags = nonNil(next.Tags)
 	*m = next
-	touch(&m.ProvisioningStatus, &m.UpdatedAt)
+	m.touch()
 	s.touchPoolParents(p)
 	s.pend(lb, ProvisioningPendingUpdate)
 	return jsonOK(map[string]any{"member": memberJSON(m)})
@@ -181,7 +181,7 @@ func (s *Server) batchUpdateMembers(r *http.Request) response {
 		if has("tags") {
 			m.Tags = nonNil(req.Tags)
 		}
-		touch(&m.ProvisioningStatus, &m.UpdatedAt)
+		m.touch()
 	}
 	s.touchPoolParents(p)
 	s.pend(lb, ProvisioningPendingUpdate)

@@ -71,7 +71,7 @@ func (s *Server) createPool(r *http.Request) response {
 	p := s.newPool(lb, req)
 	if listener != nil {
 		listener.DefaultPoolID = p.ID
-		touch(&listener.ProvisioningStatus, &listener.UpdatedAt)
+		listener.touch()
 	}
 	s.pend(lb, ProvisioningPendingUpdate)
 	return created(map[string]any{"pool": s.poolJSON(p)})
@@ -218,7 +218,7 @@ func (s *Server) updateMonitor(r *http.Request) response {
 	}
 	next.Tags = nonNil(next.Tags)
 	*hm = next
-	touch(&hm.ProvisioningStatus, &hm.UpdatedAt)
+	hm.touch()
 	s.touchPoolParents(p)
 	s.pend(lb, ProvisioningPendingUpdate)
 	return jsonOK(map[string]any{"healthmonitor": monitorJSON(hm)})

@@ -24,6 +24,30 @@ type IDRef struct {
 	ID string `json:"id"`
 }
 
+// OctaviaAttributes are what Octavia keeps of every listener, pool,
+// member and health monitor alike (the tags, provisioning status,
+// operating status and timestamp mixins of its models). A resource's JSON
+// holds them at its top level.
+type OctaviaAttributes struct {
+	Tags               []string `json:"tags"`
+	ProvisioningStatus string   `json:"provisioning_status"`
+	OperatingStatus    string   `json:"operating_status"`
+	CreatedAt          string   `json:"created_at"`
+	UpdatedAt          string   `json:"updated_at"`
+}
+
+// newOctaviaAttributes are the attributes of a resource created now with
+// tags: PENDING_CREATE and OFFLINE.
+func newOctaviaAttributes(tags []string) OctaviaAttributes {
+	return OctaviaAttributes{Tags: nonNil(tags), ProvisioningStatus: ProvisioningPendingCreate,
+		OperatingStatus: OperatingOffline, CreatedAt: octaviaCreatedTS}
+}
+
+// touch marks a changed resource PENDING_UPDATE.
+func (a *OctaviaAttributes) touch() {
+	a.ProvisioningStatus, a.UpdatedAt = ProvisioningPendingUpdate, octaviaUpdatedTS
+}
+
 // LoadBalancer is an Octavia load balancer. Listeners and Pools are
 // filled in when it is shown.
 type LoadBalancer struct {
@@ -74,11 +98,7 @@ type Listener struct {
 	TimeoutTCPInspect      int               `json:"timeout_tcp_inspect"`
 	InsertHeaders          map[string]string `json:"insert_headers"`
 	AllowedCIDRs           []string          `json:"allowed_cidrs"`
-	Tags                   []string          `json:"tags"`
-	ProvisioningStatus     string            `json:"provisioning_status"`
-	OperatingStatus        string            `json:"operating_status"`
-	CreatedAt              string            `json:"created_at"`
-	UpdatedAt              string            `json:"updated_at"`
+	OctaviaAttributes
 }
 
 func (l Listener) clone() Listener {
@@ -104,11 +124,7 @@ type Pool struct {
 	LBAlgorithm        string              `json:"lb_algorithm"`
 	SessionPersistence *SessionPersistence `json:"session_persistence"`
 	AdminStateUp       bool                `json:"admin_state_up"`
-	Tags               []string            `json:"tags"`
-	ProvisioningStatus string              `json:"provisioning_status"`
-	OperatingStatus    string              `json:"operating_status"`
-	CreatedAt          string              `json:"created_at"`
-	UpdatedAt          string              `json:"updated_at"`
+	OctaviaAttributes
 }
 
 func (p Pool) clone() Pool {
@@ -122,23 +138,19 @@ func (p Pool) clone() Pool {
 
 // Member is a member of an Octavia pool. PoolID is not an API attribute.
 type Member struct {
-	ID                 string   `json:"id"`
-	PoolID             string   `json:"pool_id"`
-	Name               string   `json:"name"`
-	ProjectID          string   `json:"project_id"`
-	Address            string   `json:"address"`
-	ProtocolPort       int      `json:"protocol_port"`
-	SubnetID           string   `json:"subnet_id"`
-	Weight             int      `json:"weight"`
-	Backup             bool     `json:"backup"`
-	AdminStateUp       bool     `json:"admin_state_up"`
-	MonitorAddress     string   `json:"monitor_address"`
-	MonitorPort        int      `json:"monitor_port"`
-	Tags               []string `json:"tags"`
-	ProvisioningStatus string   `json:"provisioning_status"`
-	OperatingStatus    string   `json:"operating_status"`
-	CreatedAt          string   `json:"created_at"`
-	UpdatedAt          string   `json:"updated_at"`
+	ID             string `json:"id"`
+	PoolID         string `json:"pool_id"`
+	Name           string `json:"name"`
+	ProjectID      string `json:"project_id"`
+	Address        string `json:"address"`
+	ProtocolPort   int    `json:"protocol_port"`
+	SubnetID       string `json:"subnet_id"`
+	Weight         int    `json:"weight"`
+	Backup         bool   `json:"backup"`
+	AdminStateUp   bool   `json:"admin_state_up"`
+	MonitorAddress string `json:"monitor_address"`
+	MonitorPort    int    `json:"monitor_port"`
+	OctaviaAttributes
 }
 
 func (m Member) clone() Member {
@@ -149,26 +161,22 @@ func (m Member) clone() Member {
 // HealthMonitor is an Octavia health monitor. PoolID is not an API
 // attribute (the API shows pools:[{id}]).
 type HealthMonitor struct {
-	ID                 string   `json:"id"`
-	PoolID             string   `json:"pool_id"`
-	Name               string   `json:"name"`
-	ProjectID          string   `json:"project_id"`
-	Type               string   `json:"type"`
-	Delay              int      `json:"delay"`
-	Timeout            int      `json:"timeout"`
-	MaxRetries         int      `json:"max_retries"`
-	MaxRetriesDown     int      `json:"max_retries_down"`
-	HTTPMethod         string   `json:"http_method"`
-	URLPath            string   `json:"url_path"`
-	ExpectedCodes      string   `json:"expected_codes"`
-	DomainName         string   `json:"domain_name"`
-	HTTPVersion        float64  `json:"http_version"`
-	AdminStateUp       bool     `json:"admin_state_up"`
-	Tags               []string `json:"tags"`
-	ProvisioningStatus string   `json:"provisioning_status"`
-	OperatingStatus    string   `json:"operating_status"`
-	CreatedAt          string   `json:"created_at"`
-	UpdatedAt          string   `json:"updated_at"`
+	ID             string  `json:"id"`
+	PoolID         string  `json:"pool_id"`
+	Name           string  `json:"name"`
+	ProjectID      string  `json:"project_id"`
+	Type           string  `json:"type"`
+	Delay          int     `json:"delay"`
+	Timeout        int     `json:"timeout"`
+	MaxRetries     int     `json:"max_retries"`
+	MaxRetriesDown int     `json:"max_retries_down"`
+	HTTPMethod     string  `json:"http_method"`
+	URLPath        string  `json:"url_path"`
+	ExpectedCodes  string  `json:"expected_codes"`
+	DomainName     string  `json:"domain_name"`
+	HTTPVersion    float64 `json:"http_version"`
+	AdminStateUp   bool    `json:"admin_state_up"`
+	OctaviaAttributes
 }
 
 func (h HealthMonitor) clone() HealthMonitor {
