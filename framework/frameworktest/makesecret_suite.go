@@ -163,6 +163,7 @@ func testMakeSecretOffline(t *testing.T, c MakeSecretCase) {
 func testMakeSecretWrong(t *testing.T, c MakeSecretCase) {
 	_, s := c.Start(t)
 	out, log, err := c.run(t, withSetting(t, s, c.Credential, c.WrongCredential))
+	t.Logf("make-secret with a wrong %s: %v", c.Credential, err)
 	if err == nil || !strings.Contains(err.Error(), c.Rejected) {
 		t.Errorf("error %v, want one saying the cloud refused %s", err, c.Rejected)
 	}

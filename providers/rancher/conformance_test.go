@@ -24,11 +24,16 @@ func TestSecretRotation(t *testing.T) {
 	frameworktest.RunSecretRotation(t, harness{}, "CATTLE_SECRET_KEY")
 }
 
-// harness connects the conformance suite to a fresh simulated cloud.
+// harness connects the framework's suites to a fresh simulated cloud.
 type harness struct{}
 
 func (harness) Setup(t *testing.T) *frameworktest.Target {
-	sim := ranchersim.NewServer(t, ranchersim.Options{})
+	return target(ranchersim.NewServer(t, ranchersim.Options{}))
+}
+
+// target is the provider wired to sim, for the suites and the
+// load-balancer fixture.
+func target(sim *ranchersim.Server) *frameworktest.Target {
 	return &frameworktest.Target{
 		Provider: rancher.New(),
 		Env:      sim.Env(sim.URL()),

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/providers/rancher"
 	"github.com/ccmkit/ccmkit/providers/rancher/ranchersim"
 )
@@ -33,12 +34,10 @@ func isGlobal(lc *ranchersim.LaunchConfig) bool {
 // joining Cattle is in the status of the next sync that reads the load
 // balancer, and that sync writes nothing.
 func TestLoadBalancerGlobal(t *testing.T) {
-	f := newLBFixture(t)
-	f.env = map[string]string{"RANCHER_LB_GLOBAL": "true"}
-	f.lb = f.newLB(t, f.kube)
+	f := newLBFixture(t, frameworktest.LBOptions{Env: map[string]string{"RANCHER_LB_GLOBAL": "true"}})
 	f.sim.AddHost(ranchersim.Host{Hostname: "lb-only"}) // a host without a Node runs HAProxy too
-	svc := f.service(t, "web", nil)
-	status, _ := f.ensureReady(t, svc, f.lb)
+	svc := f.Service(t, "web", nil)
+	status := f.EnsureReady(t, svc)
 	lb := onlyService(t, f.sim, ranchersim.KindLoadBalancer)
 	if !isGlobal(lb.LaunchConfig) {
 		t.Errorf("launchConfig labels %v, want %s=true", lb.LaunchConfig.Labels, ranchersim.LabelGlobal)
@@ -55,7 +54,8 @@ func TestLoadBalancerGlobal(t *testing.T) {
 		t.Errorf("public endpoints %v, want the joined host's %s", endpointIPs(f.sim.Endpoints(lb.ID)), joined.AgentIPAddress)
 	}
 	before := f.sim.Writes()
-	status, _ = f.ensureReady(t, svc, f.newLB(t, f.kube))
+	f.LB = f.Start(t)
+	status = f.EnsureReady(t, svc)
 	if !slices.Contains(statusIPs(status), joined.AgentIPAddress) || len(status.Ingress) != 4 {
 		t.Errorf("after a host joined the status is %v, want it with %s", statusIPs(status), joined.AgentIPAddress)
 	}
@@ -68,18 +68,18 @@ func TestLoadBalancerGlobal(t *testing.T) {
 // balancer (same ID) and its status then holds two hosts' IPs; an idle
 // sync writes nothing; removing the annotation leaves the scale.
 func TestLoadBalancerScale(t *testing.T) {
-	f := newLBFixture(t)
+	f := newLBFixture(t, frameworktest.LBOptions{})
 	f.sim.AddHost(ranchersim.Host{Hostname: "spare"})
-	svc := f.service(t, "web", nil)
-	status, _ := f.ensureReady(t, svc, f.lb)
+	svc := f.Service(t, "web", nil)
+	status := f.EnsureReady(t, svc)
 	lb := onlyService(t, f.sim, ranchersim.KindLoadBalancer)
 	if len(status.Ingress) != 1 || isGlobal(lb.LaunchConfig) {
 		t.Fatalf("default status %v, global %v: want one host, as the existing CCM made it", statusIPs(status), isGlobal(lb.LaunchConfig))
 	}
 
-	f.update(t, svc, func(s *corev1.Service) { s.Annotations = map[string]string{rancher.AnnotationPrefix + "scale": "2"} })
+	f.UpdateService(t, svc, func(s *corev1.Service) { s.Annotations = map[string]string{rancher.AnnotationPrefix + "scale": "2"} })
 	before := f.sim.Writes()
-	status, _ = f.ensureReady(t, svc, f.lb)
+	status = f.EnsureReady(t, svc)
 	after := onlyService(t, f.sim, ranchersim.KindLoadBalancer)
 	if after.ID != lb.ID || after.Scale != 2 || after.Upgrade != nil {
 		t.Errorf("load balancer %s scale %d (upgrade %+v), want %s scaled to 2 by update", after.ID, after.Scale, after.Upgrade, lb.ID)
@@ -91,12 +91,12 @@ func TestLoadBalancerScale(t *testing.T) {
 		t.Errorf("status IPs %v, want the two hosts of the public endpoints %v", ips, endpointIPs(f.sim.Endpoints(lb.ID)))
 	}
 	before = f.sim.Writes()
-	if _, n := f.ensureReady(t, svc, f.lb); n != 0 || f.sim.Writes() != before {
-		t.Errorf("an idle sync retried %d times and made %d writes, want none", n, f.sim.Writes()-before)
+	if _, syncs := f.EnsureReadySyncs(t, svc); syncs != 1 || f.sim.Writes() != before {
+		t.Errorf("an idle sync retried %d times and made %d writes, want none", syncs-1, f.sim.Writes()-before)
 	}
 
-	f.update(t, svc, func(s *corev1.Service) { s.Annotations = nil })
-	f.ensureReady(t, svc, f.lb)
+	f.UpdateService(t, svc, func(s *corev1.Service) { s.Annotations = nil })
+	f.EnsureReady(t, svc)
 	if got, _ := f.sim.Service(lb.ID); got.Scale != 2 || f.sim.Writes() != before {
 		t.Errorf("without the annotation: scale %d and %d writes, want 2 left alone", got.Scale, f.sim.Writes()-before)
 	}
@@ -106,16 +106,16 @@ func TestLoadBalancerScale(t *testing.T) {
 // global is Cattle's in-service upgrade: same ID, every active host; and
 // back again.
 func TestLoadBalancerGlobalSwitch(t *testing.T) {
-	f := newLBFixture(t)
+	f := newLBFixture(t, frameworktest.LBOptions{})
 	f.sim.AddHost(ranchersim.Host{Hostname: "spare"})
-	svc := f.service(t, "web", nil)
-	f.ensureReady(t, svc, f.lb)
+	svc := f.Service(t, "web", nil)
+	f.EnsureReady(t, svc)
 	lb := onlyService(t, f.sim, ranchersim.KindLoadBalancer)
 
-	f.update(t, svc, func(s *corev1.Service) {
+	f.UpdateService(t, svc, func(s *corev1.Service) {
 		s.Annotations = map[string]string{rancher.AnnotationPrefix + "global": "true"}
 	})
-	status, _ := f.ensureReady(t, svc, f.lb)
+	status := f.EnsureReady(t, svc)
 	after := onlyService(t, f.sim, ranchersim.KindLoadBalancer)
 	if after.ID != lb.ID || !isGlobal(after.LaunchConfig) || after.Upgrade == nil || after.State != ranchersim.StateActive {
 		t.Fatalf("load balancer %s %s (global %v, upgrade %+v), want %s upgraded in place to global", after.ID, after.State, isGlobal(after.LaunchConfig), after.Upgrade, lb.ID)
@@ -127,8 +127,8 @@ func TestLoadBalancerGlobalSwitch(t *testing.T) {
 		t.Errorf("launchConfig %+v, want the ports and image of %+v kept", after.LaunchConfig, lb.LaunchConfig)
 	}
 
-	f.update(t, svc, func(s *corev1.Service) { s.Annotations = nil })
-	status, _ = f.ensureReady(t, svc, f.lb)
+	f.UpdateService(t, svc, func(s *corev1.Service) { s.Annotations = nil })
+	status = f.EnsureReady(t, svc)
 	if back := onlyService(t, f.sim, ranchersim.KindLoadBalancer); back.ID != lb.ID || isGlobal(back.LaunchConfig) || len(status.Ingress) != 1 {
 		t.Errorf("switched back: %s global %v, status %v; want %s on one host", back.ID, isGlobal(back.LaunchConfig), statusIPs(status), lb.ID)
 	}
@@ -153,21 +153,19 @@ func TestLoadBalancerPlacementRejects(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			f := newLBFixture(t)
-			f.env = tc.env
-			f.lb = f.newLB(t, f.kube)
+			f := newLBFixture(t, frameworktest.LBOptions{Env: tc.env})
 			annotations := map[string]string{}
 			for k, v := range tc.annotations {
 				annotations[rancher.AnnotationPrefix+k] = v
 			}
-			svc := f.service(t, "web", annotations)
-			if _, err := f.lb.EnsureLoadBalancer(f.ctx, "test-cluster", svc, f.nodes); err == nil {
+			svc := f.Service(t, "web", annotations)
+			if _, err := f.LB.EnsureLoadBalancer(f.Ctx, f.ClusterName, svc, f.Nodes); err == nil {
 				t.Fatal("EnsureLoadBalancer: no error")
 			}
 			if w := f.sim.Writes(); w != 0 {
 				t.Errorf("%d writes, want none", w)
 			}
-			events := f.drainEvents()
+			events := f.Drain()
 			if !slices.ContainsFunc(events, func(e string) bool {
 				return strings.HasPrefix(e, "Warning") && !slices.ContainsFunc(tc.want, func(w string) bool { return !strings.Contains(e, w) })
 			}) {

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 	"github.com/ccmkit/ccmkit/providers/rancher/ranchersim"
 )
@@ -24,18 +25,18 @@ var crashPoints = map[string]simkit.Fault{
 
 // crashAt syncs svc with a first CCM until the fault fires once, then
 // starts the next CCM (a new leader, which knows nothing of the first's
-// syncs) as f.lb.
+// syncs) as f.LB.
 func (f *lbFixture) crashAt(t *testing.T, svc *corev1.Service, fault simkit.Fault) {
 	t.Helper()
 	fired := false
 	fault.Count, fault.Do = 1, func() { fired = true }
 	f.sim.Inject(fault)
-	first := f.newLB(t, f.kube)
+	first := f.Start(t)
 	for i := 0; !fired; i++ {
 		if i == 20 {
 			t.Fatal("the fault never fired")
 		}
-		if _, err := first.EnsureLoadBalancer(f.ctx, "test-cluster", f.fresh(t, svc), f.nodes); err == nil && !fired {
+		if _, err := first.EnsureLoadBalancer(f.Ctx, f.ClusterName, f.Fresh(t, svc), f.Nodes); err == nil && !fired {
 			t.Fatal("the load balancer was ready before the fault fired")
 		}
 		f.sim.Advance()
@@ -43,7 +44,7 @@ func (f *lbFixture) crashAt(t *testing.T, svc *corev1.Service, fault simkit.Faul
 	if len(live(f.sim, ranchersim.KindExternal)) != 1 {
 		t.Fatalf("before the crash Cattle holds external services %+v, want the one made", live(f.sim, ranchersim.KindExternal))
 	}
-	f.lb = f.newLB(t, f.kube)
+	f.LB = f.Start(t)
 }
 
 // cleanUp removes svc's load balancer as the service controller does for
@@ -51,16 +52,16 @@ func (f *lbFixture) crashAt(t *testing.T, svc *corev1.Service, fault simkit.Faul
 // GetLoadBalancer reports one.
 func (f *lbFixture) cleanUp(t *testing.T, svc *corev1.Service) {
 	t.Helper()
-	s := f.fresh(t, svc)
+	s := f.Fresh(t, svc)
 	now := metav1.Now()
 	s.DeletionTimestamp = &now
-	_, exists, err := f.lb.GetLoadBalancer(f.ctx, "test-cluster", s)
+	_, exists, err := f.LB.GetLoadBalancer(f.Ctx, f.ClusterName, s)
 	if err != nil {
 		t.Fatalf("GetLoadBalancer: %v", err)
 	}
 	for i := 0; exists; i++ {
-		err := f.lb.EnsureLoadBalancerDeleted(f.ctx, "test-cluster", s)
-		if !isRetry(err) {
+		err := f.LB.EnsureLoadBalancerDeleted(f.Ctx, f.ClusterName, s)
+		if !frameworktest.IsRetry(err) {
 			if err != nil {
 				t.Fatalf("EnsureLoadBalancerDeleted: %v", err)
 			}
@@ -88,8 +89,8 @@ func noLeftovers(t *testing.T, sim *ranchersim.Server) {
 func TestLoadBalancerCrashThenDeleteLeavesNothing(t *testing.T) {
 	for name, fault := range crashPoints {
 		t.Run(name, func(t *testing.T) {
-			f := newLBFixture(t)
-			svc := f.service(t, "web", nil)
+			f := newLBFixture(t, frameworktest.LBOptions{})
+			svc := f.Service(t, "web", nil)
 			f.crashAt(t, svc, fault)
 			f.cleanUp(t, svc)
 			noLeftovers(t, f.sim)
@@ -102,16 +103,16 @@ func TestLoadBalancerCrashThenDeleteLeavesNothing(t *testing.T) {
 func TestLoadBalancerCrashThenSyncAdopts(t *testing.T) {
 	for name, fault := range crashPoints {
 		t.Run(name, func(t *testing.T) {
-			f := newLBFixture(t)
-			svc := f.service(t, "web", nil)
+			f := newLBFixture(t, frameworktest.LBOptions{})
+			svc := f.Service(t, "web", nil)
 			f.crashAt(t, svc, fault)
 			made := onlyService(t, f.sim, ranchersim.KindExternal)
-			f.ensureReady(t, svc, f.lb)
+			f.EnsureReady(t, svc)
 			if got := onlyService(t, f.sim, ranchersim.KindExternal); got.ID != made.ID {
 				t.Errorf("external service %s after the sync, want %s adopted", got.ID, made.ID)
 			}
 			assertBackend(t, f.sim, onlyService(t, f.sim, ranchersim.KindLoadBalancer).ID)
-			f.deleteDone(t, svc)
+			f.DeleteDone(t, svc)
 			noLeftovers(t, f.sim)
 		})
 	}
@@ -122,18 +123,18 @@ func TestLoadBalancerCrashThenSyncAdopts(t *testing.T) {
 // (source ranges: no further create), then no longer of type LoadBalancer.
 // The external service made for it is removed with it.
 func TestLoadBalancerFailedCreateThenInvalidThenClusterIP(t *testing.T) {
-	f := newLBFixture(t)
-	svc := f.service(t, "web", nil)
+	f := newLBFixture(t, frameworktest.LBOptions{})
+	svc := f.Service(t, "web", nil)
 	f.crashAt(t, svc, crashPoints["load balancer's create fails"])
-	f.update(t, svc, func(s *corev1.Service) { s.Spec.LoadBalancerSourceRanges = []string{"10.0.0.0/8"} })
+	f.UpdateService(t, svc, func(s *corev1.Service) { s.Spec.LoadBalancerSourceRanges = []string{"10.0.0.0/8"} })
 	before := f.sim.Writes()
-	if _, err := f.lb.EnsureLoadBalancer(f.ctx, "test-cluster", f.fresh(t, svc), f.nodes); err == nil {
+	if _, err := f.Ensure(t, svc); err == nil {
 		t.Fatal("EnsureLoadBalancer with source ranges: no error")
 	}
 	if w := f.sim.Writes() - before; w != 0 {
 		t.Errorf("an invalid Service made %d writes, want none", w)
 	}
-	f.update(t, svc, func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeClusterIP })
+	f.UpdateService(t, svc, func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeClusterIP })
 	f.cleanUp(t, svc)
 	noLeftovers(t, f.sim)
 }
@@ -142,22 +143,22 @@ func TestLoadBalancerFailedCreateThenInvalidThenClusterIP(t *testing.T) {
 // answer: the next CCM adopts that one (no second of its name), links it,
 // removes the one it replaces, and on delete leaves nothing.
 func TestLoadBalancerReplacedBackendLostAdopted(t *testing.T) {
-	f := newLBFixture(t)
-	svc := f.service(t, "web", nil)
-	f.ensureReady(t, svc, f.lb)
-	f.update(t, svc, func(s *corev1.Service) {
+	f := newLBFixture(t, frameworktest.LBOptions{})
+	svc := f.Service(t, "web", nil)
+	f.EnsureReady(t, svc)
+	f.UpdateService(t, svc, func(s *corev1.Service) {
 		s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
 		s.Spec.HealthCheckNodePort = 32100
 	})
 	f.sim.Inject(simkit.Fault{Op: ranchersim.Operations["externalServices.create"], Truncate: true, Count: 1})
-	if _, err := f.lb.EnsureLoadBalancer(f.ctx, "test-cluster", f.fresh(t, svc), f.nodes); err == nil {
+	if _, err := f.Ensure(t, svc); err == nil {
 		t.Fatal("the sync whose create lost its answer succeeded")
 	}
 	if n := len(live(f.sim, ranchersim.KindExternal)); n != 2 {
 		t.Fatalf("Cattle holds %d external services, want the old and the new", n)
 	}
-	f.lb = f.newLB(t, f.kube)
-	f.ensureReady(t, svc, f.lb)
+	f.LB = f.Start(t)
+	f.EnsureReady(t, svc)
 	exts := live(f.sim, ranchersim.KindExternal)
 	if len(exts) != 1 || exts[0].HealthCheck == nil {
 		t.Fatalf("external services %+v, want just the new one with its health check", exts)
@@ -165,6 +166,6 @@ func TestLoadBalancerReplacedBackendLostAdopted(t *testing.T) {
 	if !slices.ContainsFunc(onlyService(t, f.sim, ranchersim.KindLoadBalancer).Links, func(l ranchersim.ServiceLink) bool { return l.ServiceID == exts[0].ID }) {
 		t.Errorf("the load balancer does not link external service %s", exts[0].ID)
 	}
-	f.deleteDone(t, svc)
+	f.DeleteDone(t, svc)
 	noLeftovers(t, f.sim)
 }

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
 
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/providers/rancher/ranchersim"
 )
 
@@ -21,11 +22,11 @@ import (
 // one; after every write Cattle answered, each port rule still goes to a
 // live, linked external service holding IPs.
 func TestLoadBalancerMigration(t *testing.T) {
-	f := newLBFixture(t)
-	svc := f.service(t, "web", nil, func(s *corev1.Service) { s.Spec.Ports = s.Spec.Ports[:1] })
+	f := newLBFixture(t, frameworktest.LBOptions{})
+	svc := f.Service(t, "web", nil, func(s *corev1.Service) { s.Spec.Ports = s.Spec.Ports[:1] })
 	stack := f.sim.AddStack(ranchersim.Stack{Name: lbStack, ExternalID: lbStack + "://", State: ranchersim.StateActive})
 	var perNode []ranchersim.Service
-	for _, n := range f.nodes {
+	for _, n := range f.Nodes {
 		perNode = append(perNode, f.sim.AddService(ranchersim.Service{
 			Kind: ranchersim.KindExternal, Name: n.Name, StackID: stack.ID,
 			ExternalIPAddresses: []string{n.Status.Addresses[0].Address},
@@ -61,7 +62,7 @@ func TestLoadBalancerMigration(t *testing.T) {
 		writes++
 		assertBackend(t, f.sim, old.ID)
 	}
-	status, _ := f.ensureReady(t, svc, f.lb)
+	status := f.EnsureReady(t, svc)
 	f.afterWrite = nil
 	if writes == 0 {
 		t.Fatal("nothing was written: the per-node services were not folded")
@@ -84,7 +85,7 @@ func TestLoadBalancerMigration(t *testing.T) {
 	if !ok {
 		t.Fatalf("no external service %s-nodes", name)
 	}
-	if diff := cmp.Diff(nodeIPs(f.nodes), slices.Sorted(slices.Values(backend.ExternalIPAddresses))); diff != "" {
+	if diff := cmp.Diff(nodeIPs(f.Nodes), slices.Sorted(slices.Values(backend.ExternalIPAddresses))); diff != "" {
 		t.Errorf("the one external service's IPs (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]ranchersim.PortRule{{SourcePort: 80, TargetPort: 30080, Protocol: "tcp", ServiceID: backend.ID}}, lb.LBConfig.PortRules, cmpPortRule); diff != "" {
@@ -107,8 +108,8 @@ func TestLoadBalancerMigration(t *testing.T) {
 
 	// Adopted and folded: a further sync writes nothing.
 	before := f.sim.Writes()
-	if _, n := f.ensureReady(t, svc, f.lb); n != 0 || f.sim.Writes() != before {
-		t.Errorf("a sync after the migration retried %d times and made %d writes, want none", n, f.sim.Writes()-before)
+	if _, syncs := f.EnsureReadySyncs(t, svc); syncs != 1 || f.sim.Writes() != before {
+		t.Errorf("a sync after the migration retried %d times and made %d writes, want none", syncs-1, f.sim.Writes()-before)
 	}
 }
 

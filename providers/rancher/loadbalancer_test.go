@@ -1,56 +1,39 @@
 package rancher_test
 
 import (
-	"context"
-	"errors"
-	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
-	"k8s.io/cloud-provider/api"
-	"k8s.io/klog/v2/ktesting"
 
 	"github.com/ccmkit/ccmkit/framework"
-	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/providers/rancher"
 	"github.com/ccmkit/ccmkit/providers/rancher/ranchersim"
 )
 
 const lbStack = "kubernetes-loadbalancers"
 
-// lbFixture is the provider on a simulated Cattle environment of two
-// hosts, with a fake API server for the Services (the pipeline writes the
-// ID annotation there) and an event recorder. afterWrite, when set, runs
+// lbFixture is the provider's load balancers on a simulated Cattle
+// environment of two hosts, node-b and node-a (frameworktest.LBFixture),
+// with the simulator, for what Cattle holds. afterWrite, when set, runs
 // after each write the simulator answered.
 type lbFixture struct {
-	ctx        context.Context
+	*frameworktest.LBFixture
 	sim        *ranchersim.Server
-	url        string
-	kube       *fake.Clientset
-	events     *record.FakeRecorder
-	lb         cloudprovider.LoadBalancer
-	nodes      []*corev1.Node
 	afterWrite func(r *http.Request)
-	// env are variables of the CCM's besides the simulator's CATTLE_*.
-	env map[string]string
 }
 
-func newLBFixture(t *testing.T) *lbFixture {
+// newLBFixture starts a simulator and the provider on it, with opts.
+func newLBFixture(t *testing.T, opts frameworktest.LBOptions) *lbFixture {
 	t.Helper()
 	sim := ranchersim.NewServer(t, ranchersim.Options{})
-	f := &lbFixture{sim: sim, kube: fake.NewClientset(), events: record.NewFakeRecorder(100)}
+	f := &lbFixture{sim: sim}
 	// The simulator behind a handler that sees each write done.
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sim.Handler().ServeHTTP(w, r)
@@ -59,133 +42,21 @@ func newLBFixture(t *testing.T) *lbFixture {
 		}
 	}))
 	t.Cleanup(front.Close)
-	f.url = front.URL
-	_, f.ctx = ktesting.NewTestContext(t)
-	f.lb = f.newLB(t, f.kube)
+	target := target(sim)
+	target.Env = sim.Env(front.URL)
+	opts.Ports = []corev1.ServicePort{
+		{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, NodePort: 30080},
+		{Name: "dns", Protocol: corev1.ProtocolUDP, Port: 53, NodePort: 30053},
+	}
+	opts.NewProvider = func() framework.Provider { return rancher.New() }
+	f.LBFixture = frameworktest.NewLBFixture(t, target, opts)
 	for _, name := range []string{"node-b", "node-a"} {
 		h := sim.AddHost(ranchersim.Host{Hostname: name})
-		f.nodes = append(f.nodes, &corev1.Node{
-			ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec:       corev1.NodeSpec{ProviderID: "rancher://" + h.UUID},
-			Status:     corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: h.AgentIPAddress}}},
-		})
+		n := frameworktest.Node(name, "rancher://"+h.UUID)
+		n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: h.AgentIPAddress}}
+		f.Nodes = append(f.Nodes, n)
 	}
 	return f
-}
-
-// newLB starts a provider (a CCM process) on the fixture's environment;
-// client nil: it cannot write the ID annotation.
-func (f *lbFixture) newLB(t *testing.T, client kubernetes.Interface) cloudprovider.LoadBalancer {
-	t.Helper()
-	vars := f.sim.Env(f.url)
-	maps.Copy(vars, f.env)
-	cloud, err := framework.NewCloud(f.ctx, rancher.New(), &framework.Env{
-		Client: client, Recorder: f.events, ClusterName: "test-cluster",
-		LookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok },
-		CloudAPI:  cloudapi.Options{MaxRetries: -1, Timeout: 5 * time.Second},
-	})
-	if err != nil {
-		t.Fatalf("NewCloud: %v", err)
-	}
-	lb, ok := cloud.LoadBalancer()
-	if !ok {
-		t.Fatal("the provider has no load balancers")
-	}
-	return lb
-}
-
-// service stores a LoadBalancer Service with a TCP and a UDP port.
-func (f *lbFixture) service(t *testing.T, name string, annotations map[string]string, mutate ...func(*corev1.Service)) *corev1.Service {
-	t.Helper()
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name), Annotations: annotations},
-		Spec: corev1.ServiceSpec{
-			Type: corev1.ServiceTypeLoadBalancer,
-			Ports: []corev1.ServicePort{
-				{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, NodePort: 30080},
-				{Name: "dns", Protocol: corev1.ProtocolUDP, Port: 53, NodePort: 30053},
-			},
-		},
-	}
-	for _, m := range mutate {
-		m(svc)
-	}
-	created, err := f.kube.CoreV1().Services("default").Create(f.ctx, svc, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return created
-}
-
-func (f *lbFixture) fresh(t *testing.T, svc *corev1.Service) *corev1.Service {
-	t.Helper()
-	got, err := f.kube.CoreV1().Services(svc.Namespace).Get(f.ctx, svc.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
-}
-
-func (f *lbFixture) update(t *testing.T, svc *corev1.Service, mutate func(*corev1.Service)) {
-	t.Helper()
-	s := f.fresh(t, svc)
-	mutate(s)
-	if _, err := f.kube.CoreV1().Services(s.Namespace).Update(f.ctx, s, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// ensureReady syncs the Service as the service controller does until its
-// load balancer is ready; each RetryError is one more sync, after the
-// simulated Cattle moves on. It returns the status and the syncs that
-// retried.
-func (f *lbFixture) ensureReady(t *testing.T, svc *corev1.Service, lb cloudprovider.LoadBalancer) (*corev1.LoadBalancerStatus, int) {
-	t.Helper()
-	for i := range 20 {
-		status, err := lb.EnsureLoadBalancer(f.ctx, "test-cluster", f.fresh(t, svc), f.nodes)
-		if !isRetry(err) {
-			if err != nil {
-				t.Fatalf("EnsureLoadBalancer: %v", err)
-			}
-			return status, i
-		}
-		t.Logf("sync %d: %v", i, err)
-		f.sim.Advance()
-	}
-	t.Fatal("EnsureLoadBalancer: not ready after 20 syncs")
-	return nil, 0
-}
-
-func (f *lbFixture) deleteDone(t *testing.T, svc *corev1.Service) {
-	t.Helper()
-	for range 10 {
-		err := f.lb.EnsureLoadBalancerDeleted(f.ctx, "test-cluster", f.fresh(t, svc))
-		if !isRetry(err) {
-			if err != nil {
-				t.Fatalf("EnsureLoadBalancerDeleted: %v", err)
-			}
-			return
-		}
-		f.sim.Advance()
-	}
-	t.Fatal("EnsureLoadBalancerDeleted: not done after 10 syncs")
-}
-
-func (f *lbFixture) drainEvents() []string {
-	var out []string
-	for {
-		select {
-		case e := <-f.events.Events:
-			out = append(out, e)
-		default:
-			return out
-		}
-	}
-}
-
-func isRetry(err error) bool {
-	var retry *api.RetryError
-	return errors.As(err, &retry)
 }
 
 // live are the simulator's services of kind not removed (nor being).
@@ -236,10 +107,10 @@ func nodeIPs(nodes []*corev1.Node) []string {
 // of the external service), changes a port (an in-place upgrade: same ID,
 // same endpoints) and deletes what it made.
 func TestLoadBalancerLifecycle(t *testing.T) {
-	f := newLBFixture(t)
-	svc := f.service(t, "web", nil)
-	status, retries := f.ensureReady(t, svc, f.lb)
-	if retries == 0 {
+	f := newLBFixture(t, frameworktest.LBOptions{})
+	svc := f.Service(t, "web", nil)
+	status, syncs := f.EnsureReadySyncs(t, svc)
+	if syncs == 1 {
 		t.Error("the first sync was ready: want the pending path while Cattle registers and activates")
 	}
 
@@ -256,7 +127,7 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	if ext.Name != name+"-nodes" || ext.StackID != stacks[0].ID || ext.HealthCheck != nil {
 		t.Errorf("external service %q in %s (health check %+v), want %q in the stack without health check", ext.Name, ext.StackID, ext.HealthCheck, name+"-nodes")
 	}
-	if diff := cmp.Diff(nodeIPs(f.nodes), slices.Sorted(slices.Values(ext.ExternalIPAddresses))); diff != "" {
+	if diff := cmp.Diff(nodeIPs(f.Nodes), slices.Sorted(slices.Values(ext.ExternalIPAddresses))); diff != "" {
 		t.Errorf("external service IPs (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"53:53/udp", "80:80/tcp"}, slices.Sorted(slices.Values(lb.LaunchConfig.Ports))); diff != "" {
@@ -280,33 +151,33 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	if len(endpoints) == 0 || !slices.Equal(statusIPs(status), endpoints) {
 		t.Errorf("status IPs %v, want the public endpoints' %v", statusIPs(status), endpoints)
 	}
-	if id := f.fresh(t, svc).Annotations[rancher.AnnotationLoadBalancerID]; id != lb.ID {
+	if id := f.Fresh(t, svc).Annotations[rancher.AnnotationLoadBalancerID]; id != lb.ID {
 		t.Errorf("ID annotation %q, want %s", id, lb.ID)
 	}
 
 	// Nothing changed: no write.
 	before := f.sim.Writes()
-	if _, n := f.ensureReady(t, svc, f.lb); n != 0 || f.sim.Writes() != before {
-		t.Errorf("an idle sync retried %d times and made %d writes, want none", n, f.sim.Writes()-before)
+	if _, syncs := f.EnsureReadySyncs(t, svc); syncs != 1 || f.sim.Writes() != before {
+		t.Errorf("an idle sync retried %d times and made %d writes, want none", syncs-1, f.sim.Writes()-before)
 	}
 
 	// A node leaves: one PUT of the external service, the load balancer
 	// untouched.
-	f.nodes = f.nodes[:1]
+	f.Nodes = f.Nodes[:1]
 	before = f.sim.Writes()
-	if err := f.lb.UpdateLoadBalancer(f.ctx, "test-cluster", f.fresh(t, svc), f.nodes); err != nil {
+	if err := f.Update(t, svc); err != nil {
 		t.Fatalf("UpdateLoadBalancer: %v", err)
 	}
 	if w := f.sim.Writes() - before; w != 1 {
 		t.Errorf("a node leaving made %d writes, want 1", w)
 	}
-	if got, _ := f.sim.Service(ext.ID); !slices.Equal(got.ExternalIPAddresses, nodeIPs(f.nodes)) {
-		t.Errorf("external service IPs %v, want %v", got.ExternalIPAddresses, nodeIPs(f.nodes))
+	if got, _ := f.sim.Service(ext.ID); !slices.Equal(got.ExternalIPAddresses, nodeIPs(f.Nodes)) {
+		t.Errorf("external service IPs %v, want %v", got.ExternalIPAddresses, nodeIPs(f.Nodes))
 	}
 
 	// A port changes: upgraded in place.
-	f.update(t, svc, func(s *corev1.Service) { s.Spec.Ports[0].Port, s.Spec.Ports[0].NodePort = 8080, 30081 })
-	status, _ = f.ensureReady(t, svc, f.lb)
+	f.UpdateService(t, svc, func(s *corev1.Service) { s.Spec.Ports[0].Port, s.Spec.Ports[0].NodePort = 8080, 30081 })
+	status = f.EnsureReady(t, svc)
 	after := onlyService(t, f.sim, ranchersim.KindLoadBalancer)
 	if after.ID != lb.ID {
 		t.Fatalf("after a port change the load balancer is %s, want the same %s", after.ID, lb.ID)
@@ -324,11 +195,11 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 		t.Error("the port change replaced the external service")
 	}
 
-	f.deleteDone(t, svc)
+	f.DeleteDone(t, svc)
 	if n := len(live(f.sim, ranchersim.KindLoadBalancer)) + len(live(f.sim, ranchersim.KindExternal)); n != 0 {
 		t.Errorf("after delete Cattle holds %d live services, want none: %+v", n, f.sim.Services())
 	}
-	f.deleteDone(t, svc) // twice: already gone is done
+	f.DeleteDone(t, svc) // twice: already gone is done
 }
 
 var cmpPortRule = cmp.FilterPath(func(p cmp.Path) bool {
@@ -340,23 +211,23 @@ var cmpPortRule = cmp.FilterPath(func(p cmp.Path) bool {
 // external service (Cattle cannot change a health check in place) without
 // the load balancer ever losing its backend.
 func TestLoadBalancerLocalHealthCheck(t *testing.T) {
-	f := newLBFixture(t)
-	svc := f.service(t, "local", nil, func(s *corev1.Service) {
+	f := newLBFixture(t, frameworktest.LBOptions{})
+	svc := f.Service(t, "local", nil, func(s *corev1.Service) {
 		s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
 		s.Spec.HealthCheckNodePort = 32100
 	})
-	f.ensureReady(t, svc, f.lb)
+	f.EnsureReady(t, svc)
 	ext := onlyService(t, f.sim, ranchersim.KindExternal)
 	if hc := ext.HealthCheck; hc == nil || hc.Port != 32100 || !strings.Contains(hc.RequestLine, "/healthz") {
 		t.Fatalf("health check %+v, want GET /healthz on 32100", hc)
 	}
 	lbID := onlyService(t, f.sim, ranchersim.KindLoadBalancer).ID
 	f.afterWrite = func(*http.Request) { assertBackend(t, f.sim, lbID) }
-	f.update(t, svc, func(s *corev1.Service) {
+	f.UpdateService(t, svc, func(s *corev1.Service) {
 		s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
 		s.Spec.HealthCheckNodePort = 0
 	})
-	f.ensureReady(t, svc, f.lb)
+	f.EnsureReady(t, svc)
 	f.afterWrite = nil
 	now := onlyService(t, f.sim, ranchersim.KindExternal)
 	if now.HealthCheck != nil || now.ID == ext.ID {
@@ -374,27 +245,27 @@ func TestLoadBalancerLocalHealthCheck(t *testing.T) {
 // change at once but the upgrade, and the Service changes again while
 // Cattle upgrades its first change.
 func TestLoadBalancerChangeCattleSettlesAtOnce(t *testing.T) {
-	f := newLBFixture(t)
-	svc := f.service(t, "quick", nil)
-	f.ensureReady(t, svc, f.lb)
+	f := newLBFixture(t, frameworktest.LBOptions{})
+	svc := f.Service(t, "quick", nil)
+	f.EnsureReady(t, svc)
 	f.afterWrite = func(r *http.Request) {
 		if r.URL.Query().Get("action") != "upgrade" {
 			f.sim.Advance()
 		}
 	}
 
-	f.update(t, svc, func(s *corev1.Service) {
+	f.UpdateService(t, svc, func(s *corev1.Service) {
 		s.Spec.Ports[0].Port, s.Spec.Ports[0].NodePort = 8080, 30081
 		s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
 		s.Spec.HealthCheckNodePort = 32100
 	})
 	for i := 0; onlyService(t, f.sim, ranchersim.KindLoadBalancer).State != ranchersim.StateUpgrading; i++ {
-		if _, err := f.lb.EnsureLoadBalancer(f.ctx, "test-cluster", f.fresh(t, svc), f.nodes); !isRetry(err) || i == 10 {
+		if _, err := f.Ensure(t, svc); !frameworktest.IsRetry(err) || i == 10 {
 			t.Fatalf("sync %d after the change: %v, want retries until Cattle upgrades the ports", i, err)
 		}
 	}
-	f.update(t, svc, func(s *corev1.Service) { s.Spec.Ports[1].Port = 5353 })
-	f.ensureReady(t, svc, f.lb)
+	f.UpdateService(t, svc, func(s *corev1.Service) { s.Spec.Ports[1].Port = 5353 })
+	f.EnsureReady(t, svc)
 
 	lb := onlyService(t, f.sim, ranchersim.KindLoadBalancer)
 	ext := onlyService(t, f.sim, ranchersim.KindExternal)
@@ -437,20 +308,21 @@ func assertBackend(t *testing.T, sim *ranchersim.Server, lbID string) {
 // balancer, before writing the ID annotation, leaves it to the next,
 // which adopts it by name: no second load balancer.
 func TestLoadBalancerCrashSafe(t *testing.T) {
-	f := newLBFixture(t)
-	svc := f.service(t, "web", nil)
-	first := f.newLB(t, nil) // cannot write the annotation
-	if _, err := first.EnsureLoadBalancer(f.ctx, "test-cluster", svc, f.nodes); err == nil {
+	f := newLBFixture(t, frameworktest.LBOptions{})
+	svc := f.Service(t, "web", nil)
+	first := f.Start(t, func(env *framework.Env) { env.Client = nil }) // cannot write the annotation
+	if _, err := first.EnsureLoadBalancer(f.Ctx, f.ClusterName, svc, f.Nodes); err == nil {
 		t.Fatal("the first sync was ready, want a retry while Cattle registers")
 	}
 	created := onlyService(t, f.sim, ranchersim.KindLoadBalancer)
 	f.sim.Advance()
-	f.ensureReady(t, svc, f.newLB(t, f.kube))
+	f.LB = f.Start(t)
+	f.EnsureReady(t, svc)
 	if got := onlyService(t, f.sim, ranchersim.KindLoadBalancer); got.ID != created.ID {
 		t.Errorf("the next CCM made load balancer %s, want %s adopted", got.ID, created.ID)
 	}
 	onlyService(t, f.sim, ranchersim.KindExternal)
-	if id := f.fresh(t, svc).Annotations[rancher.AnnotationLoadBalancerID]; id != created.ID {
+	if id := f.Fresh(t, svc).Annotations[rancher.AnnotationLoadBalancerID]; id != created.ID {
 		t.Errorf("ID annotation %q, want %s", id, created.ID)
 	}
 }
@@ -471,19 +343,19 @@ func TestLoadBalancerRejects(t *testing.T) {
 		"bad annotation":   {annotations: map[string]string{rancher.AnnotationPrefix + "protocol": "quic"}, want: rancher.AnnotationPrefix + "protocol"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			f := newLBFixture(t)
+			f := newLBFixture(t, frameworktest.LBOptions{})
 			mutate := tc.mutate
 			if mutate == nil {
 				mutate = func(*corev1.Service) {}
 			}
-			svc := f.service(t, "web", tc.annotations, mutate)
-			if _, err := f.lb.EnsureLoadBalancer(f.ctx, "test-cluster", svc, f.nodes); err == nil {
+			svc := f.Service(t, "web", tc.annotations, mutate)
+			if _, err := f.LB.EnsureLoadBalancer(f.Ctx, f.ClusterName, svc, f.Nodes); err == nil {
 				t.Fatal("EnsureLoadBalancer: no error")
 			}
 			if w := f.sim.Writes(); w != 0 {
 				t.Errorf("%d writes, want none", w)
 			}
-			events := f.drainEvents()
+			events := f.Drain()
 			if !slices.ContainsFunc(events, func(e string) bool { return strings.HasPrefix(e, "Warning") && strings.Contains(e, tc.want) }) {
 				t.Errorf("events %q: want a Warning naming %s", events, tc.want)
 			}
@@ -497,9 +369,9 @@ func TestLoadBalancerRejects(t *testing.T) {
 // waited for for ever (the short soak's Service whose load balancer never
 // converged, and whose replaced external service leaked).
 func TestLoadBalancerPortChangeBeforeActivation(t *testing.T) {
-	f := newLBFixture(t)
-	svc := f.service(t, "early", nil)
-	if _, err := f.lb.EnsureLoadBalancer(f.ctx, "test-cluster", f.fresh(t, svc), f.nodes); !isRetry(err) {
+	f := newLBFixture(t, frameworktest.LBOptions{})
+	svc := f.Service(t, "early", nil)
+	if _, err := f.Ensure(t, svc); !frameworktest.IsRetry(err) {
 		t.Fatalf("first sync: %v, want a retry while Cattle registers the load balancer", err)
 	}
 	f.sim.Advance()
@@ -507,8 +379,8 @@ func TestLoadBalancerPortChangeBeforeActivation(t *testing.T) {
 		t.Fatalf("load balancer %s after one step, want inactive (created without startOnCreate)", lb.State)
 	}
 
-	f.update(t, svc, func(s *corev1.Service) { s.Spec.Ports[0].Port, s.Spec.Ports[0].NodePort = 8080, 30081 })
-	f.ensureReady(t, svc, f.lb)
+	f.UpdateService(t, svc, func(s *corev1.Service) { s.Spec.Ports[0].Port, s.Spec.Ports[0].NodePort = 8080, 30081 })
+	f.EnsureReady(t, svc)
 	lb := onlyService(t, f.sim, ranchersim.KindLoadBalancer)
 	if lb.State != ranchersim.StateActive {
 		t.Errorf("load balancer %s, want active", lb.State)

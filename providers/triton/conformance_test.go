@@ -17,17 +17,22 @@ func TestConformance(t *testing.T) {
 	frameworktest.RunConformance(t, harness{})
 }
 
-// harness connects the conformance suite to a fresh simulated cloud.
+// harness connects the framework's suites to a fresh simulated cloud.
 type harness struct{}
 
 func (harness) Setup(t *testing.T) *frameworktest.Target {
-	sim := tritonsim.NewServer(t, tritonsim.Options{})
+	return target(tritonsim.NewServer(t, tritonsim.Options{}))
+}
+
+// target is the provider wired to sim, for the suites and the
+// load-balancer fixture.
+func target(sim *tritonsim.Server) *frameworktest.Target {
 	return &frameworktest.Target{
 		Provider: triton.New(),
 		Env:      sim.Env(sim.URL()),
 		Cloud:    frameworktest.SimCloud(sim.Cloud()),
 		InvalidAnnotations: map[string]string{
-			"triton.tritondatacenter.com/load-balancer-max-backends": "abc",
+			triton.AnnotationPrefix + "max-backends": "abc",
 		},
 		// A machine's tags are the user's: an appliance whose
 		// triton.cns.services tag says another name is served (and

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/providers/triton"
 	"github.com/ccmkit/ccmkit/providers/triton/tritonsim"
 )
@@ -21,17 +22,17 @@ import (
 func TestDrainController(t *testing.T) {
 	f := newLBFixture(t, tritonsim.Options{}, map[string]string{"TRITON_LB_MODE": "cns"})
 	other := f.sim.Cloud().AddInstance("not-a-target")
-	nodes := append(f.nodes, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "not-a-target"}, Spec: corev1.NodeSpec{ProviderID: "triton://" + other}})
+	nodes := append(f.Nodes, frameworktest.Node("not-a-target", "triton://"+other))
 	for _, n := range nodes {
 		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
-		if _, err := f.kube.CoreV1().Nodes().Create(f.ctx, n, metav1.CreateOptions{}); err != nil {
+		if _, err := f.Kube.CoreV1().Nodes().Create(f.Ctx, n, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	status := f.ensureReady(t, f.service(t, "api", nil), f.nodes)
+	status := f.EnsureReady(t, f.Service(t, "api", nil))
 	host := status.Ingress[0].Hostname
 
-	ctx, cancel := context.WithCancel(f.ctx)
+	ctx, cancel := context.WithCancel(f.Ctx)
 	done := make(chan error, 1)
 	t.Cleanup(func() {
 		cancel()
@@ -39,14 +40,15 @@ func TestDrainController(t *testing.T) {
 			t.Errorf("drain controller: %v", err)
 		}
 	})
-	f.env.Informers = informers.NewSharedInformerFactory(f.kube, 0)
-	c := f.provider.Controllers()[0]
+	env := f.Cloud.Env()
+	env.Informers = informers.NewSharedInformerFactory(f.Kube, 0)
+	c := f.provider().Controllers()[0]
 	if c.Name != triton.DrainControllerName {
 		t.Fatalf("controller %q", c.Name)
 	}
-	go func() { done <- c.Run(ctx, f.env) }()
+	go func() { done <- c.Run(ctx, env) }()
 
-	a, b := f.nodes[1], f.nodes[0]
+	a, b := f.Nodes[1], f.Nodes[0]
 	setNode(t, f, a.Name, func(n *corev1.Node) { n.Spec.Unschedulable = true })
 	setNode(t, f, "not-a-target", func(n *corev1.Node) { n.Spec.Unschedulable = true })
 	waitStatus(t, f, machineID(a), "down")
@@ -70,12 +72,12 @@ func TestDrainController(t *testing.T) {
 
 func setNode(t *testing.T, f *lbFixture, name string, mutate func(*corev1.Node)) {
 	t.Helper()
-	n, err := f.kube.CoreV1().Nodes().Get(f.ctx, name, metav1.GetOptions{})
+	n, err := f.Kube.CoreV1().Nodes().Get(f.Ctx, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mutate(n)
-	if _, err := f.kube.CoreV1().Nodes().Update(f.ctx, n, metav1.UpdateOptions{}); err != nil {
+	if _, err := f.Kube.CoreV1().Nodes().Update(f.Ctx, n, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -85,7 +87,7 @@ func setNode(t *testing.T, f *lbFixture, name string, mutate func(*corev1.Node))
 func waitStatus(t *testing.T, f *lbFixture, id, want string) {
 	t.Helper()
 	var got string
-	err := wait.PollUntilContextTimeout(f.ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(f.Ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		m, _ := f.sim.Machine(id)
 		got = m.Metadata["triton.cns.status"]
 		return got == want, nil

@@ -1,12 +1,16 @@
 package triton_test
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/framework/cloudapi"
 	"github.com/ccmkit/ccmkit/providers/triton"
 	"github.com/ccmkit/ccmkit/providers/triton/tritonsim"
 )
@@ -14,16 +18,16 @@ import (
 func TestCNSLoadBalancer(t *testing.T) {
 	f := newLBFixture(t, tritonsim.Options{}, map[string]string{"TRITON_LB_MODE": "cns"})
 	// The user's own service on a node survives every edit.
-	a, b := f.nodes[1], f.nodes[0]
+	a, b := f.Nodes[1], f.Nodes[0]
 	userTags(t, f, a, "web:8080")
-	svc := f.service(t, "api", nil)
+	svc := f.Service(t, "api", nil)
 
-	status := f.ensureReady(t, svc, f.nodes)
+	status := f.EnsureReady(t, svc)
 	if len(status.Ingress) != 1 || status.Ingress[0].IP != "" || !strings.HasPrefix(status.Ingress[0].Hostname, "k8s-test-default-api.svc.") {
 		t.Fatalf("status %+v, want the CNS hostname alone", status.Ingress)
 	}
 	host := status.Ingress[0].Hostname
-	if got := f.fresh(t, svc).Annotations[triton.AnnotationLoadBalancerID]; got != "cns:k8s-test-default-api" {
+	if got := f.Fresh(t, svc).Annotations[triton.AnnotationLoadBalancerID]; got != "cns:k8s-test-default-api" {
 		t.Errorf("ID annotation %q", got)
 	}
 	if got := f.services(t, a); got != "web:8080,k8s-test-default-api:30080,k8s-test-default-api:30443" {
@@ -43,7 +47,7 @@ func TestCNSLoadBalancer(t *testing.T) {
 		t.Errorf("%s SRV ports %v, want the node ports", host, srvPorts)
 	}
 	ports := false
-	for _, e := range f.drainEvents() {
+	for _, e := range f.Drain() {
 		ports = ports || strings.HasPrefix(e, "Normal "+triton.EventCNSPorts) && strings.Contains(e, "30080, 30443")
 	}
 	if !ports {
@@ -52,7 +56,7 @@ func TestCNSLoadBalancer(t *testing.T) {
 
 	// Nothing changed: no write.
 	before := f.sim.Writes()
-	if _, err := f.lb.EnsureLoadBalancer(f.ctx, clusterName, f.fresh(t, svc), f.nodes); err != nil {
+	if _, err := f.Ensure(t, svc); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.sim.Writes(); got != before {
@@ -67,7 +71,7 @@ func TestCNSLoadBalancer(t *testing.T) {
 	f.sim.SetMachineState(machineID(b), tritonsim.StateRunning)
 
 	// Node a leaves the Service: its entries go, the user's stays.
-	if err := f.lb.UpdateLoadBalancer(f.ctx, clusterName, f.fresh(t, svc), []*corev1.Node{b}); err != nil {
+	if err := f.LB.UpdateLoadBalancer(f.Ctx, f.ClusterName, f.Fresh(t, svc), []*corev1.Node{b}); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.services(t, a); got != "web:8080" {
@@ -78,7 +82,7 @@ func TestCNSLoadBalancer(t *testing.T) {
 	}
 
 	// Delete: no entry left anywhere, the user's kept.
-	if err := f.lb.EnsureLoadBalancerDeleted(f.ctx, clusterName, f.fresh(t, svc)); err != nil {
+	if err := f.Delete(t, svc); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.services(t, a); got != "web:8080" {
@@ -97,11 +101,11 @@ func TestCNSLoadBalancer(t *testing.T) {
 // entries.
 func TestCNSModeAnnotationBesideMoirai(t *testing.T) {
 	f := newLBFixture(t, tritonsim.Options{}, nil)
-	cns := f.service(t, "dns", map[string]string{triton.AnnotationPrefix + "mode": "cns"})
-	web := f.service(t, "web", nil)
-	f.ensureReady(t, cns, f.nodes)
-	f.ensureReady(t, web, f.nodes)
-	for _, n := range f.nodes {
+	cns := f.Service(t, "dns", map[string]string{triton.AnnotationPrefix + "mode": "cns"})
+	web := f.Service(t, "web", nil)
+	f.EnsureReady(t, cns)
+	f.EnsureReady(t, web)
+	for _, n := range f.Nodes {
 		if got := f.services(t, n); got != "k8s-test-default-dns:30080,k8s-test-default-dns:30443,k8s-test-nodes" {
 			t.Errorf("node %s services %q", n.Name, got)
 		}
@@ -111,10 +115,10 @@ func TestCNSModeAnnotationBesideMoirai(t *testing.T) {
 	}
 
 	// The CNS Service switches to Moirai: its entries go, an appliance comes.
-	cns = f.update(t, cns, func(s *corev1.Service) { s.Annotations[triton.AnnotationPrefix+"mode"] = "moirai" })
-	f.ensureReady(t, cns, f.nodes)
-	f.ensureReady(t, cns, f.nodes)
-	for _, n := range f.nodes {
+	cns = f.UpdateService(t, cns, func(s *corev1.Service) { s.Annotations[triton.AnnotationPrefix+"mode"] = "moirai" })
+	f.EnsureReady(t, cns)
+	f.EnsureReady(t, cns)
+	for _, n := range f.Nodes {
 		if got := f.services(t, n); got != "k8s-test-nodes" {
 			t.Errorf("node %s services %q after the switch", n.Name, got)
 		}
@@ -122,14 +126,14 @@ func TestCNSModeAnnotationBesideMoirai(t *testing.T) {
 	if n := len(f.appliances()); n != 2 {
 		t.Errorf("%d appliances after the switch, want 2", n)
 	}
-	if got := f.fresh(t, cns).Annotations[triton.AnnotationLoadBalancerID]; strings.HasPrefix(got, "cns:") {
+	if got := f.Fresh(t, cns).Annotations[triton.AnnotationLoadBalancerID]; strings.HasPrefix(got, "cns:") {
 		t.Errorf("ID annotation %q after the switch", got)
 	}
 }
 
 func TestCNSDisabledFailsStartup(t *testing.T) {
 	sim := tritonsim.NewServer(t, tritonsim.Options{CNSDisabled: true})
-	_, err := startProvider(t, sim, nil)
+	err := startProvider(t, sim, nil)
 	if err == nil || !strings.Contains(err.Error(), "triton_cns_enabled") {
 		t.Errorf("start-up without CNS: %v, want an error naming triton_cns_enabled", err)
 	}
@@ -137,13 +141,13 @@ func TestCNSDisabledFailsStartup(t *testing.T) {
 
 func TestAutoModeWithoutImage(t *testing.T) {
 	f := newLBFixture(t, tritonsim.Options{NoLoadBalancerImage: true}, nil)
-	svc := f.service(t, "web", nil)
-	status := f.ensureReady(t, svc, f.nodes)
+	svc := f.Service(t, "web", nil)
+	status := f.EnsureReady(t, svc)
 	if len(status.Ingress) != 1 || status.Ingress[0].Hostname == "" || len(f.appliances()) != 0 {
 		t.Errorf("status %+v, appliances %d: want CNS mode", status.Ingress, len(f.appliances()))
 	}
 	sim := tritonsim.NewServer(t, tritonsim.Options{NoLoadBalancerImage: true})
-	if _, err := startProvider(t, sim, map[string]string{"TRITON_LB_MODE": "moirai"}); err == nil || !strings.Contains(err.Error(), "cloud-load-balancer") {
+	if err := startProvider(t, sim, map[string]string{"TRITON_LB_MODE": "moirai"}); err == nil || !strings.Contains(err.Error(), "cloud-load-balancer") {
 		t.Errorf("moirai without the image: %v, want an error naming the image", err)
 	}
 }
@@ -159,22 +163,18 @@ func userTags(t *testing.T, f *lbFixture, n *corev1.Node, services string) {
 // the Service removes them.
 func TestCNSFoundWithoutID(t *testing.T) {
 	f := newLBFixture(t, tritonsim.Options{}, map[string]string{"TRITON_LB_MODE": "cns"})
-	svc := f.service(t, "api", nil)
-	f.ensureReady(t, svc, f.nodes)
-	svc = f.update(t, svc, func(s *corev1.Service) { delete(s.Annotations, triton.AnnotationLoadBalancerID) })
+	svc := f.Service(t, "api", nil)
+	f.EnsureReady(t, svc)
+	svc = f.UpdateService(t, svc, func(s *corev1.Service) { delete(s.Annotations, triton.AnnotationLoadBalancerID) })
 
-	restarted, err := startProvider(t, f.sim, map[string]string{"TRITON_LB_MODE": "cns"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lb, _ := restarted.LoadBalancer()
-	if status, exists, err := lb.GetLoadBalancer(f.ctx, clusterName, svc); !exists || err != nil || len(status.Ingress) != 1 {
+	lb := f.Start(t)
+	if status, exists, err := lb.GetLoadBalancer(f.Ctx, clusterName, svc); !exists || err != nil || len(status.Ingress) != 1 {
 		t.Fatalf("GetLoadBalancer = %+v, %v, %v; want the CNS name", status, exists, err)
 	}
-	if err := lb.EnsureLoadBalancerDeleted(f.ctx, clusterName, svc); err != nil {
+	if err := lb.EnsureLoadBalancerDeleted(f.Ctx, clusterName, svc); err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range f.nodes {
+	for _, n := range f.Nodes {
 		if got := f.services(t, n); got != "" {
 			t.Errorf("node %s services %q after delete, want none", n.Name, got)
 		}
@@ -186,16 +186,30 @@ func TestCNSFoundWithoutID(t *testing.T) {
 // node: the edit reads the tag afresh before it writes.
 func TestCNSKeepsEntryAddedSinceTheList(t *testing.T) {
 	f := newLBFixture(t, tritonsim.Options{}, map[string]string{"TRITON_LB_MODE": "cns"})
-	a := f.nodes[0]
-	svc := f.service(t, "api", nil)
-	f.ensureReady(t, svc, f.nodes)
+	a := f.Nodes[0]
+	svc := f.Service(t, "api", nil)
+	f.EnsureReady(t, svc)
 
 	userTags(t, f, a, f.services(t, a)+",web:8080")
-	svc = f.update(t, svc, func(s *corev1.Service) { s.Spec.Ports[0].NodePort = 31080 })
-	if _, err := f.lb.EnsureLoadBalancer(f.ctx, clusterName, svc, f.nodes); err != nil {
+	svc = f.UpdateService(t, svc, func(s *corev1.Service) { s.Spec.Ports[0].NodePort = 31080 })
+	if _, err := f.LB.EnsureLoadBalancer(f.Ctx, f.ClusterName, svc, f.Nodes); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.services(t, a); !strings.Contains(got, "web:8080") || !strings.Contains(got, "k8s-test-default-api:31080") {
 		t.Errorf("node a services %q, want the user's web:8080 kept beside the new node port", got)
 	}
+}
+
+// startProvider starts the provider on sim, with extra environment
+// variables, as a CCM starts.
+func startProvider(t *testing.T, sim *tritonsim.Server, extra map[string]string) error {
+	t.Helper()
+	env := sim.Env(sim.URL())
+	maps.Copy(env, extra)
+	_, err := framework.NewCloud(ctx(t), triton.New(), &framework.Env{
+		ClusterName: clusterName,
+		LookupEnv:   func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+		CloudAPI:    cloudapi.Options{MaxRetries: -1, Timeout: 5 * time.Second},
+	})
+	return err
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/internal/cluster"
 	"github.com/ccmkit/ccmkit/providers/triton/tritonsim"
 )
@@ -31,8 +32,8 @@ func TestSoakValidAnnotations(t *testing.T) {
 	for key, values := range soak.Valid {
 		for _, v := range values {
 			f := newLBFixture(t, tritonsim.Options{}, nil)
-			svc := f.service(t, "web", map[string]string{key: v})
-			f.ensureReady(t, svc, f.nodes)
+			svc := f.Service(t, "web", map[string]string{key: v})
+			f.EnsureReady(t, svc)
 			apps := f.appliances()
 			if len(apps) != 1 {
 				t.Fatalf("%s=%q: %d appliances, want 1", key, v, len(apps))
@@ -44,15 +45,15 @@ func TestSoakValidAnnotations(t *testing.T) {
 	}
 	for key, v := range soak.Invalid {
 		f := newLBFixture(t, tritonsim.Options{}, nil)
-		svc := f.service(t, "web", map[string]string{key: v})
+		svc := f.Service(t, "web", map[string]string{key: v})
 		before := f.sim.Writes()
-		if _, err := f.lb.EnsureLoadBalancer(f.ctx, clusterName, svc, f.nodes); err == nil || isRetry(err) {
+		if _, err := f.LB.EnsureLoadBalancer(f.Ctx, f.ClusterName, svc, f.Nodes); err == nil || frameworktest.IsRetry(err) {
 			t.Errorf("%s=%q: EnsureLoadBalancer = %v, want an error", key, v, err)
 		}
 		if got := f.sim.Writes(); got != before {
 			t.Errorf("%s=%q: %d writes, want none", key, v, got-before)
 		}
-		if !slices.ContainsFunc(f.drainEvents(), func(e string) bool { return strings.HasPrefix(e, "Warning ") && strings.Contains(e, key) }) {
+		if !slices.ContainsFunc(f.Drain(), func(e string) bool { return strings.HasPrefix(e, "Warning ") && strings.Contains(e, key) }) {
 			t.Errorf("%s=%q: no Warning Event naming the annotation", key, v)
 		}
 	}
