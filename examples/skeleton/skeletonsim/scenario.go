@@ -109,11 +109,11 @@ type ScenarioHealthCheck struct {
 }
 
 // scenarios seeds a Server from a Scenario.
-var scenarios = simkit.Scenarios[Scenario, *Scenario, *Server]{
+var scenarios = simkit.Scenarios[Scenario, *Scenario, Options, *Server]{
 	Provider:   "skeleton",
 	Operations: scenarioOperations,
 	Check:      func(sc *Scenario) []error { return simkit.AsErrors(sc.validate()) },
-	New:        func(sc *Scenario) *Server { return New(sc.Options()) },
+	New:        New,
 	Apply:      func(sc *Scenario, s *Server) error { sc.Apply(s); return nil },
 }
 

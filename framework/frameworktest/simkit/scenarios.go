@@ -12,14 +12,14 @@ import (
 
 // Scenarios is how a simulator is seeded from a scenario file: what its
 // LoadScenario, NewFromScenario and Scenario.Validate do alike for every
-// cloud. Sc is the simulator's Scenario type, which embeds
-// ScenarioHeader, and S its *Server:
+// cloud. Sc is the simulator's Scenario type, which embeds ScenarioHeader
+// and says which Options it asks for, and S its *Server:
 //
-//	var scenarios = simkit.Scenarios[Scenario, *Scenario, *Server]{
+//	var scenarios = simkit.Scenarios[Scenario, *Scenario, Options, *Server]{
 //		Provider:   "skeleton",
 //		Operations: scenarioOperations,
 //		Check:      (*Scenario).check,
-//		New:        func(sc *Scenario) *Server { return New(sc.Options()) },
+//		New:        New,
 //		Apply:      (*Scenario).Apply,
 //	}
 //
@@ -30,7 +30,7 @@ import (
 // Operations is a variable of its own, which the Scenario's Options reads
 // too (ScenarioHeader.Common): Go refuses a variable whose initializer
 // refers back to it.
-type Scenarios[Sc any, P ScenarioOf[Sc], S any] struct {
+type Scenarios[Sc any, P ScenarioOf[Sc, O], O, S any] struct {
 	// Provider is the simulator's name in a scenario's provider field.
 	Provider string
 	// Operations resolve the operations of the scenario's faults.
@@ -38,9 +38,9 @@ type Scenarios[Sc any, P ScenarioOf[Sc], S any] struct {
 	// Check reports every problem with what the scenario holds besides
 	// its header, each naming its field; nil checks nothing more.
 	Check func(P) []error
-	// New returns a Server, not listening yet, with the options the
-	// scenario asks for.
-	New func(P) S
+	// New returns a Server, not listening yet, with options: the
+	// simulator's New, given the scenario's Options.
+	New func(O) S
 	// Apply seeds a Server with the scenario's resources, reporting the
 	// first one the cloud refuses.
 	Apply func(P, S) error
@@ -51,10 +51,11 @@ type Scenarios[Sc any, P ScenarioOf[Sc], S any] struct {
 }
 
 // ScenarioOf is a pointer to a simulator's Scenario type Sc, which embeds
-// ScenarioHeader.
-type ScenarioOf[Sc any] interface {
+// ScenarioHeader and asks for a Server's options O.
+type ScenarioOf[Sc, O any] interface {
 	*Sc
 	Header() *ScenarioHeader
+	Options() O
 }
 
 // Header is the header of the scenario that embeds h.
@@ -62,36 +63,36 @@ func (h *ScenarioHeader) Header() *ScenarioHeader { return h }
 
 // Load decodes a YAML (or JSON) scenario and validates it, reporting every
 // problem at once, each naming its field, unknown keys included.
-func (k Scenarios[Sc, P, S]) Load(data []byte) (P, error) {
+func (k Scenarios[Sc, P, O, S]) Load(data []byte) (P, error) {
 	sc, err := LoadScenario(data, func(sc *Sc) []error { return k.problems(sc) })
 	return P(sc), err
 }
 
 // Validate reports every problem with sc, as Load does.
-func (k Scenarios[Sc, P, S]) Validate(sc P) error {
+func (k Scenarios[Sc, P, O, S]) Validate(sc P) error {
 	return utilerrors.NewAggregate(k.problems(sc))
 }
 
 // NewServer returns a Server, not listening yet, seeded from a scenario.
-func (k Scenarios[Sc, P, S]) NewServer(data []byte) (S, error) {
+func (k Scenarios[Sc, P, O, S]) NewServer(data []byte) (S, error) {
 	sc, err := k.Load(data)
 	if err != nil {
 		return *new(S), err
 	}
-	s := k.New(sc)
+	s := k.New(sc.Options())
 	if err := k.Apply(sc, s); err != nil {
 		return *new(S), fmt.Errorf("applying scenario: %w", err)
 	}
 	return s, nil
 }
 
-func (k Scenarios[Sc, P, S]) problems(sc P) []error {
+func (k Scenarios[Sc, P, O, S]) problems(sc P) []error {
 	errs := AsErrors(sc.Header().Validate(k.Provider, k.Operations))
 	if k.Check != nil {
 		errs = append(errs, k.Check(sc)...)
 	}
 	if len(errs) == 0 && k.ApplyToCheck {
-		if err := k.Apply(sc, k.New(sc)); err != nil {
+		if err := k.Apply(sc, k.New(sc.Options())); err != nil {
 			errs = append(errs, err)
 		}
 	}

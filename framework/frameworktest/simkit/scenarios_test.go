@@ -30,8 +30,11 @@ func (s *demoServer) add(thing string) {
 var demoOperations = ServedOperations(map[string]string{"things.list": "GET /things"},
 	func() []string { return []string{"GET /things", "POST /things"} })
 
-func demoScenarios(applyToCheck bool) Scenarios[demoScenario, *demoScenario, *demoServer] {
-	return Scenarios[demoScenario, *demoScenario, *demoServer]{
+// Options are the options of a demo Server.
+func (sc *demoScenario) Options() Common { return sc.Common(demoOperations) }
+
+func demoScenarios(applyToCheck bool) Scenarios[demoScenario, *demoScenario, Common, *demoServer] {
+	return Scenarios[demoScenario, *demoScenario, Common, *demoServer]{
 		Provider:   "demo",
 		Operations: demoOperations,
 		Check: func(sc *demoScenario) []error {
@@ -40,7 +43,7 @@ func demoScenarios(applyToCheck bool) Scenarios[demoScenario, *demoScenario, *de
 			}
 			return nil
 		},
-		New: func(sc *demoScenario) *demoServer { return demoNew(sc.Common(demoOperations)) },
+		New: demoNew,
 		Apply: func(sc *demoScenario, s *demoServer) (err error) {
 			defer RecoverRefusal("demosim: ", &err)
 			for _, th := range sc.Things {

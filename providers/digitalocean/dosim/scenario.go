@@ -129,11 +129,11 @@ var Operations = map[string]string{
 }
 
 // scenarios seeds a Server from a Scenario.
-var scenarios = simkit.Scenarios[Scenario, *Scenario, *Server]{
+var scenarios = simkit.Scenarios[Scenario, *Scenario, Options, *Server]{
 	Provider:   "digitalocean",
 	Operations: scenarioOperations,
 	Check:      (*Scenario).validate,
-	New:        func(sc *Scenario) *Server { return New(sc.Options()) },
+	New:        New,
 	Apply:      func(sc *Scenario, s *Server) error { sc.Apply(s); return nil },
 }
 

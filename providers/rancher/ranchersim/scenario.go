@@ -153,10 +153,10 @@ var Operations = map[string]string{
 
 // scenarios seeds a Server from a Scenario; the resources are checked by
 // seeding a scratch cloud with them.
-var scenarios = simkit.Scenarios[Scenario, *Scenario, *Server]{
+var scenarios = simkit.Scenarios[Scenario, *Scenario, Options, *Server]{
 	Provider:     "rancher",
 	Operations:   scenarioOperations,
-	New:          func(sc *Scenario) *Server { return New(sc.Options()) },
+	New:          New,
 	Apply:        (*Scenario).Apply,
 	ApplyToCheck: true,
 }

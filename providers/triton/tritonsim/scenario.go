@@ -133,11 +133,11 @@ var Operations = map[string]string{
 
 // scenarios seeds a Server from a Scenario; the resources are checked by
 // seeding a scratch cloud with them.
-var scenarios = simkit.Scenarios[Scenario, *Scenario, *Server]{
+var scenarios = simkit.Scenarios[Scenario, *Scenario, Options, *Server]{
 	Provider:     "triton",
 	Operations:   scenarioOperations,
 	Check:        (*Scenario).validate,
-	New:          func(sc *Scenario) *Server { return New(sc.Options()) },
+	New:          New,
 	Apply:        (*Scenario).Apply,
 	ApplyToCheck: true,
 }
