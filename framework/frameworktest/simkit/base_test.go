@@ -54,23 +54,13 @@ func TestBaseAndBearer(t *testing.T) {
 		t.Errorf("writes %d, stats %v, requests %v", s.Writes(), s.Stats(), s.Requests())
 	}
 
-	resp, err := http.Get(s.URL() + "/_sim/state")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var state map[string]int
-	err = json.NewDecoder(resp.Body).Decode(&state)
-	resp.Body.Close()
-	if err != nil || state["things"] != 1 {
-		t.Errorf("/_sim/state: %v %v", state, err)
+	if status := getJSON(t, s.URL()+"/_sim/state", &state); status != http.StatusOK || state["things"] != 1 {
+		t.Errorf("/_sim/state: %d %v", status, state)
 	}
-	resp, err = http.Get(s.URL() + "/_sim/stats")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Errorf("/_sim/stats: %d", resp.StatusCode)
+	var stats map[string]any
+	if status := getJSON(t, s.URL()+"/_sim/stats", &stats); status != http.StatusOK {
+		t.Errorf("/_sim/stats: %d", status)
 	}
 
 	s.SetLatency(5 * time.Millisecond)
@@ -91,15 +81,9 @@ func TestBaseAndBearer(t *testing.T) {
 
 func TestBaseNotFound(t *testing.T) {
 	s := newSim(t)
-	resp, err := http.Get(s.URL() + "/nope")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var body map[string]string
-	err = json.NewDecoder(resp.Body).Decode(&body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNotFound || err != nil || body["path"] != "/nope" {
-		t.Errorf("GET /nope: %d %v %v", resp.StatusCode, body, err)
+	if status := getJSON(t, s.URL()+"/nope", &body); status != http.StatusNotFound || body["path"] != "/nope" {
+		t.Errorf("GET /nope: %d %v", status, body)
 	}
 	if len(s.Stats()) != 0 || len(s.Requests()) != 0 {
 		t.Errorf("the catch-all was counted: %v %v", s.Stats(), s.Requests())
@@ -107,4 +91,18 @@ func TestBaseNotFound(t *testing.T) {
 	if s.Kit().Served() != 0 {
 		t.Errorf("Kit served %d", s.Kit().Served())
 	}
+}
+
+// getJSON GETs url, decodes its JSON body into v and returns the status.
+func getJSON(t *testing.T, url string, v any) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Errorf("GET %s: %v", url, err)
+	}
+	return resp.StatusCode
 }
