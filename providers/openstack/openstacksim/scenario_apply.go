@@ -150,12 +150,8 @@ func (s *Server) subnetByRef(ref string) *subnetRec {
 	if sr, ok := s.st.subnets.Get(ref); ok {
 		return sr
 	}
-	for _, sr := range s.st.subnets.All() {
-		if sr.Name == ref {
-			return sr
-		}
-	}
-	return nil
+	sr, _ := s.st.subnets.Find(func(sr *subnetRec) bool { return sr.Name == ref })
+	return sr
 }
 
 // AddLoadBalancer creates a load balancer as if someone had made it

@@ -288,12 +288,8 @@ func (st *state) liveCertificate(id string) *Certificate {
 // liveCertificateNamed returns the certificate called name that is not
 // removed, other than except.
 func (st *state) liveCertificateNamed(name, except string) *Certificate {
-	for _, c := range st.certs.All() {
-		if c.Name == name && c.Removed == nil && c.ID != except {
-			return c
-		}
-	}
-	return nil
+	c, _ := st.certs.Find(func(c *Certificate) bool { return c.Name == name && c.Removed == nil && c.ID != except })
+	return c
 }
 
 // AddCertificate adds a certificate in its State (default active), as if

@@ -138,12 +138,8 @@ func checkName(name string) (simkit.Response, bool) {
 // liveStack returns the stack named name that is not removed, other
 // than except.
 func (st *state) liveStack(name, except string) *Stack {
-	for _, k := range st.stacks.All() {
-		if k.Name == name && k.Removed == nil && k.ID != except {
-			return k
-		}
-	}
-	return nil
+	k, _ := st.stacks.Find(func(k *Stack) bool { return k.Name == name && k.Removed == nil && k.ID != except })
+	return k
 }
 
 // createStack answers POST stacks: 201 with the stack activating; a name

@@ -254,11 +254,7 @@ func (st *state) image(ref string) (*Image, bool) {
 	if img, ok := st.images.Get(ref); ok {
 		return img, true
 	}
-	i := slices.IndexFunc(st.images.All(), func(img *Image) bool { return img.Name == ref })
-	if i < 0 {
-		return nil, false
-	}
-	return st.images.All()[i], true
+	return st.images.Find(func(img *Image) bool { return img.Name == ref })
 }
 
 // scenarioOperations resolves a scenario fault's operation: "*", a short
