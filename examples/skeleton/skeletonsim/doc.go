@@ -116,8 +116,10 @@
 // is what "zero writes on a no-op" tests assert.
 //
 // The machinery behind all this (faults, latency, the request log, stats,
-// body buffering, the listener, pagination, the provisioning lifecycle,
-// the scenario header) is framework/frameworktest/simkit's, shared by
-// every simulator; this package keeps what is Skeleton Cloud's: routes,
-// resources, JSON shapes, the error body and bearer auth.
+// body buffering, the listener, endpoint registration and the catch-all
+// 404, pagination, the provisioning lifecycle, error formats, loading and
+// seeding scenarios, the Cloud adapter's defaults) is
+// framework/frameworktest/simkit's, shared by every simulator; this
+// package keeps what is Skeleton Cloud's: routes, resources, JSON shapes,
+// the error codes and bearer auth.
 package skeletonsim
