@@ -11,14 +11,10 @@ import (
 // TestConformance runs the framework's behavioural contract (not-found
 // semantics, idempotent load balancers with zero writes on a no-op, routes)
 // against the provider and the simulator. Every provider has this test.
-func TestConformance(t *testing.T) {
-	frameworktest.RunConformance(t, harness{})
-}
+func TestConformance(t *testing.T) { frameworktest.RunConformance(t, harness) }
 
 // harness connects the framework's suites to a fresh simulated cloud.
-type harness struct{}
-
-func (harness) Setup(t *testing.T) *frameworktest.Target {
+var harness frameworktest.HarnessFunc = func(t *testing.T) *frameworktest.Target {
 	return target(skeletonsim.NewServer(t, skeletonsim.Options{}))
 }
 

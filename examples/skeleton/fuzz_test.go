@@ -14,23 +14,17 @@ import (
 // a load balancer spec without an error or a panic. Copy it with the
 // provider: only the seeds and the desired-state call are the cloud's.
 func FuzzAnnotations(f *testing.F) {
-	for _, s := range []string{
+	codec := framework.Codec(New())
+	nodes := fuzzkit.Nodes(codec.Format)
+	fuzzkit.FuzzAnnotations[LoadBalancerConfig](f, AnnotationPrefix, []string{
 		"algorithm=least_connections\nproxy-protocol=true",
 		"health-check-protocol=http\nhealth-check-path=/healthz\nhealth-check-interval=10s",
 		"health-check-path=healthz\nhealth-check-interval=1500ms\nname=web",
 		"load-balancer-id=lb-1\nalgorithm=random\nproxy-protocol=maybe",
-	} {
-		f.Add(s, uint8(0))
-	}
-	codec := framework.Codec(New())
-	nodes := fuzzkit.Nodes(codec.Format)
-	f.Fuzz(func(t *testing.T, text string, shape uint8) {
-		ann := fuzzkit.Annotations[LoadBalancerConfig](t, AnnotationPrefix, text)
-		cfg, err := fuzzkit.Decode[LoadBalancerConfig](t, AnnotationPrefix, nil, ann)
-		verr := fuzzkit.Stable(t, cfg.Validate)
-		fuzzkit.NamesAnnotation(t, verr, AnnotationPrefix)
+	}, func(t *testing.T, ann map[string]string, shape uint8) {
+		cfg, ok := fuzzkit.Valid[LoadBalancerConfig](t, AnnotationPrefix, nil, ann)
 		svc := fuzzkit.Service(shape, ann)
-		if err != nil || verr != nil || fuzzkit.Stable(t, func() error { return validateService(svc) }) != nil {
+		if !ok || fuzzkit.Stable(t, func() error { return validateService(svc) }) != nil {
 			return
 		}
 		req := &lbRequest{ClusterName: "kubernetes", Service: svc, Nodes: nodes, Name: "a8a6e5e0c6a8f4b8e9d6c2f0a3c1b7e1", Config: cfg}
@@ -44,19 +38,12 @@ func FuzzAnnotations(f *testing.F) {
 // ("NAME=value" lines; "#n" is the n-th variable): never a panic, the
 // same outcome twice, no error holding the token or the URL's password.
 func FuzzConfig(f *testing.F) {
-	for _, s := range []string{
+	fuzzkit.FuzzConfig[Config](f, []string{"SKELETON_API_URL"},
 		"SKELETON_API_URL=https://api.skeleton.example\nSKELETON_TOKEN=REPLACE-WITH-YOUR-TOKEN",
 		"SKELETON_API_URL=https://u:pa55word-x@api.skeleton.example/\nSKELETON_API_QPS=-1",
 		"SKELETON_API_URL=::x\nSKELETON_API_QPS=NaN\n#2=",
 		"SKELETON_API_URL=ops:pa55word-z@api.skeleton.example\nSKELETON_TOKEN=t",
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, text string) {
-		env := fuzzkit.Env[Config](t, text)
-		_, err := fuzzkit.Load[Config](t, env, "", nil)
-		fuzzkit.NoSecret(t, err, fuzzkit.URLPassword(env["SKELETON_API_URL"]))
-	})
+	)
 }
 
 // FuzzProviderID parses fuzzed providerIDs with the provider's codec.

@@ -120,7 +120,7 @@ func newProvider() framework.Provider { return skeleton.New() }
 // kubelet updates a Secret volume and expects the very next request to use
 // it, with no restart.
 func TestTokenRotation(t *testing.T) {
-	frameworktest.RunSecretRotation(t, harness{}, "SKELETON_TOKEN")
+	frameworktest.RunSecretRotation(t, harness, "SKELETON_TOKEN")
 }
 
 // TestConfigTags catches a config struct tag that package config cannot

@@ -27,7 +27,7 @@ import (
 //     instance is gone".
 func RunDeadlines(t *testing.T, h Harness) {
 	t.Run("InitTimeout", func(t *testing.T) { testInitTimeout(t, h.Setup(t)) })
-	for _, v := range []variant{{name: "InstanceCacheOn", instanceCacheTTL: time.Hour}, {name: "InstanceCacheOff"}} {
+	for _, v := range []variant{{name: "InstanceCacheOn", instanceCacheTTL: time.Hour}, {name: "InstanceCacheOff", instanceCacheTTL: -1}} {
 		t.Run("InstanceLookupTimeout/"+v.name, func(t *testing.T) { testLookupTimeout(t, h.Setup(t), v) })
 	}
 }
@@ -61,15 +61,12 @@ func testInitTimeout(t *testing.T, target *Target) {
 
 func testLookupTimeout(t *testing.T, target *Target, v variant) {
 	id := target.Cloud.AddInstance("node-1")
-	env := newEnv(t, target, fake.NewClientset(), record.NewFakeRecorder(100), v)
-	env.InstanceLookupTimeout = deadline
-	// The instance cache's list, detached from the lookups, ends at 2s.
-	env.CloudAPI = cloudapi.Options{Timeout: 2 * time.Second, MaxRetries: -1}
-	_, ctx := ktesting.NewTestContext(t)
-	cloud, err := framework.NewCloud(ctx, target.Provider, env)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cloud, ctx := StartCloud(t, target, func(env *framework.Env) {
+		env.InstanceCacheTTL = v.instanceCacheTTL
+		env.InstanceLookupTimeout = deadline
+		// The instance cache's list, detached from the lookups, ends at 2s.
+		env.CloudAPI = cloudapi.Options{Timeout: 2 * time.Second, MaxRetries: -1}
+	})
 	inst, ok := cloud.InstancesV2()
 	if !ok {
 		t.Skip("provider has no instances")

@@ -16,6 +16,16 @@ type Harness interface {
 	Setup(t *testing.T) *Target
 }
 
+// HarnessFunc is a Harness as a function, which Setup calls:
+//
+//	var harness frameworktest.HarnessFunc = func(t *testing.T) *frameworktest.Target {
+//		return target(dosim.NewServer(t, dosim.Options{}))
+//	}
+type HarnessFunc func(t *testing.T) *Target
+
+// Setup implements Harness.
+func (h HarnessFunc) Setup(t *testing.T) *Target { return h(t) }
+
 // Target is one provider wired to one simulated cloud.
 type Target struct {
 	// Provider is new and uninitialized; the suite calls framework.NewCloud.

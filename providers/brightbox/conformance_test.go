@@ -13,21 +13,10 @@ import (
 // balancers with zero writes on a no-op, invalid annotations) against the
 // provider and the simulator, with the real gobrightbox client over
 // OAuth2. Brightbox has no routes; the suite skips them.
-func TestConformance(t *testing.T) {
-	frameworktest.RunConformance(t, harness{})
-}
-
-// TestSecretRotation rotates the API client's secret in
-// BRIGHTBOX_CLIENT_SECRET_FILE the way the kubelet updates a Secret volume
-// and expects the very next token, and so the very next lookup, to use it.
-func TestSecretRotation(t *testing.T) {
-	frameworktest.RunSecretRotation(t, harness{}, "BRIGHTBOX_CLIENT_SECRET")
-}
+func TestConformance(t *testing.T) { frameworktest.RunConformance(t, harness) }
 
 // harness connects the framework's suites to a fresh simulated cloud.
-type harness struct{}
-
-func (harness) Setup(t *testing.T) *frameworktest.Target {
+var harness frameworktest.HarnessFunc = func(t *testing.T) *frameworktest.Target {
 	return target(gbsim.NewServer(t, gbsim.Options{}))
 }
 

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/klog/v2/ktesting"
-
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
 	"github.com/ccmkit/ccmkit/framework/frameworktest"
@@ -21,7 +19,7 @@ import (
 // start-up and by --instance-lookup-timeout after
 // (frameworktest.RunDeadlines).
 func TestDeadlines(t *testing.T) {
-	frameworktest.RunDeadlines(t, harness{})
+	frameworktest.RunDeadlines(t, harness)
 }
 
 // A token that expires while the token endpoint hangs: every lookup, the
@@ -31,18 +29,11 @@ func TestDeadlines(t *testing.T) {
 func TestInstanceLookupTimeoutBoundsAHungTokenEndpoint(t *testing.T) {
 	sim := gbsim.NewServer(t, gbsim.Options{})
 	id := sim.AddServer(gbsim.CloudServer{}).ID
-	_, ctx := ktesting.NewTestContext(t)
-	vars := sim.Env(sim.URL())
-	p := brightbox.New()
-	cloud, err := framework.NewCloud(ctx, p, &framework.Env{
-		LookupEnv:             func(k string) (string, bool) { v, ok := vars[k]; return v, ok },
-		InstanceLookupTimeout: 500 * time.Millisecond,
-		InstanceCacheTTL:      -1,
-		CloudAPI:              cloudapi.Options{Timeout: 5 * time.Second},
+	cloud, ctx := frameworktest.StartCloud(t, target(sim), func(env *framework.Env) {
+		env.InstanceLookupTimeout = 500 * time.Millisecond
+		env.CloudAPI = cloudapi.Options{Timeout: 5 * time.Second}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := cloud.Provider().(*brightbox.Provider)
 	inst, _ := cloud.InstancesV2()
 	// The token endpoint hangs (for an hour, or until the client gives
 	// up).

@@ -15,7 +15,10 @@ import (
 // errors name an annotation, and a Service that passes every check becomes
 // load balancer options without an error or a panic.
 func FuzzAnnotations(f *testing.F) {
-	for _, s := range []string{
+	codec := framework.Codec(New())
+	nodes := fuzzkit.Nodes(func(id string) string { return codec.Format("srv-a" + id) })
+	cip := &brightbox.CloudIP{ID: "cip-12345", Fqdn: "cip-12345.gb1.brightbox.com", ReverseDNS: "cip-109-107-1-1.gb1.brightbox.com"}
+	fuzzkit.FuzzAnnotations[LoadBalancerConfig](f, AnnotationPrefix, []string{
 		"listener-protocol=http\nssl-ports=443\nssl-domains=example.com,www.example.com",
 		"policy=least-connections\nlistener-idle-timeout=60000\nlistener-proxy-protocol=v2-ssl-cn",
 		"cloudip-allocations=cip-12345,cip-67890\nid=lba-12345",
@@ -23,20 +26,11 @@ func FuzzAnnotations(f *testing.F) {
 		"service.beta.kubernetes.io/aws-load-balancer-healthcheck-interval=5",
 		"listener-protocol=tcp\nssl-ports=8443,x\nhealthcheck-request=healthz\npolicy=random",
 		"listener-proxy-protocol=v9\nlistener-idle-timeout=-1\nhealthcheck-timeout=1e9",
-	} {
-		f.Add(s, uint8(0))
-	}
-	codec := framework.Codec(New())
-	nodes := fuzzkit.Nodes(func(id string) string { return codec.Format("srv-a" + id) })
-	cip := &brightbox.CloudIP{ID: "cip-12345", Fqdn: "cip-12345.gb1.brightbox.com", ReverseDNS: "cip-109-107-1-1.gb1.brightbox.com"}
-	f.Fuzz(func(t *testing.T, text string, shape uint8) {
-		ann := fuzzkit.Annotations[LoadBalancerConfig](t, AnnotationPrefix, text)
-		cfg, err := fuzzkit.Decode[LoadBalancerConfig](t, AnnotationPrefix, nil, ann)
-		verr := fuzzkit.Stable(t, cfg.Validate)
-		fuzzkit.NamesAnnotation(t, verr, AnnotationPrefix, "aws-load-balancer-healthcheck-interval")
+	}, func(t *testing.T, ann map[string]string, shape uint8) {
+		cfg, ok := fuzzkit.Valid[LoadBalancerConfig](t, AnnotationPrefix, nil, ann, "aws-load-balancer-healthcheck-interval")
 		svc := fuzzkit.Service(shape, ann)
 		req := &lbRequest{ClusterName: "kubernetes", Service: svc, Nodes: nodes, Name: loadBalancerName("kubernetes", svc, cfg), Config: cfg}
-		if err != nil || verr != nil || fuzzkit.Stable(t, func() error { return validateService(req) }) != nil {
+		if !ok || fuzzkit.Stable(t, func() error { return validateService(req) }) != nil {
 			return
 		}
 		if _, err := desiredOptions(t.Context(), req, cip, codec); err != nil {
@@ -50,7 +44,7 @@ func FuzzAnnotations(f *testing.F) {
 // same outcome twice, no error holding a credential or the API URL's
 // password.
 func FuzzConfig(f *testing.F) {
-	for _, s := range []string{
+	fuzzkit.FuzzConfig[Config](f, []string{"BRIGHTBOX_API_URL"},
 		"BRIGHTBOX_API_URL=https://api.gb1.brightbox.com\nBRIGHTBOX_CLIENT=cli-xxxxx\nBRIGHTBOX_CLIENT_SECRET=REPLACE-WITH-YOUR-CLIENT-SECRET",
 		"BRIGHTBOX_USER_NAME=ops@example.com\nBRIGHTBOX_PASSWORD=hunter2-hunter2\nBRIGHTBOX_ACCOUNT=acc-12345",
 		"BRIGHTBOX_USER_NAME=ops@example.com\nBRIGHTBOX_CLIENT=app-dkmch\nBRIGHTBOX_ACCOUNT=12345",
@@ -58,14 +52,7 @@ func FuzzConfig(f *testing.F) {
 		"BRIGHTBOX_CLIENT=c\nBRIGHTBOX_API_URL=http://u:pa55word-y@%zz\nBRIGHTBOX_LEGACY_ADDRESSES=maybe",
 		"#0=x\n#5=\xff\n#8=",
 		"BRIGHTBOX_CLIENT=c\nBRIGHTBOX_API_URL=ops:pa55word-z@api.gb1.brightbox.com",
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, text string) {
-		env := fuzzkit.Env[Config](t, text)
-		_, err := fuzzkit.Load[Config](t, env, "", nil)
-		fuzzkit.NoSecret(t, err, fuzzkit.URLPassword(env["BRIGHTBOX_API_URL"]))
-	})
+	)
 }
 
 // FuzzProviderID parses fuzzed providerIDs with the provider's codec, and

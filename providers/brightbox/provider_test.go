@@ -246,3 +246,10 @@ func TestSecretsNeverLogged(t *testing.T) {
 
 // simToken matches the access tokens gbsim issues: 40 hex digits.
 var simToken = regexp.MustCompile(`\b[0-9a-f]{40}\b`)
+
+// TestSecretRotation rotates the API client's secret in
+// BRIGHTBOX_CLIENT_SECRET_FILE the way the kubelet updates a Secret volume
+// and expects the very next token, and so the very next lookup, to use it.
+func TestSecretRotation(t *testing.T) {
+	frameworktest.RunSecretRotation(t, harness, "BRIGHTBOX_CLIENT_SECRET")
+}

@@ -13,14 +13,10 @@ import (
 // balancers with zero writes on a no-op, invalid annotations) against the
 // provider and the simulator. DigitalOcean has no routes; the suite skips
 // them.
-func TestConformance(t *testing.T) {
-	frameworktest.RunConformance(t, harness{})
-}
+func TestConformance(t *testing.T) { frameworktest.RunConformance(t, harness) }
 
 // harness connects the framework's suites to a fresh simulated cloud.
-type harness struct{}
-
-func (harness) Setup(t *testing.T) *frameworktest.Target {
+var harness frameworktest.HarnessFunc = func(t *testing.T) *frameworktest.Target {
 	return target(dosim.NewServer(t, dosim.Options{}))
 }
 

@@ -5,12 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/klog/v2/ktesting"
-
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
 	"github.com/ccmkit/ccmkit/framework/frameworktest"
-	"github.com/ccmkit/ccmkit/providers/digitalocean"
 	"github.com/ccmkit/ccmkit/providers/digitalocean/dosim"
 )
 
@@ -18,26 +15,19 @@ import (
 // start-up and by --instance-lookup-timeout after
 // (frameworktest.RunDeadlines).
 func TestDeadlines(t *testing.T) {
-	frameworktest.RunDeadlines(t, harness{})
+	frameworktest.RunDeadlines(t, harness)
 }
 
 // Without an operation deadline, the transport's budget still bounds each
 // request: attempts and waits together.
 func TestRequestBudgetBoundsAHungAPI(t *testing.T) {
 	sim := dosim.NewServer(t, dosim.Options{})
-	id := sim.Cloud().AddInstance("node-1")
-	_, ctx := ktesting.NewTestContext(t)
-	vars := sim.Env(sim.URL())
-	cloud, err := framework.NewCloud(ctx, digitalocean.New(), &framework.Env{
-		ClusterName:           "test-cluster",
-		LookupEnv:             func(k string) (string, bool) { v, ok := vars[k]; return v, ok },
-		InstanceCacheTTL:      -1,
-		InstanceLookupTimeout: -1,
-		CloudAPI:              cloudapi.Options{Timeout: 200 * time.Millisecond, Budget: 500 * time.Millisecond, MaxRetries: 10},
+	target := target(sim)
+	id := target.Cloud.AddInstance("node-1")
+	cloud, ctx := frameworktest.StartCloud(t, target, func(env *framework.Env) {
+		env.InstanceLookupTimeout = -1
+		env.CloudAPI = cloudapi.Options{Timeout: 200 * time.Millisecond, Budget: 500 * time.Millisecond, MaxRetries: 10}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	inst, _ := cloud.InstancesV2()
 	t.Cleanup(sim.Inject(dosim.Fault{Delay: time.Hour})) // every call hangs
 	before := sim.Stats()["GET /v2/droplets/{id}"]

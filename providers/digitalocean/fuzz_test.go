@@ -14,7 +14,8 @@ import (
 // Service that passes every check becomes a load balancer request without
 // a panic.
 func FuzzAnnotations(f *testing.F) {
-	for _, s := range []string{
+	nodes := fuzzkit.Nodes(framework.Codec(New()).Format)
+	fuzzkit.FuzzAnnotations[LoadBalancerConfig](f, AnnotationPrefix, []string{
 		"protocol=http\ntls-ports=443\ncertificate-id=29333fdc-733d-4523-8d79-31acc7e3d8f6\ntype=REGIONAL",
 		"protocol=https\nhttp2-ports=443,8443\ntls-passthrough=true\nredirect-http-to-https=true\ntype=REGIONAL",
 		"http3-port=443\ncertificate-name=web-cert\nhttp-ports=80,443\ntype=REGIONAL",
@@ -27,19 +28,12 @@ func FuzzAnnotations(f *testing.F) {
 		"name=my-lb.example\nhostname=lb.example.com\nip=203.0.113.9\nnetwork=INTERNAL\nnetwork-stack=DUALSTACK",
 		"kubernetes.digitalocean.com/load-balancer-id=4de7ac8b-495b-4884-9a69-1050c6793cd6\nservice.kubernetes.io/do-loadbalancer-disown=true",
 		"subnet-uuid=x\ndisable-lets-encrypt-dns-records=maybe\ntype=GLOBAL\nhealthcheck-path=healthz",
-	} {
-		f.Add(s, uint8(0))
-	}
-	nodes := fuzzkit.Nodes(framework.Codec(New()).Format)
-	f.Fuzz(func(t *testing.T, text string, shape uint8) {
-		ann := fuzzkit.Annotations[LoadBalancerConfig](t, AnnotationPrefix, text)
+	}, func(t *testing.T, ann map[string]string, shape uint8) {
 		for _, lbType := range []string{LoadBalancerTypeRegionalNetwork, LoadBalancerTypeRegional} {
 			newConfig := func() *LoadBalancerConfig { return &LoadBalancerConfig{Type: lbType} }
-			cfg, err := fuzzkit.Decode(t, AnnotationPrefix, newConfig, ann)
-			verr := fuzzkit.Stable(t, cfg.Validate)
-			fuzzkit.NamesAnnotation(t, verr, AnnotationPrefix)
+			cfg, ok := fuzzkit.Valid(t, AnnotationPrefix, newConfig, ann)
 			req := &lbRequest{ClusterName: "kubernetes", Service: fuzzkit.Service(shape, ann), Nodes: nodes, Name: "a8a6e5e0c6a8f4b8e9d6c2f0a3c1b7e1", Config: cfg}
-			if err != nil || verr != nil || fuzzkit.Stable(t, func() error { return validateService(req) }) != nil {
+			if !ok || fuzzkit.Stable(t, func() error { return validateService(req) }) != nil {
 				continue
 			}
 			// The pipeline resolves certificate-name to an ID before
@@ -60,7 +54,8 @@ func FuzzAnnotations(f *testing.F) {
 // ("NAME=value" lines; "#n" is the n-th variable): never a panic, the
 // same outcome twice, no error holding the token.
 func FuzzConfig(f *testing.F) {
-	for _, s := range []string{
+	// The override URL may carry user:password, which no error shows.
+	fuzzkit.FuzzConfig[Config](f, []string{"DO_OVERRIDE_URL"},
 		"DO_ACCESS_TOKEN=dop_v1_0123456789abcdef\nREGION=nyc3",
 		"DO_ACCESS_TOKEN=t\nDO_OVERRIDE_URL=http://user:pa55word@127.0.0.1:1234/\nDO_API_RATE_LIMIT_QPS=-1",
 		"DO_ACCESS_TOKEN=t\nDEFAULT_LB_TYPE=regional\nPUBLIC_ACCESS_FIREWALL_NAME=fw\nPUBLIC_ACCESS_FIREWALL_TAGS=k8s,web",
@@ -68,15 +63,7 @@ func FuzzConfig(f *testing.F) {
 		"DO_CLUSTER_ID=c\nDO_CLUSTER_VPC_ID=v\nDO_API_RATE_LIMIT_QPS=NaN",
 		"#0=x\n#5=\xff\n#9=",
 		"DO_ACCESS_TOKEN=t\nDO_OVERRIDE_URL=ops:pa55word-z@api.example.com/v2",
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, text string) {
-		env := fuzzkit.Env[Config](t, text)
-		_, err := fuzzkit.Load[Config](t, env, "", nil)
-		// The override URL may carry user:password, which no error shows.
-		fuzzkit.NoSecret(t, err, fuzzkit.URLPassword(env["DO_OVERRIDE_URL"]))
-	})
+	)
 }
 
 // FuzzProviderID parses fuzzed providerIDs with the provider's codec.

@@ -192,7 +192,7 @@ func TestRegion(t *testing.T) {
 // kubelet updates a Secret volume and expects the very next request to use
 // it, with no restart.
 func TestTokenRotation(t *testing.T) {
-	frameworktest.RunSecretRotation(t, harness{}, "DO_ACCESS_TOKEN")
+	frameworktest.RunSecretRotation(t, harness, "DO_ACCESS_TOKEN")
 }
 
 // TestTokenNeverLogged runs the provider at -v=10, where the cloudapi

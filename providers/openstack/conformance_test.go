@@ -13,14 +13,10 @@ import (
 // simulator's default router, which CloudConfig names) against the
 // provider and the simulator. Without a LoadBalancerProvider yet, the suite
 // skips those subtests.
-func TestConformance(t *testing.T) {
-	frameworktest.RunConformance(t, harness{})
-}
+func TestConformance(t *testing.T) { frameworktest.RunConformance(t, harness) }
 
 // harness connects the framework's suites to a fresh simulated cloud.
-type harness struct{}
-
-func (harness) Setup(t *testing.T) *frameworktest.Target {
+var harness frameworktest.HarnessFunc = func(t *testing.T) *frameworktest.Target {
 	return target(openstacksim.NewServer(t, openstacksim.Options{}))
 }
 

@@ -10,5 +10,5 @@ import (
 // --cloud-init-timeout at start-up and by --instance-lookup-timeout after,
 // as on every cloud (frameworktest.RunDeadlines).
 func TestDeadlines(t *testing.T) {
-	frameworktest.RunDeadlines(t, harness{})
+	frameworktest.RunDeadlines(t, harness)
 }

@@ -33,7 +33,10 @@ subnet-id = 6b1e0f0c-0000-0000-0000-000000000003
 // errors name an annotation or the Service field, and a Service that
 // passes them becomes a listener tree without an error or a panic.
 func FuzzAnnotations(f *testing.F) {
-	for _, s := range []string{
+	defaults := defaultLBSection(f)
+	nodes := fuzzkit.Nodes(func(id string) string { return Codec.Format("0000-" + id) })
+	newConfig := func() *LoadBalancerConfig { return newLBConfig(&defaults.LoadBalancer) }
+	fuzzkit.FuzzAnnotations[LoadBalancerConfig](f, AnnotationPrefix, []string{
 		"lb-method=LEAST_CONNECTIONS\nproxy-protocol=v2\nconnection-limit=1000",
 		"x-forwarded-for=true\ndefault-tls-container-ref=https://barbican/v1/containers/c1\ntimeout-client-data=50000",
 		"class=internal\nsubnet-id=6b1e0f0c-0000-0000-0000-000000000009\nkeep-floatingip=true",
@@ -43,23 +46,15 @@ func FuzzAnnotations(f *testing.F) {
 		"node-selector=env=prod,tier\nmember-subnet-id=m1\nport-id=p1\nnetwork-id=n1",
 		"node-selector==x\nflavor-id=f\navailability-zone=az1\nlb-method=source_ip_port",
 		"load-balancer-id=0a1b2c3d-0000-0000-0000-000000000001\ntimeout-member-connect=-1\ntimeout-tcp-inspect=x",
-	} {
-		f.Add(s, uint8(0))
-	}
-	defaults := defaultLBSection(f)
-	nodes := fuzzkit.Nodes(func(id string) string { return Codec.Format("0000-" + id) })
-	f.Fuzz(func(t *testing.T, text string, shape uint8) {
-		ann := fuzzkit.Annotations[LoadBalancerConfig](t, AnnotationPrefix, text)
-		cfg, err := fuzzkit.Decode(t, AnnotationPrefix, func() *LoadBalancerConfig { return newLBConfig(&defaults.LoadBalancer) }, ann)
-		verr := fuzzkit.Stable(t, cfg.Validate)
-		fuzzkit.NamesAnnotation(t, verr, AnnotationPrefix, "openstack-internal-load-balancer")
+	}, func(t *testing.T, ann map[string]string, shape uint8) {
+		cfg, ok := fuzzkit.Valid(t, AnnotationPrefix, newConfig, ann, "openstack-internal-load-balancer")
 		svc := fuzzkit.Service(shape, ann)
 		req := &lbRequest{ClusterName: "kubernetes", Service: svc, Nodes: nodes, Name: loadBalancerName("kubernetes", svc, cfg), Config: cfg}
 		for _, provider := range []string{"amphora", "ovn"} {
 			d := &lbDriver{cfg: &defaults.LoadBalancer, classes: defaults.LoadBalancerClass, features: featuresFor(27, provider)}
 			serr := fuzzkit.Stable(t, func() error { return d.Validate(req) })
 			fuzzkit.NamesAnnotation(t, serr, AnnotationPrefix, "spec.", "[LoadBalancer]")
-			if err != nil || verr != nil || serr != nil {
+			if !ok || serr != nil {
 				continue
 			}
 			s, err := d.settings(req)

@@ -13,21 +13,10 @@ import (
 // balancers with zero writes on a no-op, invalid annotations) against the
 // provider and the simulator, with the real go-rancher client. Cattle has
 // no route API; the suite skips routes.
-func TestConformance(t *testing.T) {
-	frameworktest.RunConformance(t, harness{})
-}
-
-// TestSecretRotation rotates the secret key in CATTLE_SECRET_KEY_FILE the
-// way the kubelet updates a Secret volume and expects the very next
-// request, and so the very next lookup, to use it.
-func TestSecretRotation(t *testing.T) {
-	frameworktest.RunSecretRotation(t, harness{}, "CATTLE_SECRET_KEY")
-}
+func TestConformance(t *testing.T) { frameworktest.RunConformance(t, harness) }
 
 // harness connects the framework's suites to a fresh simulated cloud.
-type harness struct{}
-
-func (harness) Setup(t *testing.T) *frameworktest.Target {
+var harness frameworktest.HarnessFunc = func(t *testing.T) *frameworktest.Target {
 	return target(ranchersim.NewServer(t, ranchersim.Options{}))
 }
 

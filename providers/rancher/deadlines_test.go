@@ -4,8 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/klog/v2/ktesting"
-
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
 	"github.com/ccmkit/ccmkit/framework/frameworktest"
@@ -22,7 +20,7 @@ import (
 // start-up and by --instance-lookup-timeout after
 // (frameworktest.RunDeadlines).
 func TestDeadlines(t *testing.T) {
-	frameworktest.RunDeadlines(t, harness{})
+	frameworktest.RunDeadlines(t, harness)
 }
 
 // A hung request made through go-rancher's typed client, which has no
@@ -30,15 +28,10 @@ func TestDeadlines(t *testing.T) {
 // Budget, here twice a 300ms attempt timeout) with an error.
 func TestTypedCallBoundedByTheRequestTimeout(t *testing.T) {
 	sim := ranchersim.NewServer(t, ranchersim.Options{})
-	_, ctx := ktesting.NewTestContext(t)
-	vars := sim.Env(sim.URL())
-	p := rancher.New()
-	if _, err := framework.NewCloud(ctx, p, &framework.Env{
-		LookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok },
-		CloudAPI:  cloudapi.Options{Timeout: 300 * time.Millisecond},
-	}); err != nil {
-		t.Fatal(err)
-	}
+	cloud, _ := frameworktest.StartCloud(t, target(sim), func(env *framework.Env) {
+		env.CloudAPI = cloudapi.Options{Timeout: 300 * time.Millisecond}
+	})
+	p := cloud.Provider().(*rancher.Provider)
 	defer sim.Inject(simkit.Fault{Op: opListHosts, Delay: time.Hour})()
 	start := time.Now()
 	if _, err := p.APIClient().Host.List(nil); err == nil {

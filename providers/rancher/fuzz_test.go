@@ -14,7 +14,9 @@ import (
 // the Service field, and a Service that passes them becomes a desired load
 // balancer without an error or a panic.
 func FuzzAnnotations(f *testing.F) {
-	for _, s := range []string{
+	nodes := fuzzkit.Nodes(framework.Codec(New()).Format)
+	hostIPs := map[string]string{"1003": "10.42.0.3"}
+	fuzzkit.FuzzAnnotations[LoadBalancerConfig](f, AnnotationPrefix, []string{
 		"protocol=http\nstickiness-cookie=LB\nstickiness-mode=rewrite",
 		"port-protocols=443=https,http=http\ncertificate-ids=1c5,1c6",
 		"protocol=sni\ncertificate-ids=1c5\nimage=rancher/lb-service-haproxy:v0.9.14",
@@ -24,23 +26,15 @@ func FuzzAnnotations(f *testing.F) {
 		"protocol=tls\nport-protocols=dns=tcp,53=https",
 		"port-protocols=1=x,2=y,3=z",
 		"port-protocols=81=http,82=https,83=tcp",
-	} {
-		f.Add(s, uint8(0))
-	}
-	nodes := fuzzkit.Nodes(framework.Codec(New()).Format)
-	hostIPs := map[string]string{"1003": "10.42.0.3"}
-	f.Fuzz(func(t *testing.T, text string, shape uint8) {
-		ann := fuzzkit.Annotations[LoadBalancerConfig](t, AnnotationPrefix, text)
+	}, func(t *testing.T, ann map[string]string, shape uint8) {
 		for _, global := range []bool{false, true} {
 			settings := &LoadBalancerSettings{Global: global}
-			cfg, err := fuzzkit.Decode(t, AnnotationPrefix, settings.newConfig, ann)
-			verr := fuzzkit.Stable(t, cfg.Validate)
-			fuzzkit.NamesAnnotation(t, verr, AnnotationPrefix, "RANCHER_LB_GLOBAL")
+			cfg, ok := fuzzkit.Valid(t, AnnotationPrefix, settings.newConfig, ann, "RANCHER_LB_GLOBAL")
 			svc := fuzzkit.Service(shape, ann)
 			req := &lbRequest{ClusterName: "kubernetes", Service: svc, Nodes: nodes, Name: loadBalancerName("kubernetes", svc, cfg), Config: cfg}
 			serr := fuzzkit.Stable(t, func() error { return validateService(req) })
 			fuzzkit.NamesAnnotation(t, serr, AnnotationPrefix, "spec.")
-			if err != nil || verr != nil || serr != nil {
+			if !ok || serr != nil {
 				continue
 			}
 			if _, err := desired(t.Context(), req, "rancher/lb-service-haproxy:v0.9.14", hostIPs); err != nil {
@@ -54,20 +48,13 @@ func FuzzAnnotations(f *testing.F) {
 // ("NAME=value" lines; "#n" is the n-th variable): never a panic, the
 // same outcome twice, no error holding a key or the URL's password.
 func FuzzConfig(f *testing.F) {
-	for _, s := range []string{
+	fuzzkit.FuzzConfig[Config](f, []string{"CATTLE_URL"},
 		"CATTLE_URL=http://rancher.example.com:8080/v2-beta/projects/1a5\nCATTLE_ACCESS_KEY=REPLACE-WITH-THE-ACCESS-KEY\nCATTLE_SECRET_KEY=REPLACE-WITH-THE-SECRET-KEY",
 		"CATTLE_URL=http://ak:sk-pa55word@rancher.example.com:8080/v2-beta\nCATTLE_ACCESS_KEY=a",
 		"CATTLE_URL=rancher.example.com\nRANCHER_ZONE_LABELS=,\nRANCHER_LB_GLOBAL=maybe\nRANCHER_DEFAULT_INSTANCE_TYPE=",
 		"#0=x\n#3=\xff\n#9=\n#12=-1",
 		"CATTLE_URL=ak:pa55word-z@rancher.example.com:8080/v2-beta",
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, text string) {
-		env := fuzzkit.Env[Config](t, text)
-		_, err := fuzzkit.Load[Config](t, env, "", nil)
-		fuzzkit.NoSecret(t, err, fuzzkit.URLPassword(env["CATTLE_URL"]))
-	})
+	)
 }
 
 // FuzzProviderID parses fuzzed providerIDs with the provider's codec.

@@ -149,3 +149,10 @@ func TestSecretsNeverLogged(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretRotation rotates the secret key in CATTLE_SECRET_KEY_FILE the
+// way the kubelet updates a Secret volume and expects the very next
+// request, and so the very next lookup, to use it.
+func TestSecretRotation(t *testing.T) {
+	frameworktest.RunSecretRotation(t, harness, "CATTLE_SECRET_KEY")
+}

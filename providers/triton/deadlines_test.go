@@ -10,5 +10,5 @@ import (
 // start-up and by --instance-lookup-timeout after, with every request
 // signed (frameworktest.RunDeadlines).
 func TestDeadlines(t *testing.T) {
-	frameworktest.RunDeadlines(t, harness{})
+	frameworktest.RunDeadlines(t, harness)
 }

@@ -26,7 +26,7 @@ import (
 // that passes every check becomes Moirai metadata and firewall rules
 // without a panic.
 func FuzzAnnotations(f *testing.F) {
-	for _, s := range []string{
+	fuzzkit.FuzzAnnotations[LoadBalancerConfig](f, AnnotationPrefix, []string{
 		"mode=moirai\nlistener-type=https-http\ncertificate-name=www.example.com,example.com",
 		"listener-type=tcp-proxy-v2\nmax-backends=64\nmetrics-acl=10.0.0.0/8,192.168.1.1",
 		"timeout-connect=5s\ntimeout-client=55000\ntimeout-server=2m\ntimeout-queue=61m",
@@ -34,19 +34,13 @@ func FuzzAnnotations(f *testing.F) {
 		"id=cns:web\nmode=CNS",
 		"id=6e4b3b0a-1d8c-4c1e-9f2a-5d7f0e2c9b31\nmax-backends=1025\nmetrics-acl=::/0,nonsense",
 		"certificate-name=-bad-.example.com,UPPER.example.com\nlistener-type=quic",
-	} {
-		f.Add(s, uint8(0))
-	}
-	f.Fuzz(func(t *testing.T, text string, shape uint8) {
-		ann := fuzzkit.Annotations[LoadBalancerConfig](t, AnnotationPrefix, text)
+	}, func(t *testing.T, ann map[string]string, shape uint8) {
 		for _, mode := range []string{modeMoirai, modeCNS} {
 			newConfig := func() *LoadBalancerConfig { return &LoadBalancerConfig{Mode: mode} }
-			cfg, err := fuzzkit.Decode(t, AnnotationPrefix, newConfig, ann)
-			verr := fuzzkit.Stable(t, cfg.Validate)
-			fuzzkit.NamesAnnotation(t, verr, AnnotationPrefix)
+			cfg, ok := fuzzkit.Valid(t, AnnotationPrefix, newConfig, ann)
 			svc := fuzzkit.Service(shape, ann)
 			req := &lbRequest{ClusterName: "kubernetes", Service: svc, Config: cfg, Name: "a8a6e5e0c6a8f4b8e9d6c2f0a3c1b7e1"}
-			if err != nil || verr != nil || fuzzkit.Stable(t, func() error { return validateService(req) }) != nil || cfg.Mode != modeMoirai {
+			if !ok || fuzzkit.Stable(t, func() error { return validateService(req) }) != nil || cfg.Mode != modeMoirai {
 				continue
 			}
 			desiredMetadata(req, moiraiTarget{backend: "nodes.svc.6e4b3b0a.us-east-1.cns.example.com", nodes: 3, proxyHealth: 10256})
@@ -60,20 +54,13 @@ func FuzzAnnotations(f *testing.F) {
 // same outcome twice, no error holding the key material or the URL's
 // password.
 func FuzzConfig(f *testing.F) {
-	for _, s := range []string{
+	fuzzkit.FuzzConfig[Config](f, []string{"TRITON_URL", "SDC_URL"},
 		"TRITON_URL=https://us-east-1.api.example.com\nTRITON_ACCOUNT=ops\nTRITON_KEY_ID=SHA256:abc\nTRITON_KEY_MATERIAL=-----BEGIN OPENSSH PRIVATE KEY-----",
 		"SDC_URL=https://u:pa55word-x@cloudapi.example.com/?q\nSDC_ACCOUNT=ops\nSDC_KEY_MATERIAL=~/.ssh/id_rsa\nTRITON_REGION=us-east",
 		"TRITON_URL=ftp://x\nTRITON_SKIP_TLS_VERIFY=maybe\nTRITON_LB_MODE=bogus",
 		"#0=x\n#5=\xff\n#11=\n#20=-1\n#30=1x",
 		"TRITON_URL=ops:pa55word-z@cloudapi.example.com\nTRITON_ACCOUNT=ops",
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, text string) {
-		env := fuzzkit.Env[Config](t, text)
-		_, err := fuzzkit.Load[Config](t, env, "", nil)
-		fuzzkit.NoSecret(t, err, fuzzkit.URLPassword(env["TRITON_URL"]), fuzzkit.URLPassword(env["SDC_URL"]))
-	})
+	)
 }
 
 // FuzzKeyMaterial gives newSigner, the parser TRITON_KEY_MATERIAL goes

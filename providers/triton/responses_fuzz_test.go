@@ -8,4 +8,4 @@ import (
 
 // FuzzResponses runs the provider against its simulator answering one
 // request with a mutated body (frameworktest.FuzzResponses).
-func FuzzResponses(f *testing.F) { frameworktest.FuzzResponses(f, harness{}) }
+func FuzzResponses(f *testing.F) { frameworktest.FuzzResponses(f, harness) }
