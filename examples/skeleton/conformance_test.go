@@ -13,10 +13,8 @@ import (
 // against the provider and the simulator. Every provider has this test.
 func TestConformance(t *testing.T) { frameworktest.RunConformance(t, harness) }
 
-// harness connects the framework's suites to a fresh simulated cloud.
-var harness frameworktest.HarnessFunc = func(t *testing.T) *frameworktest.Target {
-	return target(skeletonsim.NewServer(t, skeletonsim.Options{}))
-}
+// harness starts a fresh simulated cloud for the framework's suites.
+var harness = frameworktest.SimHarness(skeletonsim.NewServer, target)
 
 // target is the provider wired to sim, for the suites and the
 // load-balancer fixture.

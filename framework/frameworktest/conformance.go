@@ -185,24 +185,10 @@ func (s *suite) addNodes(prefix string, n int) []*corev1.Node {
 }
 
 // writesDuring returns how many cloud writes f made.
-func (s *suite) writesDuring(f func()) int {
-	before := s.target.Cloud.Writes()
-	f()
-	return s.target.Cloud.Writes() - before
-}
+func (s *suite) writesDuring(f func()) int { return writesDuring(s.target.Cloud, f) }
 
 // events drains the recorded events.
-func (s *suite) events() []string {
-	var out []string
-	for {
-		select {
-		case e := <-s.recorder.Events:
-			out = append(out, e)
-		default:
-			return out
-		}
-	}
-}
+func (s *suite) events() []string { return drain(s.recorder) }
 
 func containsAll(s string, subs ...string) bool {
 	for _, sub := range subs {

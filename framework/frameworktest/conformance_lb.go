@@ -42,11 +42,7 @@ func (s *suite) service(t *testing.T, name string, extra map[string]string) *cor
 // sync (with any annotation the pipeline wrote back).
 func (s *suite) fresh(t *testing.T, svc *corev1.Service) *corev1.Service {
 	t.Helper()
-	got, err := s.kube.CoreV1().Services(svc.Namespace).Get(s.ctx, svc.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
+	return stored(t, s.ctx, s.kube, svc)
 }
 
 // ensure calls EnsureLoadBalancer until the LB is ready, advancing the

@@ -16,15 +16,23 @@ type Harness interface {
 	Setup(t *testing.T) *Target
 }
 
-// HarnessFunc is a Harness as a function, which Setup calls:
-//
-//	var harness frameworktest.HarnessFunc = func(t *testing.T) *frameworktest.Target {
-//		return target(dosim.NewServer(t, dosim.Options{}))
-//	}
+// HarnessFunc is a Harness as a function, which Setup calls.
 type HarnessFunc func(t *testing.T) *Target
 
 // Setup implements Harness.
 func (h HarnessFunc) Setup(t *testing.T) *Target { return h(t) }
+
+// SimHarness is the Harness of a simulated cloud: each Setup starts a
+// fresh one with newServer (a <cloud>sim's NewServer, with its zero
+// options) and wires the provider to it with target:
+//
+//	var harness = frameworktest.SimHarness(dosim.NewServer, target)
+func SimHarness[O, S any](newServer func(simkit.TB, O) S, target func(S) *Target) HarnessFunc {
+	return func(t *testing.T) *Target {
+		var opts O
+		return target(newServer(t, opts))
+	}
+}
 
 // Target is one provider wired to one simulated cloud.
 type Target struct {

@@ -190,24 +190,10 @@ func Node(name, providerID string) *corev1.Node {
 }
 
 // Drain returns the Events recorded since the last Drain.
-func (f *LBFixture) Drain() []string {
-	var out []string
-	for {
-		select {
-		case e := <-f.Events.Events:
-			out = append(out, e)
-		default:
-			return out
-		}
-	}
-}
+func (f *LBFixture) Drain() []string { return drain(f.Events) }
 
 // WritesDuring returns how many writes the cloud served while fn ran.
-func (f *LBFixture) WritesDuring(fn func()) int {
-	before := f.target.Cloud.Writes()
-	fn()
-	return f.target.Cloud.Writes() - before
-}
+func (f *LBFixture) WritesDuring(fn func()) int { return writesDuring(f.target.Cloud, fn) }
 
 // OnlyLoadBalancer returns the cloud's one load balancer, in the neutral
 // form; it fails t unless the cloud holds exactly one.
@@ -218,4 +204,24 @@ func (f *LBFixture) OnlyLoadBalancer(t *testing.T) LoadBalancer {
 		t.Fatalf("the cloud holds %d load balancers, want 1: %+v", len(lbs), lbs)
 	}
 	return lbs[0]
+}
+
+// drain returns the events rec holds.
+func drain(rec *record.FakeRecorder) []string {
+	var out []string
+	for {
+		select {
+		case e := <-rec.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+// writesDuring returns how many writes c served while fn ran.
+func writesDuring(c Cloud, fn func()) int {
+	before := c.Writes()
+	fn()
+	return c.Writes() - before
 }

@@ -1,6 +1,7 @@
 package frameworktest
 
 import (
+	"context"
 	"errors"
 	"maps"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/cloud-provider/api"
 )
 
@@ -48,7 +50,13 @@ func (f *LBFixture) Service(t *testing.T, name string, annotations map[string]st
 // controller passes it to each sync.
 func (f *LBFixture) Fresh(t *testing.T, svc *corev1.Service) *corev1.Service {
 	t.Helper()
-	got, err := f.Kube.CoreV1().Services(svc.Namespace).Get(f.Ctx, svc.Name, metav1.GetOptions{})
+	return stored(t, f.Ctx, f.Kube, svc)
+}
+
+// stored is svc as kube holds it.
+func stored(t *testing.T, ctx context.Context, kube kubernetes.Interface, svc *corev1.Service) *corev1.Service {
+	t.Helper()
+	got, err := kube.CoreV1().Services(svc.Namespace).Get(ctx, svc.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,10 +15,8 @@ import (
 // has no routes; the suite skips them.
 func TestConformance(t *testing.T) { frameworktest.RunConformance(t, harness) }
 
-// harness connects the framework's suites to a fresh simulated cloud.
-var harness frameworktest.HarnessFunc = func(t *testing.T) *frameworktest.Target {
-	return target(tritonsim.NewServer(t, tritonsim.Options{}))
-}
+// harness starts a fresh simulated cloud for the framework's suites.
+var harness = frameworktest.SimHarness(tritonsim.NewServer, target)
 
 // target is the provider wired to sim, for the suites and the
 // load-balancer fixture.
