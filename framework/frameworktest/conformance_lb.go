@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ccmkit/ccmkit/framework"
@@ -17,25 +16,8 @@ import (
 // service creates a LoadBalancer Service in the fake API server.
 func (s *suite) service(t *testing.T, name string, extra map[string]string) *corev1.Service {
 	t.Helper()
-	ann := map[string]string{}
-	for k, v := range s.target.Annotations {
-		ann[k] = v
-	}
-	for k, v := range extra {
-		ann[k] = v
-	}
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("svc-uid-" + name), Annotations: ann},
-		Spec: corev1.ServiceSpec{
-			Type:  corev1.ServiceTypeLoadBalancer,
-			Ports: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, NodePort: 30080}},
-		},
-	}
-	created, err := s.kube.CoreV1().Services("default").Create(s.ctx, svc, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return created
+	svc := lbService(name, types.UID("svc-uid-"+name), withAnnotations(s.target.Annotations, extra), []corev1.ServicePort{httpPort})
+	return create(t, s.ctx, s.kube, svc)
 }
 
 // fresh re-reads svc, as the service controller would see it on its next
@@ -84,11 +66,7 @@ func (s *suite) update(t *testing.T, svc *corev1.Service, nodes []*corev1.Node) 
 
 func (s *suite) onlyLB(t *testing.T) LoadBalancer {
 	t.Helper()
-	lbs := s.target.Cloud.LoadBalancers()
-	if len(lbs) != 1 {
-		t.Fatalf("cloud holds %d load balancers, want exactly 1: %+v", len(lbs), lbs)
-	}
-	return lbs[0]
+	return onlyLoadBalancer(t, s.target.Cloud)
 }
 
 // memberIDs returns the sorted cloud IDs of nodes.

@@ -199,29 +199,5 @@ func (f *LBFixture) WritesDuring(fn func()) int { return writesDuring(f.target.C
 // form; it fails t unless the cloud holds exactly one.
 func (f *LBFixture) OnlyLoadBalancer(t *testing.T) LoadBalancer {
 	t.Helper()
-	lbs := f.target.Cloud.LoadBalancers()
-	if len(lbs) != 1 {
-		t.Fatalf("the cloud holds %d load balancers, want 1: %+v", len(lbs), lbs)
-	}
-	return lbs[0]
-}
-
-// drain returns the events rec holds.
-func drain(rec *record.FakeRecorder) []string {
-	var out []string
-	for {
-		select {
-		case e := <-rec.Events:
-			out = append(out, e)
-		default:
-			return out
-		}
-	}
-}
-
-// writesDuring returns how many writes c served while fn ran.
-func writesDuring(c Cloud, fn func()) int {
-	before := c.Writes()
-	fn()
-	return c.Writes() - before
+	return onlyLoadBalancer(t, f.target.Cloud)
 }

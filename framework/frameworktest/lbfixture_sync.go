@@ -1,15 +1,12 @@
 package frameworktest
 
 import (
-	"context"
 	"errors"
-	"maps"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/cloud-provider/api"
 )
 
@@ -18,32 +15,19 @@ import (
 // under annotations, after mutate; it returns what the API server holds.
 func (f *LBFixture) Service(t *testing.T, name string, annotations map[string]string, mutate ...func(*corev1.Service)) *corev1.Service {
 	t.Helper()
-	ann := maps.Clone(f.target.Annotations)
-	if ann == nil {
-		ann = annotations
-	} else {
-		maps.Copy(ann, annotations)
-	}
 	ports := f.opts.Ports
 	if ports == nil {
-		ports = []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, NodePort: 30080}}
+		ports = []corev1.ServicePort{httpPort}
 	}
 	uid := types.UID("uid-" + name)
 	if f.opts.UID != nil {
 		uid = f.opts.UID(name)
 	}
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: uid, Annotations: ann},
-		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: append([]corev1.ServicePort(nil), ports...)},
-	}
+	svc := lbService(name, uid, withAnnotations(f.target.Annotations, annotations), ports)
 	for _, m := range mutate {
 		m(svc)
 	}
-	created, err := f.Kube.CoreV1().Services(svc.Namespace).Create(f.Ctx, svc, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return created
+	return create(t, f.Ctx, f.Kube, svc)
 }
 
 // Fresh returns svc as the API server holds it now, as the service
@@ -51,16 +35,6 @@ func (f *LBFixture) Service(t *testing.T, name string, annotations map[string]st
 func (f *LBFixture) Fresh(t *testing.T, svc *corev1.Service) *corev1.Service {
 	t.Helper()
 	return stored(t, f.Ctx, f.Kube, svc)
-}
-
-// stored is svc as kube holds it.
-func stored(t *testing.T, ctx context.Context, kube kubernetes.Interface, svc *corev1.Service) *corev1.Service {
-	t.Helper()
-	got, err := kube.CoreV1().Services(svc.Namespace).Get(ctx, svc.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
 }
 
 // UpdateService changes the stored svc with mutate and returns what the

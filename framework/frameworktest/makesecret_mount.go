@@ -11,19 +11,20 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// mountedSettings are the settings of the CCM that the Deployment in
-// manifests/deployment.yaml runs, with secret mounted as the Deployment
-// mounts it: its container's environment (values, and keys of secret) and
-// its --cloud-config, with secret's volumes as directories of a temporary
-// directory, in place of their mount paths.
-func mountedSettings(t *testing.T, manifests string, secret *corev1.Secret) Settings {
+// MountedSettings are the settings of the CCM that the Deployment in
+// manifests/deployment.yaml runs with secret mounted as the Deployment
+// mounts it, as the kubelet would give them: its container's environment
+// (values, and keys of secret; an optional key secret lacks is left out)
+// and its --cloud-config, with secret's volumes written to directories of
+// a temporary directory standing in for their mount paths.
+func MountedSettings(t *testing.T, manifests string, secret *corev1.Secret) Settings {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(manifests, "deployment.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var d appsv1.Deployment
-	if err := yaml.Unmarshal(b, &d); err != nil || d.Kind != "Deployment" || len(d.Spec.Template.Spec.Containers) == 0 {
+	if err := yaml.UnmarshalStrict(b, &d); err != nil || d.Kind != "Deployment" || len(d.Spec.Template.Spec.Containers) == 0 {
 		t.Fatalf("%s/deployment.yaml is no Deployment with a container (%v)", manifests, err)
 	}
 	pod := d.Spec.Template.Spec

@@ -14,7 +14,6 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/ccmkit/ccmkit/framework"
-	"github.com/ccmkit/ccmkit/framework/config"
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
@@ -127,7 +126,7 @@ func testMakeSecretPrints(t *testing.T, c MakeSecretCase) {
 	if c.Check != nil {
 		c.Check(t, printed)
 	}
-	mounted := mountedSettings(t, c.Manifests, printed)
+	mounted := MountedSettings(t, c.Manifests, printed)
 	for _, name := range c.Outside {
 		mounted.Env[name] = s.Env[name]
 	}
@@ -219,17 +218,9 @@ func (c MakeSecretCase) printed(t *testing.T, out string, s Settings) *corev1.Se
 // settings.
 func credentials(t *testing.T, p framework.Provider, printed *corev1.Secret) []string {
 	t.Helper()
-	c, ok := p.(framework.Configurable)
-	if !ok {
-		return nil
-	}
-	fields, err := config.Fields(c.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	for _, f := range fields {
-		if v, ok := printed.Data[f.SecretKey]; ok && f.Type == "secret" && f.SecretKey != "" {
+	for _, f := range secretFields(t, p) {
+		if v, ok := printed.Data[f.SecretKey]; ok && f.SecretKey != "" {
 			out = append(out, string(v))
 		}
 	}

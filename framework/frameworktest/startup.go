@@ -2,6 +2,7 @@ package frameworktest
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,6 +68,18 @@ func RunStartupFailures(t *testing.T, newProvider func() framework.Provider, fai
 // secrets returns the values env gives p's secret settings, by variable.
 func secrets(t *testing.T, p framework.Provider, env map[string]string) map[string]string {
 	t.Helper()
+	out := map[string]string{}
+	for _, f := range secretFields(t, p) {
+		if v := env[f.Env]; f.Env != "" && v != "" {
+			out[f.Env] = v
+		}
+	}
+	return out
+}
+
+// secretFields are p's settings of type secret.
+func secretFields(t *testing.T, p framework.Provider) []config.Field {
+	t.Helper()
 	c, ok := p.(framework.Configurable)
 	if !ok {
 		return nil
@@ -75,13 +88,7 @@ func secrets(t *testing.T, p framework.Provider, env map[string]string) map[stri
 	if err != nil {
 		t.Fatalf("the provider's config: %v", err)
 	}
-	out := map[string]string{}
-	for _, f := range fields {
-		if v := env[f.Env]; f.Type == "secret" && f.Env != "" && v != "" {
-			out[f.Env] = v
-		}
-	}
-	return out
+	return slices.DeleteFunc(fields, func(f config.Field) bool { return f.Type != "secret" })
 }
 
 // CheckSettings pins a provider's settings (its config's fields, as
