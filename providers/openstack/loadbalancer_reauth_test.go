@@ -13,7 +13,7 @@ import (
 // TestLoadBalancerReauthentication: Keystone tokens expire in the middle
 // of a load-balancer reconcile, just before one of its writes. Each time
 // the client gets one 401, authenticates once more and repeats the write:
-// no sync fails (ensureReady and deleteAll stop the test on any error but
+// no sync fails (EnsureReady and DeleteDone stop the test on any error but
 // a RetryError) and the cloud ends as it would have without the expiry.
 func TestLoadBalancerReauthentication(t *testing.T) {
 	const lbaas = "/load-balancer/v2.0/lbaas"
