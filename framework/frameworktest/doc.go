@@ -8,7 +8,14 @@
 //   - the start-up contract: RunStartupFailures (bad settings refused with
 //     an error naming them and no credential), RunSecretRotation (a
 //     credential file re-read when its Secret rotates, on the conformance
-//     Harness) and CheckSettings (the settings pinned);
+//     Harness), CheckSettings (the settings pinned), RunDeadlines (a hung
+//     API bounded by --cloud-init-timeout and --instance-lookup-timeout)
+//     and RunMakeSecretSuite (make-secret against the simulated cloud,
+//     printing what the shipped manifests mount);
+//   - LBFixture, a provider's load balancers driven as the service
+//     controller drives them, for the provider's own load-balancer tests;
+//     StartCloud, a provider started as framework.Main starts it;
+//     SimHarness, a Harness made of a <cloud>sim's NewServer;
 //   - FakeCloud and FakeProvider, an in-memory provider with fault injection
 //     for testing code built on the framework, and for proving the suite
 //     catches broken providers;

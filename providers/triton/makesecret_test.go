@@ -25,7 +25,7 @@ import (
 // Secret the shipped manifests read: the key itself and its MD5
 // fingerprint.
 func TestMakeSecret(t *testing.T) {
-	var sim *tritonsim.Server
+	var sim *tritonsim.Server // the one the running subtest started, for Check
 	frameworktest.RunMakeSecretSuite(t, frameworktest.MakeSecretCase{
 		NewProvider: func() framework.Provider { return triton.New() },
 		Start: func(t *testing.T) (simkit.Cloud, frameworktest.Settings) {
