@@ -30,8 +30,9 @@
 //	client.go                 the Skeleton API client (your SDK goes here)
 //	instances.go              framework.Instances: VMs as Nodes see them
 //	loadbalancer.go           framework.LoadBalancerDriver: Get/Find/Create/Update/Delete
-//	loadbalancer_config.go    Service annotations, as a typed struct
-//	loadbalancer_desired.go   pure: the spec a Service asks for, and the diff
+//	lb_config.go              Service annotations, as a typed struct
+//	lb_desired.go             pure: the spec a Service asks for
+//	lb_diff.go                pure: what differs from the load balancer the cloud has
 //	routes.go                 cloudprovider.Routes for --configure-cloud-routes
 //	skeletonsim/              the simulated Skeleton Cloud API
 //
