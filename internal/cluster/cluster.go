@@ -13,12 +13,15 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/kubetest"
 )
 
-// Options configure a local cluster.
+// Options configure a local cluster with a control plane of its own.
 type Options struct {
 	Provider Provider
 	// Root is the module root (manifests, sources); "" finds it from the
@@ -36,64 +39,106 @@ type Options struct {
 	BuildTags []string
 }
 
+// AttachOptions configure a Cluster on a shared Plane.
+type AttachOptions struct {
+	// WorkDir receives the CCMs' logs and the cloud config; "" means a
+	// new temp dir.
+	WorkDir string
+	// Sim configures the simulated cloud.
+	Sim SimOptions
+	// Namespace is where the scenario keeps its Services; it is created
+	// if need be. "" means a new namespace of the plane's own
+	// (e2e-<n>).
+	Namespace string
+	// StartSim starts the simulated cloud; nil means the provider's
+	// StartSim. A scenario that needs the simulator's own type at hand
+	// starts it itself and wraps it with AsSim.
+	StartSim func(SimOptions) (Sim, error)
+}
+
 // Cluster is a control plane, a simulated cloud and the CCMs running
-// against them.
+// against them: one scenario's view of a Plane.
 type Cluster struct {
 	Provider     Provider
 	ControlPlane *kubetest.ControlPlane
 	Sim          Sim
 	Kube         kubernetes.Interface
 	WorkDir      string
+	// Namespace is where the scenario keeps its Services (and anything
+	// else namespaced it makes).
+	Namespace string
 
+	plane *Plane
+	// ownsPlane: Stop stops the plane too (Start), rather than resetting
+	// it for the next scenario (Attach).
+	ownsPlane bool
 	ccmBinary string
 	// cloudConfig is the path of the --cloud-config file, "" for none.
 	cloudConfig string
 
 	mu       sync.Mutex
+	stopped  bool
 	ccms     []*CCM
 	kubelets map[string]*kubetest.Kubelet
 	nodes    int
 }
 
-// Start builds the provider's CCM binary, starts the control plane with the
-// provider's RBAC, and starts the simulated cloud.
-func Start(ctx context.Context, o Options) (_ *Cluster, err error) {
-	if o.Root == "" {
-		if o.Root, err = ModuleRoot(); err != nil {
-			return nil, err
-		}
+// Start builds the provider's CCM binary, starts a control plane of the
+// cluster's own with the provider's RBAC, and starts the simulated cloud.
+// The cluster keeps its Services in namespace default; Stop stops it all.
+func Start(ctx context.Context, o Options) (*Cluster, error) {
+	p, err := StartPlane(ctx, PlaneOptions{Provider: o.Provider, Root: o.Root, BinDir: o.BinDir, BuildTags: o.BuildTags})
+	if err != nil {
+		return nil, err
 	}
-	if o.BinDir == "" {
-		o.BinDir = filepath.Join(o.Root, "bin")
+	c, err := p.attach(ctx, AttachOptions{WorkDir: o.WorkDir, Sim: o.Sim, Namespace: metav1.NamespaceDefault}, true)
+	if err != nil {
+		p.Stop()
+		return nil, err
 	}
-	if o.WorkDir == "" {
-		if o.WorkDir, err = os.MkdirTemp("", "ccmkit-"+o.Provider.Name+"-"); err != nil {
-			return nil, err
-		}
+	return c, nil
+}
+
+// Attach waits until no other Cluster uses the plane, then starts the
+// simulated cloud and returns a Cluster on the plane. Its Stop stops what
+// the scenario started and resets the plane for the next one.
+func (p *Plane) Attach(ctx context.Context, o AttachOptions) (*Cluster, error) {
+	return p.attach(ctx, o, false)
+}
+
+func (p *Plane) attach(ctx context.Context, o AttachOptions, owned bool) (_ *Cluster, err error) {
+	if err := p.acquire(ctx); err != nil {
+		return nil, err
 	}
-	c := &Cluster{Provider: o.Provider, WorkDir: o.WorkDir, kubelets: map[string]*kubetest.Kubelet{}}
+	c := &Cluster{
+		Provider: p.Provider, ControlPlane: p.ControlPlane, Kube: p.Kube, WorkDir: o.WorkDir, Namespace: o.Namespace,
+		plane: p, ownsPlane: owned, ccmBinary: p.ccmBinary, kubelets: map[string]*kubetest.Kubelet{},
+	}
 	defer func() {
 		if err != nil {
 			c.Stop()
 		}
 	}()
-	if c.ccmBinary, err = BuildCCM(ctx, o.Root, o.BinDir, o.Provider, o.BuildTags...); err != nil {
-		return nil, err
+	if c.WorkDir == "" {
+		if c.WorkDir, err = os.MkdirTemp("", "ccmkit-"+p.Provider.Name+"-"); err != nil {
+			return nil, err
+		}
 	}
-	var rbac []string
-	for _, m := range o.Provider.RBAC {
-		rbac = append(rbac, filepath.Join(o.Root, m))
+	if c.Namespace == "" {
+		p.mu.Lock()
+		c.Namespace = fmt.Sprintf("e2e-%d", p.attached)
+		p.mu.Unlock()
 	}
-	c.ControlPlane, err = kubetest.NewControlPlane(kubetest.ControlPlaneOptions{BinDir: o.BinDir, RBACManifests: rbac})
-	if err != nil {
-		return nil, err
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: c.Namespace}}
+	if _, err = c.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating namespace %s: %w", c.Namespace, err)
 	}
-	if err = c.ControlPlane.Start(ctx); err != nil {
-		return nil, fmt.Errorf("starting the control plane: %w", err)
+	startSim := o.StartSim
+	if startSim == nil {
+		startSim = p.Provider.StartSim
 	}
-	c.Kube = c.ControlPlane.AdminClient()
-	if c.Sim, err = o.Provider.StartSim(o.Sim); err != nil {
-		return nil, fmt.Errorf("starting the %s simulator: %w", o.Provider.Name, err)
+	if c.Sim, err = startSim(o.Sim); err != nil {
+		return nil, fmt.Errorf("starting the %s simulator: %w", p.Provider.Name, err)
 	}
 	if conf := c.Sim.CloudConfig(); conf != "" {
 		c.cloudConfig = filepath.Join(c.WorkDir, "cloud.conf")
@@ -201,9 +246,16 @@ func (c *Cluster) Kubelet(name string) *kubetest.Kubelet {
 	return c.kubelets[name]
 }
 
-// Stop stops the CCMs, kubelets, simulator and control plane.
+// Stop stops the CCMs, kubelets and simulator, then the control plane
+// (a cluster of Start) or resets the shared plane for the next scenario
+// (a cluster of Attach). It is safe to call more than once.
 func (c *Cluster) Stop() {
 	c.mu.Lock()
+	if c.stopped {
+		c.mu.Unlock()
+		return
+	}
+	c.stopped = true
 	ccms, kubelets := c.ccms, c.kubelets
 	c.ccms, c.kubelets = nil, map[string]*kubetest.Kubelet{}
 	c.mu.Unlock()
@@ -216,9 +268,11 @@ func (c *Cluster) Stop() {
 	if c.Sim != nil {
 		c.Sim.Close()
 	}
-	if c.ControlPlane != nil {
-		_ = c.ControlPlane.Stop()
+	if c.ownsPlane {
+		c.plane.Stop()
+		return
 	}
+	c.plane.release()
 }
 
 // BuildCCM builds the provider's CCM binary into binDir, with the Go build
@@ -226,13 +280,15 @@ func (c *Cluster) Stop() {
 // (<name>-<tag>-<tag>). The Go build cache makes a rebuild of unchanged
 // code quick.
 //
-// The binary is built as the images ship it (hack/images): static
-// (CGO_ENABLED=0) and -trimpath. The tests then run what ships, and these
-// builds, the image test's and bin/kube-apiserver's share one set of
-// compiled packages in the build cache.
+// The binary is built as the images ship it (hack/images) and `make
+// build` builds it: static (CGO_ENABLED=0), -trimpath and stripped (-s
+// -w, which also links faster). The tests then run what ships, and these
+// builds, the image test's, the cmd tests' (internal/cmdtest) and
+// bin/kube-apiserver's share one set of compiled packages in the build
+// cache.
 func BuildCCM(ctx context.Context, root, binDir string, p Provider, tags ...string) (string, error) {
 	out := filepath.Join(binDir, strings.Join(append([]string{filepath.Base(p.Command)}, tags...), "-"))
-	args := []string{"build", "-trimpath", "-o", out}
+	args := []string{"build", "-trimpath", "-ldflags=-s -w", "-o", out}
 	if len(tags) > 0 {
 		args = append(args, "-tags", strings.Join(tags, ","))
 	}

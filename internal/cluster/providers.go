@@ -210,14 +210,16 @@ func Lookup(name string) (Provider, bool) {
 
 // simulated adapts a simulator's StartCloud to Provider.StartSim.
 func simulated[C simkit.Cloud](start func(simkit.Common) C) func(SimOptions) (Sim, error) {
-	return func(o SimOptions) (Sim, error) {
-		c := start(o)
-		s := sim{Cloud: frameworktest.SimCloud(c), c: c}
-		if l, ok := any(c).(simkit.CompanionLister); ok {
-			return companionSim{s, l}, nil
-		}
-		return s, nil
+	return func(o SimOptions) (Sim, error) { return AsSim(start(o)), nil }
+}
+
+// AsSim is a running simulated cloud as a Sim.
+func AsSim(c simkit.Cloud) Sim {
+	s := sim{Cloud: frameworktest.SimCloud(c), c: c}
+	if l, ok := c.(simkit.CompanionLister); ok {
+		return companionSim{s, l}
 	}
+	return s
 }
 
 // companionSim is the Sim of a cloud whose load balancers have companions

@@ -21,9 +21,6 @@ import (
 // heartbeat is the kubelet stand-ins' heartbeat, as the e2e suite's.
 const heartbeat = 2 * time.Second
 
-// namespace holds the soak's Services.
-const namespace = "default"
-
 // driver applies a plan's operations to a cluster and records what it did.
 type driver struct {
 	c    *cluster.Cluster
@@ -129,7 +126,7 @@ func (d *driver) apply(ctx context.Context, op Op) error {
 		d.armKill(ctx, op.Method)
 		return nil
 	case DeleteService:
-		return d.c.Kube.CoreV1().Services(namespace).Delete(ctx, op.Service, metav1.DeleteOptions{})
+		return d.c.Kube.CoreV1().Services(d.c.Namespace).Delete(ctx, op.Service, metav1.DeleteOptions{})
 	}
 	return d.updateService(ctx, op.Service, func(svc *corev1.Service) { changeService(svc, op) })
 }
@@ -196,14 +193,14 @@ func (d *driver) killNow(ctx context.Context) {
 
 func (d *driver) createService(ctx context.Context, op Op) error {
 	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: op.Service, Namespace: namespace},
+		ObjectMeta: metav1.ObjectMeta{Name: op.Service, Namespace: d.c.Namespace},
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeLoadBalancer,
 			Selector: map[string]string{"app": op.Service},
 			Ports:    servicePortsOf(op.Ports),
 		},
 	}
-	_, err := d.c.Kube.CoreV1().Services(namespace).Create(ctx, svc, metav1.CreateOptions{})
+	_, err := d.c.Kube.CoreV1().Services(d.c.Namespace).Create(ctx, svc, metav1.CreateOptions{})
 	return err
 }
 
@@ -252,7 +249,7 @@ func changeService(svc *corev1.Service, op Op) {
 }
 
 func (d *driver) updateService(ctx context.Context, name string, edit func(*corev1.Service)) error {
-	services := d.c.Kube.CoreV1().Services(namespace)
+	services := d.c.Kube.CoreV1().Services(d.c.Namespace)
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		svc, err := services.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {

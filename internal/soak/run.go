@@ -31,6 +31,10 @@ type Config struct {
 	// Root, BinDir, WorkDir and BuildTags are as in cluster.Options.
 	Root, BinDir, WorkDir string
 	BuildTags             []string
+	// Plane, when set, is a running control plane for Provider (the
+	// end-to-end suite's shared one) to attach to instead of starting
+	// one; Root, BinDir and BuildTags are then the plane's.
+	Plane *cluster.Plane
 	// Logf reports progress; nil is silent.
 	Logf func(format string, args ...any)
 }
@@ -41,10 +45,7 @@ type Config struct {
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg = cfg.withDefaults()
 	started := time.Now()
-	c, err := cluster.Start(ctx, cluster.Options{
-		Provider: cfg.Provider, Root: cfg.Root, BinDir: cfg.BinDir, WorkDir: cfg.WorkDir,
-		BuildTags: cfg.BuildTags, Sim: cluster.SimOptions{Seed: cfg.Seed},
-	})
+	c, err := cfg.start(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -113,6 +114,18 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res.WorkDir = c.WorkDir
 	return res, nil
+}
+
+// start starts the soak's cluster, or attaches it to cfg.Plane.
+func (cfg Config) start(ctx context.Context) (*cluster.Cluster, error) {
+	sim := cluster.SimOptions{Seed: cfg.Seed}
+	if cfg.Plane != nil {
+		return cfg.Plane.Attach(ctx, cluster.AttachOptions{WorkDir: cfg.WorkDir, Sim: sim})
+	}
+	return cluster.Start(ctx, cluster.Options{
+		Provider: cfg.Provider, Root: cfg.Root, BinDir: cfg.BinDir, WorkDir: cfg.WorkDir,
+		BuildTags: cfg.BuildTags, Sim: sim,
+	})
 }
 
 func (cfg Config) withDefaults() Config {

@@ -50,7 +50,7 @@ func (d *driver) snapshot(ctx context.Context, caps Capabilities, baseline map[s
 			ShutdownTaint: hasTaint(&n, cloudproviderapi.TaintNodeShutdown),
 		})
 	}
-	services, err := kube.Services(namespace).List(ctx, metav1.ListOptions{})
+	services, err := kube.Services(d.c.Namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return s, err
 	}
@@ -72,7 +72,7 @@ func (d *driver) snapshot(ctx context.Context, caps Capabilities, baseline map[s
 
 // warned are the messages of the Warning Events of each Service.
 func (d *driver) warned(ctx context.Context) (map[string][]string, error) {
-	events, err := d.c.Kube.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{
+	events, err := d.c.Kube.CoreV1().Events(d.c.Namespace).List(ctx, metav1.ListOptions{
 		FieldSelector: fields.Set{"type": corev1.EventTypeWarning, "involvedObject.kind": "Service"}.String(),
 	})
 	if err != nil {

@@ -11,38 +11,35 @@ import (
 	"github.com/ccmkit/ccmkit/internal/cluster"
 )
 
-// TestNoCredentialInLogAtV10 runs each real CCM binary at -v=10, where
-// client-go logs every Kubernetes API request and response body and the
-// cloudapi transport every cloud API call, and scrapes its /metrics with a
-// ServiceAccount token. The delegated authentication sends that token to
-// the API server in a TokenReview (whose answer echoes it); neither that
-// caller's token nor the CCM's own cloud credentials may reach the log.
-func TestNoCredentialInLogAtV10(t *testing.T) {
-	for _, p := range cluster.Providers {
-		t.Run(p.Name, func(t *testing.T) {
-			c := startCluster(t, p, cluster.SimOptions{})
-			port := freePort(t)
-			ccm, err := c.StartCCM("ccm-v10", "-v=10", "--secure-port="+strconv.Itoa(port))
-			if err != nil {
-				t.Fatal(err)
-			}
-			addNodes(t, c, "node", 1) // the CCM's own cloud and kube calls, logged at -v=10
-			token := testCCMMetrics(t, c.Kube, port)
+// testNoCredentialInLogAtV10 runs the provider's real CCM binary at
+// -v=10, where client-go logs every Kubernetes API request and response
+// body and the cloudapi transport every cloud API call, and scrapes its
+// /metrics with a ServiceAccount token. The delegated authentication sends
+// that token to the API server in a TokenReview (whose answer echoes it);
+// neither that caller's token nor the CCM's own cloud credentials may reach
+// the log.
+func testNoCredentialInLogAtV10(t *testing.T, p cluster.Provider) {
+	c := startCluster(t, p, cluster.SimOptions{})
+	port := freePort(t)
+	ccm, err := c.StartCCM("ccm-v10", "-v=10", "--secure-port="+strconv.Itoa(port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	addNodes(t, c, "node", 1) // the CCM's own cloud and kube calls, logged at -v=10
+	token := testCCMMetrics(t, c.Kube, port)
 
-			log := ccm.Log()
-			if !tokenReviewBody.MatchString(log) {
-				t.Fatal("the log has no TokenReview body: client-go's body logging at -v=10 did not run, so this test shows nothing")
-			}
-			secrets := map[string]string{"the /metrics caller's bearer token": token}
-			for name, v := range cloudCredentials(c.Sim) {
-				secrets[name] = v
-			}
-			for what, secret := range secrets {
-				if strings.Contains(log, secret) {
-					t.Errorf("the CCM log at -v=10 holds %s", what)
-				}
-			}
-		})
+	log := ccm.Log()
+	if !tokenReviewBody.MatchString(log) {
+		t.Fatal("the log has no TokenReview body: client-go's body logging at -v=10 did not run, so this test shows nothing")
+	}
+	secrets := map[string]string{"the /metrics caller's bearer token": token}
+	for name, v := range cloudCredentials(c.Sim) {
+		secrets[name] = v
+	}
+	for what, secret := range secrets {
+		if strings.Contains(log, secret) {
+			t.Errorf("the CCM log at -v=10 holds %s", what)
+		}
 	}
 }
 

@@ -19,17 +19,13 @@ import (
 	"github.com/ccmkit/ccmkit/providers/digitalocean"
 )
 
-// TestDigitalOceanPublicAccessFirewall runs the real
+// testDigitalOceanPublicAccessFirewall runs the real
 // digitalocean-cloud-controller-manager, with its shipped RBAC, against a
 // real kube-apiserver and dosim. With --controllers=*,-public-access-firewall
 // it leaves firewalls alone; with PUBLIC_ACCESS_FIREWALL_NAME and _TAGS
 // set, a NodePort Service's port is opened in the firewall it creates and
 // closed again when the Service is deleted.
-func TestDigitalOceanPublicAccessFirewall(t *testing.T) {
-	p, ok := cluster.Lookup("digitalocean")
-	if !ok {
-		t.Fatal("no digitalocean provider in the e2e suite")
-	}
+func testDigitalOceanPublicAccessFirewall(t *testing.T, p cluster.Provider) {
 	c := startCluster(t, p, cluster.SimOptions{})
 	const name, tag = "k8s-public-access", "k8s-worker"
 	api := simClient(t, c)
@@ -47,14 +43,14 @@ func TestDigitalOceanPublicAccessFirewall(t *testing.T) {
 		return strings.Contains(off.Log(), fmt.Sprintf("%q is disabled", digitalocean.FirewallControllerName)), nil
 	})
 	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: c.Namespace},
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeNodePort,
 			Selector: map[string]string{"app": "web"},
 			Ports:    []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80}},
 		},
 	}
-	svc, err = c.Kube.CoreV1().Services("default").Create(t.Context(), svc, metav1.CreateOptions{})
+	svc, err = c.Kube.CoreV1().Services(c.Namespace).Create(t.Context(), svc, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +79,7 @@ func TestDigitalOceanPublicAccessFirewall(t *testing.T) {
 		t.Errorf("firewall tags %v, want [%s]", fw.Tags, tag)
 	}
 
-	if err := c.Kube.CoreV1().Services("default").Delete(t.Context(), svc.Name, metav1.DeleteOptions{}); err != nil {
+	if err := c.Kube.CoreV1().Services(c.Namespace).Delete(t.Context(), svc.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 30*time.Second, "NodePort "+nodePort+" closed", func(ctx context.Context) (bool, error) {

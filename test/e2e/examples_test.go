@@ -20,19 +20,18 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/yaml"
 
-	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 	"github.com/ccmkit/ccmkit/internal/cluster"
 )
 
-// How a cloud plugs into TestExamples: its examples_<cloud>_test.go calls
-// registerExamples from an init function with the cloud's name (its entry
-// in cluster.Providers and its directory examples/services/<name>) and a
-// function returning its examplesCloud: the simulator to start, what to
-// create in it before the examples are applied (Seed), and one
-// exampleCheck per file of the directory, keyed by file name. TestExamples
-// then runs, per cloud, one control plane, the simulator and the real CCM
-// binary, initializes two Nodes, creates every example Service at once,
+// How a cloud plugs into TestE2E/<cloud>/Examples: its
+// examples_<cloud>_test.go calls registerExamples from an init function
+// with the cloud's name (its entry in cluster.Providers and its directory
+// examples/services/<name>) and a function returning its examplesCloud:
+// the simulator to start, what to create in it before the examples are
+// applied (Seed), and one exampleCheck per file of the directory, keyed by
+// file name. The scenario then runs, on the cloud's control plane, the
+// simulator and the real CCM binary, initializes two Nodes, creates every example Service at once,
 // unchanged, and polls each check until it holds. Besides the checks it
 // asserts, for every example: the file is one v1 Service called
 // example-<file name without .yaml> in namespace default, of type
@@ -44,7 +43,7 @@ import (
 // Event was raised. A file without a check, or a check without a file,
 // fails the cloud's test.
 
-// examplesCloud is one cloud's part of TestExamples.
+// examplesCloud is one cloud's part of the Examples scenario.
 type examplesCloud struct {
 	// StartCloud starts the cloud's simulator: its StartCloud, as a
 	// simkit.Cloud. The harness starts it itself so that Seed and the
@@ -68,7 +67,7 @@ type examplesCloud struct {
 // cloud holds, until it returns nil or a minute has passed.
 type exampleCheck func(ctx context.Context, run *examplesRun, ex exampleState) error
 
-// examplesRun is a running TestExamples/<cloud>.
+// examplesRun is a running TestE2E/<cloud>/Examples.
 type examplesRun struct {
 	Cluster *cluster.Cluster
 	// Cloud is the simulator StartCloud returned.
@@ -96,7 +95,7 @@ type exampleState struct {
 // exampleClouds are the clouds registered with registerExamples.
 var exampleClouds = map[string]func() examplesCloud{}
 
-// registerExamples adds a cloud to TestExamples. Call it from the init
+// registerExamples adds a cloud's Examples scenario. Call it from the init
 // function of examples_<name>_test.go.
 func registerExamples(name string, newCloud func() examplesCloud) {
 	if _, dup := exampleClouds[name]; dup {
@@ -108,10 +107,17 @@ func registerExamples(name string, newCloud func() examplesCloud) {
 // examplesDir is examples/services, relative to this package.
 const examplesDir = "../../examples/services"
 
-// TestExamples applies every file under examples/services/<cloud>/ to a
-// cluster of that cloud and checks the cloud state each promises; see
-// registerExamples. Every directory there must have a registered cloud.
-func TestExamples(t *testing.T) {
+// hasExamples: the provider has a directory examples/services/<name>.
+func hasExamples(p cluster.Provider) bool {
+	fi, err := os.Stat(filepath.Join(examplesDir, p.Name))
+	return err == nil && fi.IsDir()
+}
+
+// TestExamplesTable checks, without a cluster, that every directory of
+// examples/services has a registered cloud and every registered cloud a
+// directory, and that examples/services/README.md's table links every
+// example; TestE2E/<cloud>/Examples applies them.
+func TestExamplesTable(t *testing.T) {
 	entries, err := os.ReadDir(examplesDir)
 	if err != nil {
 		t.Fatal(err)
@@ -127,16 +133,15 @@ func TestExamples(t *testing.T) {
 			t.Errorf("examples for %s are registered, but there is no directory %s/%s", name, examplesDir, name)
 		}
 	}
-	checkExamplesTable(t)
 	for _, name := range dirs {
-		t.Run(name, func(t *testing.T) {
-			newCloud, ok := exampleClouds[name]
-			if !ok {
-				t.Fatalf("%s/%s has no checks: register them in examples_%s_test.go", examplesDir, name, name)
-			}
-			testExamples(t, name, newCloud())
-		})
+		if _, ok := exampleClouds[name]; !ok {
+			t.Errorf("%s/%s has no checks: register them in examples_%s_test.go", examplesDir, name, name)
+		}
+		if _, ok := cluster.Lookup(name); !ok {
+			t.Errorf("%s/%s: no provider %s in cluster.Providers", examplesDir, name, name)
+		}
 	}
+	checkExamplesTable(t)
 }
 
 // tableLink is a link to an example in examples/services/README.md's
@@ -178,18 +183,26 @@ type example struct {
 	service *corev1.Service
 }
 
-func testExamples(t *testing.T, name string, cloud examplesCloud) {
-	p, ok := cluster.Lookup(name)
+// testExamples applies every file under examples/services/<cloud>/ to a
+// cluster of that cloud and checks the cloud state each promises; see
+// registerExamples. The example files name namespace default, so the
+// scenario keeps its Services there.
+func testExamples(t *testing.T, p cluster.Provider) {
+	newCloud, ok := exampleClouds[p.Name]
 	if !ok {
-		t.Fatalf("no provider %s in cluster.Providers", name)
+		t.Fatalf("%s/%s has no checks: register them in examples_%s_test.go", examplesDir, p.Name, p.Name)
 	}
-	examples := readExamples(t, filepath.Join(examplesDir, name), cloud.Checks)
+	cloud := newCloud()
+	examples := readExamples(t, filepath.Join(examplesDir, p.Name), cloud.Checks)
 	run := &examplesRun{}
-	p.StartSim = func(o cluster.SimOptions) (cluster.Sim, error) {
-		run.Cloud = cloud.StartCloud(o)
-		return keptSim{Cloud: frameworktest.SimCloud(run.Cloud), c: run.Cloud}, nil
-	}
-	run.Cluster = startCluster(t, p, cluster.SimOptions{})
+	run.Cluster = attach(t, planes.get(t, p), cluster.AttachOptions{
+		WorkDir:   t.TempDir(),
+		Namespace: metav1.NamespaceDefault,
+		StartSim: func(o cluster.SimOptions) (cluster.Sim, error) {
+			run.Cloud = cloud.StartCloud(o)
+			return cluster.AsSim(run.Cloud), nil
+		},
+	})
 	c := run.Cluster
 	if cloud.Seed != nil {
 		cloud.Seed(t, run)
@@ -375,19 +388,3 @@ func isPrivateIP(s string) bool {
 	a, err := netip.ParseAddr(s)
 	return err == nil && a.IsPrivate()
 }
-
-// keptSim is a simulator as a cluster.Sim, as cluster.Providers' entries
-// make it, for a simulator the harness keeps at hand.
-type keptSim struct {
-	frameworktest.Cloud
-	c simkit.Cloud
-}
-
-func (s keptSim) URL() string                  { return s.c.URL() }
-func (s keptSim) Env() map[string]string       { return s.c.Env() }
-func (s keptSim) Stats() map[string]int        { return s.c.Stats() }
-func (s keptSim) SetLatency(d time.Duration)   { s.c.SetLatency(d) }
-func (s keptSim) Routes() map[string]string    { return s.c.Routes() }
-func (s keptSim) CloudConfig() string          { return s.c.CloudConfig() }
-func (s keptSim) Inject(f simkit.Fault) func() { return s.c.Inject(f) }
-func (s keptSim) Close()                       { s.c.Close() }

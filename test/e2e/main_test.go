@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,13 +15,77 @@ import (
 	"github.com/ccmkit/ccmkit/internal/cluster"
 )
 
-// startCluster starts a local cluster for p, stopped (with logs dumped on
-// failure) when the test ends.
-func startCluster(t *testing.T, p cluster.Provider, sim cluster.SimOptions) *cluster.Cluster {
+// TestMain stops the shared control planes when the suite ends.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	planes.stopAll()
+	os.Exit(code)
+}
+
+// planes are the control planes the scenarios of each provider share: one
+// per provider, started on first use, stopped by TestMain. The scenarios of
+// one provider take turns on it (cluster.Plane.Attach), and each leaves it
+// as it found it.
+var planes = sharedPlanes{byName: map[string]*sharedPlane{}}
+
+type sharedPlanes struct {
+	mu     sync.Mutex
+	byName map[string]*sharedPlane
+}
+
+type sharedPlane struct {
+	once  sync.Once
+	plane *cluster.Plane
+	err   error
+}
+
+// get returns p's plane, starting it on first use.
+func (s *sharedPlanes) get(t *testing.T, p cluster.Provider) *cluster.Plane {
 	t.Helper()
 	bin := requireBinaries(t)
-	root := filepath.Dir(bin)
-	c, err := cluster.Start(t.Context(), cluster.Options{Provider: p, Root: root, BinDir: bin, WorkDir: t.TempDir(), Sim: sim})
+	s.mu.Lock()
+	sp, ok := s.byName[p.Name]
+	if !ok {
+		sp = &sharedPlane{}
+		s.byName[p.Name] = sp
+	}
+	s.mu.Unlock()
+	sp.once.Do(func() {
+		// Not the test's context: the plane outlives the test that starts it.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		sp.plane, sp.err = cluster.StartPlane(ctx, cluster.PlaneOptions{Provider: p, Root: filepath.Dir(bin), BinDir: bin})
+	})
+	if sp.err != nil {
+		t.Fatalf("starting the %s control plane: %v", p.Name, sp.err)
+	}
+	return sp.plane
+}
+
+func (s *sharedPlanes) stopAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sp := range s.byName {
+		if sp.plane != nil {
+			sp.plane.Stop()
+		}
+	}
+}
+
+// startCluster attaches a scenario to p's shared control plane, with a
+// simulated cloud of its own and a namespace of its own
+// (cluster.Namespace). When the test ends its CCMs, kubelets and cloud
+// are stopped (their logs dumped on failure) and the plane is reset for
+// the next scenario.
+func startCluster(t *testing.T, p cluster.Provider, sim cluster.SimOptions) *cluster.Cluster {
+	t.Helper()
+	return attach(t, planes.get(t, p), cluster.AttachOptions{WorkDir: t.TempDir(), Sim: sim})
+}
+
+// attach is startCluster with the plane and options given.
+func attach(t *testing.T, plane *cluster.Plane, o cluster.AttachOptions) *cluster.Cluster {
+	t.Helper()
+	c, err := plane.Attach(t.Context(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,29 +161,54 @@ func consistently(t *testing.T, d time.Duration, what string, cond func(ctx cont
 	}
 }
 
+// scenario is one end-to-end scenario; TestE2E runs it for every provider
+// it applies to.
+type scenario struct {
+	name string
+	run  func(t *testing.T, p cluster.Provider)
+	// applies says whether the scenario is one for p; nil: every provider.
+	applies func(p cluster.Provider) bool
+}
+
+func withLoadBalancers(p cluster.Provider) bool { return p.LoadBalancers }
+func withRoutes(p cluster.Provider) bool        { return p.Routes }
+
+// only applies a scenario to one cloud.
+func only(name string) func(cluster.Provider) bool {
+	return func(p cluster.Provider) bool { return p.Name == name }
+}
+
+// scenarios are every scenario of the suite, in the order each provider
+// runs them.
+var scenarios = []scenario{
+	{name: "NodeInitialization", run: testNodeInitialization},
+	{name: "NodeLifecycle", run: testNodeLifecycle},
+	{name: "APIErrorsDoNotDeleteNodes", run: testAPIErrorsDoNotDeleteNodes},
+	{name: "LoadBalancer", run: testLoadBalancer, applies: withLoadBalancers},
+	{name: "ServiceWhileNodesJoin", run: testServiceWhileNodesJoin, applies: withLoadBalancers},
+	{name: "LeaderFailover", run: testLeaderFailover, applies: withLoadBalancers},
+	{name: "Routes", run: testRoutes, applies: withRoutes},
+	{name: "NoCredentialInLogAtV10", run: testNoCredentialInLogAtV10},
+	{name: "Examples", run: testExamples, applies: hasExamples},
+	{name: "Soak", run: testSoak, applies: withLoadBalancers},
+	{name: "PublicAccessFirewall", run: testDigitalOceanPublicAccessFirewall, applies: only("digitalocean")},
+	{name: "AsShipped", run: testRancherAsShipped, applies: only("rancher")},
+	{name: "AsShipped", run: testTritonAsShipped, applies: only("triton")},
+}
+
+// TestE2E runs every scenario for every provider in
+// internal/cluster.Providers: the providers side by side (-parallel), each
+// on one control plane of its own that its scenarios take turns on.
 func TestE2E(t *testing.T) {
+	t.Parallel()
 	for _, p := range cluster.Providers {
 		t.Run(p.Name, func(t *testing.T) {
-			t.Run("NodeInitialization", func(t *testing.T) { testNodeInitialization(t, p) })
-			t.Run("NodeLifecycle", func(t *testing.T) { testNodeLifecycle(t, p) })
-			t.Run("APIErrorsDoNotDeleteNodes", func(t *testing.T) { testAPIErrorsDoNotDeleteNodes(t, p) })
-			lb := func(name string, test func(*testing.T, cluster.Provider)) {
-				t.Run(name, func(t *testing.T) {
-					if !p.LoadBalancers {
-						t.Skip("provider has no load balancers yet")
-					}
-					test(t, p)
-				})
-			}
-			lb("LoadBalancer", testLoadBalancer)
-			lb("ServiceWhileNodesJoin", testServiceWhileNodesJoin)
-			lb("LeaderFailover", testLeaderFailover)
-			t.Run("Routes", func(t *testing.T) {
-				if !p.Routes {
-					t.Skip("provider has no routes")
+			t.Parallel()
+			for _, s := range scenarios {
+				if s.applies == nil || s.applies(p) {
+					t.Run(s.name, func(t *testing.T) { s.run(t, p) })
 				}
-				testRoutes(t, p)
-			})
+			}
 		})
 	}
 }

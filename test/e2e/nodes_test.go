@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -67,27 +68,28 @@ func testNodeInitialization(t *testing.T, p cluster.Provider) {
 	}
 	ids := addNodes(t, c, "node", 3)
 
+	// The node controller removes the taint first and sets the addresses
+	// right after: wait for both.
+	labels := []string{corev1.LabelTopologyRegion, corev1.LabelInstanceTypeStable}
+	if !p.NoZone {
+		labels = append(labels, corev1.LabelTopologyZone)
+	}
 	for name := range ids {
-		node, err := c.Kube.CoreV1().Nodes().Get(t.Context(), name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		labels := []string{corev1.LabelTopologyRegion, corev1.LabelInstanceTypeStable}
-		if !p.NoZone {
-			labels = append(labels, corev1.LabelTopologyZone)
-		}
-		for _, label := range labels {
-			if node.Labels[label] == "" {
-				t.Errorf("node %s: label %s missing; labels %v", name, label, node.Labels)
+		eventually(t, 30*time.Second, "node "+name+" with its labels and an InternalIP", func(ctx context.Context) (bool, error) {
+			node, err := c.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
 			}
-		}
-		var internal bool
-		for _, a := range node.Status.Addresses {
-			internal = internal || a.Type == corev1.NodeInternalIP
-		}
-		if !internal {
-			t.Errorf("node %s: no InternalIP in %v", name, node.Status.Addresses)
-		}
+			for _, label := range labels {
+				if node.Labels[label] == "" {
+					return false, fmt.Errorf("label %s missing; labels %v", label, node.Labels)
+				}
+			}
+			if !slices.ContainsFunc(node.Status.Addresses, func(a corev1.NodeAddress) bool { return a.Type == corev1.NodeInternalIP }) {
+				return false, fmt.Errorf("no InternalIP in %v", node.Status.Addresses)
+			}
+			return true, nil
+		})
 	}
 	if w := c.Sim.Writes(); w != 0 {
 		t.Errorf("initializing nodes made %d cloud writes, want 0", w)
@@ -127,12 +129,14 @@ func testNodeLifecycle(t *testing.T, p cluster.Provider) {
 }
 
 // testAPIErrorsDoNotDeleteNodes: while the cloud API fails (500s, then
-// 401s) for a sustained window — dozens of lifecycle sweeps at
-// --node-monitor-period=1s — a NotReady Node must stay. Then the VM really
-// goes away and the Node is deleted, which shows the scenario can fail.
+// 401s), a NotReady Node must stay through refusedSweeps sweeps of the
+// node lifecycle controller, each of which asked the cloud whether the
+// Node's VM exists and was refused. Then the VM really goes away and the
+// Node is deleted, which shows the scenario can fail.
 func testAPIErrorsDoNotDeleteNodes(t *testing.T, p cluster.Provider) {
 	c := startCluster(t, p, cluster.SimOptions{})
-	if _, err := c.StartCCM("ccm"); err != nil {
+	ccm, err := c.StartCCM("ccm")
+	if err != nil {
 		t.Fatal(err)
 	}
 	ids := addNodes(t, c, "node", 1)
@@ -144,12 +148,34 @@ func testAPIErrorsDoNotDeleteNodes(t *testing.T, p cluster.Provider) {
 		return err
 	}
 	for _, f := range []frameworktest.Fault{frameworktest.FaultServerError, frameworktest.FaultUnauthorized} {
+		before := refusedChecks(ccm.Log(), "node-0")
 		restore := c.Sim.Fail(f)
-		consistently(t, 15*time.Second, fmt.Sprintf("node-0 exists while the cloud API answers %d", f.Status), nodeExists)
+		what := fmt.Sprintf("%d lifecycle sweeps refused by the cloud API's %d", refusedSweeps, f.Status)
+		eventually(t, 60*time.Second, what, func(ctx context.Context) (bool, error) {
+			if err := nodeExists(ctx); err != nil {
+				t.Fatalf("node-0 is gone while the cloud API answers %d: %v", f.Status, err)
+			}
+			return refusedChecks(ccm.Log(), "node-0")-before >= refusedSweeps, nil
+		})
+		if err := nodeExists(t.Context()); err != nil {
+			t.Fatalf("node-0 is gone after %s: %v", what, err)
+		}
 		restore()
 	}
 	c.Sim.DeleteInstance(ids["node-0"])
 	eventually(t, 60*time.Second, "node-0 deleted once its VM is really gone", func(ctx context.Context) (bool, error) {
 		return apierrors.IsNotFound(nodeExists(ctx)), nil
 	})
+}
+
+// refusedSweeps is how many sweeps of the node lifecycle controller must
+// see the cloud fail before testAPIErrorsDoNotDeleteNodes is satisfied: a
+// CCM that took an error for "gone" deletes the Node on the first.
+const refusedSweeps = 3
+
+// refusedChecks counts the node lifecycle controller's sweeps that could
+// not tell whether node's VM exists: it logs each
+// (k8s.io/cloud-provider/controllers/nodelifecycle) and leaves the Node.
+func refusedChecks(log, node string) int {
+	return strings.Count(log, "error checking if node "+node+" exists")
 }

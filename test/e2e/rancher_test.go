@@ -24,7 +24,7 @@ import (
 // and ccmkit keeps them in.
 const rancherLBStack = "kubernetes-loadbalancers"
 
-// TestRancher runs the real rancher-cloud-controller-manager, configured as
+// testRancherAsShipped runs the real rancher-cloud-controller-manager, configured as
 // the shipped Deployment configures it from the Secret that its own
 // make-secret printed, at -v=10, against a real kube-apiserver and
 // ranchersim, and reads the simulated Cattle API back through go-rancher as
@@ -36,11 +36,7 @@ const rancherLBStack = "kubernetes-loadbalancers"
 // ID, the same endpoint IPs, nothing removed. No Warning Event is raised,
 // and neither the secret key nor the Basic credential built from it reaches
 // the log.
-func TestRancher(t *testing.T) {
-	p, ok := cluster.Lookup("rancher")
-	if !ok {
-		t.Fatal("no rancher provider in the e2e suite")
-	}
+func testRancherAsShipped(t *testing.T, p cluster.Provider) {
 	c := startCluster(t, p, cluster.SimOptions{})
 	secret := makeSecret(t, c)
 	if _, err := c.Kube.CoreV1().Secrets(secret.Namespace).Create(t.Context(), secret, metav1.CreateOptions{}); err != nil {
@@ -72,7 +68,7 @@ func TestRancher(t *testing.T) {
 	// A port change: the same load balancer, updated in place.
 	patch := fmt.Sprintf(`{"spec":{"ports":[{"name":"dns","protocol":"UDP","port":5353,"targetPort":5353,"nodePort":%d}]}}`,
 		svc.Spec.Ports[0].NodePort)
-	svc, err = c.Kube.CoreV1().Services("default").Patch(t.Context(), svc.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	svc, err = c.Kube.CoreV1().Services(c.Namespace).Patch(t.Context(), svc.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,14 +93,14 @@ func TestRancher(t *testing.T) {
 func createUDPService(t *testing.T, c *cluster.Cluster, name string, port int32) *corev1.Service {
 	t.Helper()
 	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.Namespace},
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeLoadBalancer,
 			Selector: map[string]string{"app": name},
 			Ports:    []corev1.ServicePort{{Name: name, Protocol: corev1.ProtocolUDP, Port: port, TargetPort: intstr.FromInt32(port)}},
 		},
 	}
-	svc, err := c.Kube.CoreV1().Services("default").Create(t.Context(), svc, metav1.CreateOptions{})
+	svc, err := c.Kube.CoreV1().Services(c.Namespace).Create(t.Context(), svc, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/internal/cluster"
 )
@@ -23,14 +24,14 @@ const lbFinalizer = "service.kubernetes.io/load-balancer-cleanup"
 func createLBService(t *testing.T, c *cluster.Cluster, name string, port int32) *corev1.Service {
 	t.Helper()
 	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.Namespace},
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeLoadBalancer,
 			Selector: map[string]string{"app": name},
 			Ports:    []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: port, TargetPort: intstr.FromInt32(8080)}},
 		},
 	}
-	svc, err := c.Kube.CoreV1().Services("default").Create(t.Context(), svc, metav1.CreateOptions{})
+	svc, err := c.Kube.CoreV1().Services(c.Namespace).Create(t.Context(), svc, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,18 +39,24 @@ func createLBService(t *testing.T, c *cluster.Cluster, name string, port int32) 
 }
 
 func getService(ctx context.Context, c *cluster.Cluster, name string) (*corev1.Service, error) {
-	return c.Kube.CoreV1().Services("default").Get(ctx, name, metav1.GetOptions{})
+	return c.Kube.CoreV1().Services(c.Namespace).Get(ctx, name, metav1.GetOptions{})
 }
 
-// waitForIngress waits until the Service has its finalizer and an ingress.
+// waitForIngress waits until the Service has its finalizer and an ingress,
+// and its load balancer is ready: the cloud is completing nothing more
+// (the pipeline's progress annotation is gone), so no sync of the
+// pipeline's own is still to come.
 func waitForIngress(t *testing.T, c *cluster.Cluster, name string) *corev1.Service {
 	t.Helper()
 	var svc *corev1.Service
-	eventually(t, 90*time.Second, "service "+name+" with finalizer and ingress", func(ctx context.Context) (bool, error) {
+	eventually(t, 90*time.Second, "service "+name+" with finalizer and ingress, its load balancer ready", func(ctx context.Context) (bool, error) {
 		var err error
 		svc, err = getService(ctx, c, name)
 		if err != nil {
 			return false, err
+		}
+		if progress := svc.Annotations[framework.ProgressAnnotation]; progress != "" {
+			return false, fmt.Errorf("%s: %s", framework.ProgressAnnotation, progress)
 		}
 		return slices.Contains(svc.Finalizers, lbFinalizer) && len(svc.Status.LoadBalancer.Ingress) > 0, nil
 	})
@@ -103,7 +110,7 @@ func testLoadBalancer(t *testing.T, p cluster.Provider) {
 
 	// Port change: the LB follows.
 	svc.Spec.Ports[0].Port = 8080
-	if _, err := c.Kube.CoreV1().Services("default").Update(t.Context(), svc, metav1.UpdateOptions{}); err != nil {
+	if _, err := c.Kube.CoreV1().Services(c.Namespace).Update(t.Context(), svc, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	cloudLB(t, c, "the LB listening on 8080", func(lb frameworktest.LoadBalancer) bool {
@@ -131,7 +138,7 @@ func testLoadBalancer(t *testing.T, p cluster.Provider) {
 	})
 
 	// Deleted: LB gone from the cloud, finalizer released, Service gone.
-	if err := c.Kube.CoreV1().Services("default").Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+	if err := c.Kube.CoreV1().Services(c.Namespace).Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 90*time.Second, "service deleted and nothing left in the cloud", func(ctx context.Context) (bool, error) {
@@ -146,7 +153,7 @@ func testLoadBalancer(t *testing.T, p cluster.Provider) {
 	for i := range svc.Spec.Ports {
 		svc.Spec.Ports[i].NodePort = 0
 	}
-	if _, err := c.Kube.CoreV1().Services("default").Update(t.Context(), svc, metav1.UpdateOptions{}); err != nil {
+	if _, err := c.Kube.CoreV1().Services(c.Namespace).Update(t.Context(), svc, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 90*time.Second, "LB removed after the change to ClusterIP", func(ctx context.Context) (bool, error) {

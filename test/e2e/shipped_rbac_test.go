@@ -38,6 +38,7 @@ import (
 
 	"github.com/ccmkit/ccmkit/examples/skeleton/skeletonsim"
 	"github.com/ccmkit/ccmkit/framework/frameworktest/kubetest"
+	"github.com/ccmkit/ccmkit/internal/cluster"
 )
 
 const shutdownTaint = "node.cloudprovider.kubernetes.io/shutdown"
@@ -54,6 +55,7 @@ const shippedRBAC = "../../examples/manifests/skeleton/rbac.yaml"
 // taint and Node deletion), keeps its leader lease, serves /metrics to a
 // delegated-authenticated token, and never logs "forbidden".
 func TestSkeletonCCMWithShippedRBAC(t *testing.T) {
+	t.Parallel() // on a control plane of its own, beside TestE2E's
 	requireBinaries(t)
 	log := runSkeletonCCMScenario(t, shippedRBAC)
 	var forbidden []string
@@ -179,7 +181,8 @@ func testCCMLoadBalancer(t *testing.T, c kubernetes.Interface, sim *skeletonsim.
 func testCCMMetrics(t *testing.T, c kubernetes.Interface, port int) string {
 	ctx := t.Context()
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "prometheus", Namespace: "default"}}
-	if _, err := c.CoreV1().ServiceAccounts("default").Create(ctx, sa, metav1.CreateOptions{}); err != nil {
+	// Made once per control plane: the scenarios of a provider share one.
+	if _, err := c.CoreV1().ServiceAccounts("default").Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
 	role := &rbacv1.ClusterRole{
@@ -191,10 +194,10 @@ func testCCMMetrics(t *testing.T, c kubernetes.Interface, port int) string {
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "metrics-reader"},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "prometheus", Namespace: "default"}},
 	}
-	if _, err := c.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+	if _, err := c.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	if _, err := c.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+	if _, err := c.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
 	expiry := int64(600)
@@ -230,13 +233,21 @@ func hasAddress(n *corev1.Node, ip string) bool {
 	return slices.ContainsFunc(n.Status.Addresses, func(a corev1.NodeAddress) bool { return a.Address == ip })
 }
 
-// buildSkeletonCCM builds cmd/skeleton-cloud-controller-manager.
+// buildSkeletonCCM builds cmd/skeleton-cloud-controller-manager as the
+// rest of the suite builds the CCMs (cluster.BuildCCM).
 func buildSkeletonCCM(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "skeleton-cloud-controller-manager")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/ccmkit/ccmkit/cmd/skeleton-cloud-controller-manager")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	p, ok := cluster.Lookup("skeleton")
+	if !ok {
+		t.Fatal("no skeleton provider in cluster.Providers")
+	}
+	root, err := cluster.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := cluster.BuildCCM(t.Context(), root, t.TempDir(), p)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }
@@ -318,6 +329,7 @@ func freePort(t *testing.T) int {
 // manifest of every cloud (strict field validation, server-side dry run), so a
 // misspelt field fails here rather than in a user's cluster.
 func TestManifestsValidate(t *testing.T) {
+	t.Parallel() // on a control plane of its own (no RBAC), beside TestE2E's
 	dirs, err := filepath.Glob("../../examples/manifests/*")
 	if err != nil || len(dirs) < 2 {
 		t.Fatalf("manifest directories: %v %v", dirs, err)

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,35 +9,27 @@ import (
 	"github.com/ccmkit/ccmkit/internal/soak"
 )
 
-// TestSoak is the short soak (`make soak` is the long one): for each
-// provider with load balancers, about 60 random operations with 10% of
+// testSoak is the short soak (`make soak` is the long one), on the
+// provider's shared control plane: about 60 random operations with 10% of
 // the cloud's requests failing 5xx, 429 storms, latency spikes, 401
 // windows and 5 leader kills, then no invariant broken within 60 s of the
 // faults stopping.
-func TestSoak(t *testing.T) {
-	for _, p := range cluster.Providers {
-		if !p.LoadBalancers {
-			continue
-		}
-		t.Run(p.Name, func(t *testing.T) {
-			bin := requireBinaries(t)
-			budget := 60 * time.Second
-			start := time.Now()
-			res, err := soak.Run(t.Context(), soak.Config{
-				Provider: p, Seed: 1, Ops: 60, Kills: 5, Rate5xx: 0.1, Converge: budget, Stable: 3 * time.Second,
-				Root: filepath.Dir(bin), BinDir: bin, WorkDir: t.TempDir(),
-				Logf: t.Logf,
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var table strings.Builder
-			soak.PrintTable(&table, []*soak.Result{res})
-			t.Logf("soak of %s in %s:%s", p.Name, time.Since(start).Round(time.Second), table.String())
-			if res.Failed(budget) {
-				dumpLogs(t, res.WorkDir)
-				t.Fatalf("%d violations; converged: %v after %.1fs (budget %s)", len(res.Violations), res.Converged, res.ConvergeSeconds, budget)
-			}
-		})
+func testSoak(t *testing.T, p cluster.Provider) {
+	budget := 60 * time.Second
+	start := time.Now()
+	res, err := soak.Run(t.Context(), soak.Config{
+		Provider: p, Seed: 1, Ops: 60, Kills: 5, Rate5xx: 0.1, Converge: budget, Stable: 3 * time.Second,
+		Plane: planes.get(t, p), WorkDir: t.TempDir(),
+		Logf: t.Logf,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table strings.Builder
+	soak.PrintTable(&table, []*soak.Result{res})
+	t.Logf("soak of %s in %s:%s", p.Name, time.Since(start).Round(time.Second), table.String())
+	if res.Failed(budget) {
+		dumpLogs(t, res.WorkDir)
+		t.Fatalf("%d violations; converged: %v after %.1fs (budget %s)", len(res.Violations), res.Converged, res.ConvergeSeconds, budget)
 	}
 }

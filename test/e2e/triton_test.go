@@ -23,7 +23,7 @@ import (
 	"github.com/ccmkit/ccmkit/internal/cluster"
 )
 
-// TestTriton runs the real triton-cloud-controller-manager, configured as
+// testTritonAsShipped runs the real triton-cloud-controller-manager, configured as
 // the shipped Deployment configures it from the Secret that its own
 // make-secret printed, against a real kube-apiserver and tritonsim: a
 // Service gets a Moirai load balancer (an IP and a CNS hostname), another
@@ -32,11 +32,7 @@ import (
 // loses its entry, and deleting the Services leaves nothing behind. The
 // firewall and metrics controllers run as shipped: see testTritonFirewall
 // and testTritonCMON.
-func TestTriton(t *testing.T) {
-	p, ok := cluster.Lookup("triton")
-	if !ok {
-		t.Fatal("no triton provider in the e2e suite")
-	}
+func testTritonAsShipped(t *testing.T, p cluster.Provider) {
 	c := startCluster(t, p, cluster.SimOptions{})
 	secret := makeSecret(t, c)
 	if _, err := c.Kube.CoreV1().Secrets(secret.Namespace).Create(t.Context(), secret, metav1.CreateOptions{}); err != nil {
@@ -71,7 +67,7 @@ func TestTriton(t *testing.T) {
 	userRule := testTritonFirewall(t, c, svc)
 	testTritonCNS(t, c, ids)
 
-	if err := c.Kube.CoreV1().Services("default").Delete(t.Context(), moirai.Name, metav1.DeleteOptions{}); err != nil {
+	if err := c.Kube.CoreV1().Services(c.Namespace).Delete(t.Context(), moirai.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 90*time.Second, "no load-balancer machine left", func(ctx context.Context) (bool, error) {
@@ -87,7 +83,7 @@ func testTritonCNS(t *testing.T, c *cluster.Cluster, ids map[string]string) {
 	svc := createLBService(t, c, "dns", 8443)
 	// A patch: the service controller is adding its finalizer meanwhile.
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"cns"}}}`, tritonModeAnnotation)
-	if _, err := c.Kube.CoreV1().Services("default").Patch(t.Context(), svc.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+	if _, err := c.Kube.CoreV1().Services(c.Namespace).Patch(t.Context(), svc.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	svc = waitForIngress(t, c, svc.Name)
@@ -126,7 +122,7 @@ func testTritonCNS(t *testing.T, c *cluster.Cluster, ids map[string]string) {
 		return cnsState(ctx, c, targets, entry, host, ready)
 	})
 
-	if err := c.Kube.CoreV1().Services("default").Delete(t.Context(), svc.Name, metav1.DeleteOptions{}); err != nil {
+	if err := c.Kube.CoreV1().Services(c.Namespace).Delete(t.Context(), svc.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 60*time.Second, "no CNS entry left on any node", func(ctx context.Context) (bool, error) {
