@@ -135,7 +135,11 @@ func testNodeLifecycle(t *testing.T, p cluster.Provider) {
 // Node is deleted, which shows the scenario can fail.
 func testAPIErrorsDoNotDeleteNodes(t *testing.T, p cluster.Provider) {
 	c := startCluster(t, p, cluster.SimOptions{})
-	ccm, err := c.StartCCM("ccm")
+	// Without retries each sweep asks the cloud once and sees its answer
+	// (the transport's retries are framework/cloudapi's to test): three
+	// refused sweeps then take about three seconds, not three times the
+	// retries' backoff.
+	ccm, err := c.StartCCM("ccm", "--cloud-api-max-retries=-1")
 	if err != nil {
 		t.Fatal(err)
 	}

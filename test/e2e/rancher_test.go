@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	cloudprovider "k8s.io/cloud-provider"
 
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/internal/cluster"
 )
 
@@ -51,7 +52,7 @@ func testRancherAsShipped(t *testing.T, p cluster.Provider) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := envAsShipped(t, filepath.Join(root, "examples/manifests/rancher/deployment.yaml"), secret, t.TempDir())
+	env := frameworktest.MountedSettings(t, filepath.Join(root, "examples/manifests/rancher"), secret).Env
 	ccm, err := c.StartCCMWithOnlyEnv("ccm", env, "-v=10")
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/internal/cluster"
 )
 
@@ -47,7 +48,7 @@ func testTritonAsShipped(t *testing.T, p cluster.Provider) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := envAsShipped(t, filepath.Join(root, "examples/manifests/triton/deployment.yaml"), secret, t.TempDir())
+	env := frameworktest.MountedSettings(t, filepath.Join(root, "examples/manifests/triton"), secret).Env
 	// A setting, not a credential: the firewall controller's resync, short
 	// enough to show an idle sync writes nothing.
 	env["TRITON_FIREWALL_RESYNC"] = "2s"
