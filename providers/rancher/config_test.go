@@ -1,45 +1,12 @@
 package rancher_test
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/ccmkit/ccmkit/framework/config"
-	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/providers/rancher"
 )
-
-// TestSettings pins the variables the existing CCM reads and the host
-// label settings with their documented defaults, followed by the
-// load-balancer settings (RANCHER_LB_*, pinned by lb_config's tests).
-func TestSettings(t *testing.T) {
-	p := rancher.New()
-	fields, err := config.Fields(p.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := append([]string(nil), settings...)
-	for _, f := range fields {
-		if strings.HasPrefix(f.Env, "RANCHER_LB_") {
-			want = append(want, fmt.Sprintf("%s %s required=%v default=%q", f.Env, f.Type, f.Required, f.Default))
-		}
-	}
-	frameworktest.CheckSettings(t, p, want)
-}
-
-// settings are the provider core's settings (the load-balancer ones are
-// pinned by the load-balancer tests).
-var settings = []string{
-	`CATTLE_URL string required=false default=""`,
-	`CATTLE_ACCESS_KEY secret required=false default=""`,
-	`CATTLE_SECRET_KEY secret required=false default=""`,
-	`RANCHER_ZONE_LABELS []string required=false default="topology.kubernetes.io/zone,failure-domain.beta.kubernetes.io/zone"`,
-	`RANCHER_REGION_LABELS []string required=false default="topology.kubernetes.io/region,failure-domain.beta.kubernetes.io/region"`,
-	`RANCHER_INSTANCE_TYPE_LABELS []string required=false default="node.kubernetes.io/instance-type,beta.kubernetes.io/instance-type"`,
-	`RANCHER_DEFAULT_INSTANCE_TYPE string required=false default="rancher"`,
-	`RANCHER_EXTERNAL_IP_LABELS []string required=false default="io.rancher.host.external_dns_ip"`,
-}
 
 func load(vars map[string]string) (*rancher.Config, error) {
 	cfg := &rancher.Config{}
