@@ -118,9 +118,15 @@ soak: controlplane ## Fault-injected soak with leader kills (CLOUD=<cloud>|all, 
 	$(GO) run ./internal/soak/cmd/soak -cloud=$(CLOUD) -ops=$(SOAK_OPS) -seed=$(SOAK_SEED) -kills=$(SOAK_KILLS) \
 		-5xx=$(SOAK_5XX) -429=$(SOAK_429) -resets=$(SOAK_RESETS) -latency=$(SOAK_LATENCY) -out=$(SOAK_OUT)
 
+# The e2e suite runs the providers side by side, each on a control plane of
+# its own that its scenarios take turns on (docs/testing.md): most of a
+# scenario is waiting on the CCM and the API server, so three at once keep
+# two cores busy without starving any.
+E2E_PARALLEL ?= 3
+
 .PHONY: e2e
 e2e: controlplane ## End-to-end suite: the real CCM binaries vs a real kube-apiserver + etcd and the simulated clouds.
-	CCMKIT_E2E=required $(GO) test -count=1 -timeout=30m $(GOTESTFLAGS) ./test/e2e/...
+	CCMKIT_E2E=required $(GO) test -count=1 -timeout=30m -parallel=$(E2E_PARALLEL) $(GOTESTFLAGS) ./test/e2e/...
 
 .PHONY: demo
 demo: controlplane ## Run a CCM (CLOUD=digitalocean) against a local control plane and a simulated cloud; KEEP=1 leaves it running.
