@@ -17,11 +17,21 @@ type SecretRotator interface {
 	RotateSecret(secret string)
 }
 
+// SecretMinter is a SecretRotator whose credentials have a form of their
+// own, such as a private key, for RunSecretRotation: NewSecret returns a
+// new valid credential, one the cloud does not accept yet, to rotate to.
+// A cloud whose credentials are opaque strings need not be one: it is
+// rotated to the old credential with "-rotated" appended.
+type SecretMinter interface {
+	NewSecret() string
+}
+
 // RunSecretRotation checks that the provider h sets up reads its
 // credential from a file, as a Secret volume mounts it, and re-reads the
 // file when it changes. secretVar is the setting of Target.Env that holds
 // the credential; the provider must take a file's path in secretVar+"_FILE"
-// instead (a config.Secret does), and Target.Cloud must be a SecretRotator.
+// instead (a config.Secret does), and Target.Cloud must be a SecretRotator
+// (and a SecretMinter if not every string is a credential).
 //
 // It rotates the credential the way the kubelet updates a Secret volume (a
 // new file renamed over the old): the cloud first, when a lookup must fail
@@ -55,7 +65,10 @@ func RunSecretRotation(t *testing.T, h Harness, secretVar string) {
 		t.Fatalf("with the secret from %s_FILE: %v", secretVar, err)
 	}
 
-	rotated := secret + "-rotated"
+	rotated := nextSecret(target.Cloud, secret)
+	if rotated == secret {
+		t.Fatalf("the credential to rotate to is the one %s holds", secretVar)
+	}
 	rotator.RotateSecret(rotated) // the cloud rotates first...
 	if _, err := instances.InstanceByID(s.ctx, id); err == nil || framework.IsNotFound(err) {
 		t.Fatalf("with the old secret: err = %v, want an authorization error that is not not-found", err)
@@ -64,6 +77,15 @@ func RunSecretRotation(t *testing.T, h Harness, secretVar string) {
 	if _, err := instances.InstanceByID(s.ctx, id); err != nil {
 		t.Fatalf("with the rotated secret: %v", err)
 	}
+}
+
+// nextSecret is the credential to rotate secret to: a new one the cloud
+// mints, if it is a SecretMinter.
+func nextSecret(cloud Cloud, secret string) string {
+	if m, ok := cloud.(SecretMinter); ok {
+		return m.NewSecret()
+	}
+	return secret + "-rotated"
 }
 
 // writeAtomically replaces path's content as the kubelet updates a Secret

@@ -8,14 +8,19 @@ import "github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 //	Cloud: frameworktest.SimCloud(sim.Cloud()),
 //
 // Fail injects f.SimFault(), so a bare status gets the cloud's own error
-// body; a cloud with a RotateSecret method is a SecretRotator too. The
-// simulators stay apart from this package, which needs the framework.
+// body; a cloud with a RotateSecret method is a SecretRotator too, and one
+// that has NewSecret besides a SecretMinter. The simulators stay apart
+// from this package, which needs the framework.
 func SimCloud(c simkit.Cloud) Cloud {
 	sc := simCloud{c}
-	if r, ok := c.(SecretRotator); ok {
-		return rotatingSimCloud{sc, r}
+	r, ok := c.(SecretRotator)
+	if !ok {
+		return sc
 	}
-	return sc
+	if m, ok := c.(SecretMinter); ok {
+		return mintingSimCloud{rotatingSimCloud{sc, r}, m}
+	}
+	return rotatingSimCloud{sc, r}
 }
 
 type simCloud struct{ c simkit.Cloud }
@@ -32,4 +37,9 @@ func (s simCloud) LoadBalancers() []LoadBalancer { return s.c.LoadBalancers() }
 type rotatingSimCloud struct {
 	simCloud
 	SecretRotator
+}
+
+type mintingSimCloud struct {
+	rotatingSimCloud
+	SecretMinter
 }

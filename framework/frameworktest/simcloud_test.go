@@ -28,6 +28,10 @@ type rotatingFakeSim struct{ *fakeSim }
 
 func (r rotatingFakeSim) RotateSecret(s string) { r.secret = s }
 
+type mintingFakeSim struct{ rotatingFakeSim }
+
+func (mintingFakeSim) NewSecret() string { return "minted" }
+
 func TestSimCloud(t *testing.T) {
 	sim := &fakeSim{}
 	c := frameworktest.SimCloud(sim)
@@ -53,5 +57,26 @@ func TestSimCloud(t *testing.T) {
 	r.RotateSecret("new")
 	if rot.secret != "new" {
 		t.Errorf("RotateSecret reached %q", rot.secret)
+	}
+	if _, ok := r.(frameworktest.SecretMinter); ok {
+		t.Error("a cloud without NewSecret is a SecretMinter")
+	}
+
+	mint := mintingFakeSim{rotatingFakeSim{&fakeSim{}}}
+	c = frameworktest.SimCloud(mint)
+	m, ok := c.(frameworktest.SecretMinter)
+	if !ok {
+		t.Fatal("a cloud with RotateSecret and NewSecret is not a SecretMinter")
+	}
+	if got := m.NewSecret(); got != "minted" {
+		t.Errorf("NewSecret = %q, want the cloud's %q", got, "minted")
+	}
+	r, ok = c.(frameworktest.SecretRotator)
+	if !ok {
+		t.Fatal("a SecretMinter is not a SecretRotator")
+	}
+	r.RotateSecret("minted")
+	if mint.secret != "minted" {
+		t.Errorf("RotateSecret reached %q", mint.secret)
 	}
 }

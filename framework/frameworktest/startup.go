@@ -93,9 +93,12 @@ func secretFields(t *testing.T, p framework.Provider) []config.Field {
 
 // CheckSettings pins a provider's settings (its config's fields, as
 // config.Fields lists them), so that a change to them is deliberate: want
-// lists them in order, one `<VAR> <type> required=<bool> default="<default>"`
-// each, e.g. `X_TOKEN secret required=true default=""`. It fails too on a
-// config struct tag that package config cannot honour.
+// lists them in order, one `<name> <type> required=<bool> default="<default>"`
+// each, the name being the field's environment variable or, for a field
+// that has none, its --cloud-config key: e.g. `X_TOKEN secret
+// required=true default=""`, `Global.auth-url string required=false
+// default=""`. It fails too on a config struct tag that package config
+// cannot honour.
 func CheckSettings(t *testing.T, c framework.Configurable, want []string) {
 	t.Helper()
 	fields, err := config.Fields(c.Config())
@@ -104,7 +107,11 @@ func CheckSettings(t *testing.T, c framework.Configurable, want []string) {
 	}
 	var got []string
 	for _, f := range fields {
-		got = append(got, fmt.Sprintf("%s %s required=%v default=%q", f.Env, f.Type, f.Required, f.Default))
+		name := f.Env
+		if name == "" {
+			name = f.FileKey
+		}
+		got = append(got, fmt.Sprintf("%s %s required=%v default=%q", name, f.Type, f.Required, f.Default))
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("settings (-want +got):\n%s", diff)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 	"github.com/ccmkit/ccmkit/providers/triton"
 	"github.com/ccmkit/ccmkit/providers/triton/tritonsim"
@@ -29,14 +30,7 @@ import (
 // unsets a variable). Retries are off, so a refused request fails at once.
 func start(t *testing.T, sim *tritonsim.Server, env map[string]string) (*triton.Provider, error) {
 	t.Helper()
-	vars := maps.Clone(sim.Env(sim.URL()))
-	for k, v := range env {
-		if v == "" {
-			delete(vars, k)
-		} else {
-			vars[k] = v
-		}
-	}
+	vars := with(sim.Env(sim.URL()), env)
 	_, ctx := ktesting.NewTestContext(t)
 	p := triton.New()
 	_, err := framework.NewCloud(ctx, p, &framework.Env{
@@ -74,26 +68,110 @@ func ctx(t *testing.T) context.Context {
 	return c
 }
 
+func newProvider() framework.Provider { return triton.New() }
+
+// with is env changed by changes: a "" value unsets a variable.
+func with(env, changes map[string]string) map[string]string {
+	out := maps.Clone(env)
+	for k, v := range changes {
+		if v == "" {
+			delete(out, k)
+		} else {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// keyLines are the lines of PEM or OpenSSH key text that hold the key:
+// its base64 body, not the BEGIN and END lines or the headers (an
+// encrypted key's Proc-Type and DEK-Info). The few characters of a short
+// last line are left out, as they could be found anywhere by chance.
+func keyLines(key string) []string {
+	var out []string
+	for line := range strings.SplitSeq(key, "\n") {
+		line = strings.TrimSpace(line)
+		if len(line) >= 16 && !strings.HasPrefix(line, "-----") && !strings.Contains(line, ":") {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
 // Init learns the account and datacenter, and fails on what CloudAPI
-// refuses with an error naming the variable to check.
+// refuses with an error naming the variable to check and no line of the
+// key.
 func TestInitFailures(t *testing.T) {
 	sim := tritonsim.NewServer(t, tritonsim.Options{})
-	tests := []struct {
-		name string
-		env  map[string]string
-		want []string
-	}{
-		{"unknown account", map[string]string{"TRITON_ACCOUNT": "nobody"}, []string{"TRITON_"}},
-		{"unreachable", map[string]string{"TRITON_URL": "http://127.0.0.1:1"}, []string{"TRITON_URL: CloudAPI at http://127.0.0.1:1 is unreachable"}},
-		{"no URL", map[string]string{"TRITON_URL": ""}, []string{"TRITON_URL: required"}},
-		{"no key", map[string]string{"TRITON_KEY_MATERIAL": ""}, []string{"TRITON_KEY_MATERIAL: required"}},
+	env := sim.Env(sim.URL())
+	failures := []frameworktest.StartupFailure{
+		{Name: "unknown account", Env: with(env, map[string]string{"TRITON_ACCOUNT": "nobody"}), Want: []string{"TRITON_", "a key of account nobody (TRITON_ACCOUNT"}},
+		{Name: "unreachable", Env: with(env, map[string]string{"TRITON_URL": "http://127.0.0.1:1"}), Want: []string{"TRITON_URL: CloudAPI at http://127.0.0.1:1 is unreachable"}},
+		{Name: "no URL", Env: with(env, map[string]string{"TRITON_URL": ""}), Want: []string{"TRITON_URL: required"}},
+		{Name: "no key", Env: with(env, map[string]string{"TRITON_KEY_MATERIAL": ""}), Want: []string{"TRITON_KEY_MATERIAL: required"}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := start(t, sim, tt.env)
-			wantErr(t, err, tt.want...)
-		})
+	for i := range failures {
+		failures[i].Secrets = keyLines(string(sim.AccountKeyPEM()))
 	}
+	frameworktest.RunStartupFailures(t, newProvider, failures)
+}
+
+// TestSettings pins the variables: triton-go's and node-triton's
+// (TRITON_*, then their older SDC_* names), which a Triton user has
+// already set, then the load balancers', the firewall controller's and
+// the metrics (CMON) controller's. None is required by its tag: Validate
+// requires the URL, the account and the key, under either name.
+func TestSettings(t *testing.T) {
+	frameworktest.CheckSettings(t, triton.New(), []string{
+		`TRITON_URL string required=false default=""`,
+		`TRITON_ACCOUNT string required=false default=""`,
+		`TRITON_USER string required=false default=""`,
+		`TRITON_KEY_ID string required=false default=""`,
+		`TRITON_KEY_MATERIAL secret required=false default=""`,
+		`TRITON_SKIP_TLS_VERIFY bool required=false default=""`,
+		`TRITON_REGION string required=false default=""`,
+		`SDC_URL string required=false default=""`,
+		`SDC_ACCOUNT string required=false default=""`,
+		`SDC_USER string required=false default=""`,
+		`SDC_KEY_ID string required=false default=""`,
+		`SDC_KEY_MATERIAL secret required=false default=""`,
+		`TRITON_LB_MODE string required=false default="auto"`,
+		`TRITON_LB_PACKAGE string required=false default=""`,
+		`TRITON_LB_IMAGE string required=false default="cloud-load-balancer"`,
+		`TRITON_LB_NETWORKS []string required=false default=""`,
+		`TRITON_LB_KUBE_PROXY_HEALTH_PORT int32 required=false default="10256"`,
+		`TRITON_LB_NODE_SERVICE string required=false default=""`,
+		`TRITON_CNS_PUBLIC_ZONE string required=false default=""`,
+		`TRITON_CNS_PRIVATE_ZONE string required=false default=""`,
+		`TRITON_FIREWALL_NODEPORTS_PUBLIC bool required=false default=""`,
+		`TRITON_FIREWALL_NODEPORT_RANGE string required=false default="30000-32767"`,
+		`TRITON_FIREWALL_ENABLE_NODES bool required=false default=""`,
+		`TRITON_FIREWALL_RESYNC duration required=false default="5m"`,
+		`TRITON_CMON_URL string required=false default=""`,
+		`TRITON_CMON_GROUP string required=false default=""`,
+		`TRITON_CMON_NAMESPACE string required=false default="kube-system"`,
+		`TRITON_CMON_SECRET string required=false default="triton-cmon-client"`,
+		`TRITON_CMON_CONFIGMAP string required=false default="triton-cmon-prometheus"`,
+		`TRITON_CMON_CERT_DIR string required=false default=""`,
+		`TRITON_CMON_CERT_VALIDITY duration required=false default="720h"`,
+		`TRITON_CMON_RENEW_BEFORE duration required=false default=""`,
+		`TRITON_CMON_RESYNC duration required=false default="10m"`,
+		`TRITON_CMON_CA_FILE string required=false default=""`,
+		`TRITON_CMON_SKIP_TLS_VERIFY bool required=false default=""`,
+	})
+}
+
+// TestKeyRotation rotates the key in TRITON_KEY_MATERIAL_FILE the way the
+// kubelet updates a Secret volume (to a new key of the account, the old
+// one removed) and expects the very next request to be signed with it,
+// without a restart. TRITON_KEY_ID keeps the old key's fingerprint, as
+// in the shipped manifests: there it is a variable from the Secret, which
+// a running container never sees change, though make-secret writes the
+// new key's fingerprint beside the new key. It is checked against the key
+// at start-up only (a restart then reads the new one); every request's
+// keyId is the fingerprint of the key that signs it.
+func TestKeyRotation(t *testing.T) {
+	frameworktest.RunSecretRotation(t, harness, "TRITON_KEY_MATERIAL")
 }
 
 // The SDC_* names of triton-go and node-triton work when the TRITON_*
@@ -163,11 +241,9 @@ func TestSecretsNeverLogged(t *testing.T) {
 	if !strings.Contains(log, "Authorization") {
 		t.Fatalf("the log shows no request headers; is it at -v=10?\n%s", log)
 	}
-	for _, key := range []string{otherPEM, string(sim.AccountKeyPEM())} {
-		for line := range strings.SplitSeq(key, "\n") {
-			if len(line) > 20 && strings.Contains(log, line) {
-				t.Errorf("the log holds a line of a key: %s", line)
-			}
+	for _, line := range append(keyLines(otherPEM), keyLines(string(sim.AccountKeyPEM()))...) {
+		if strings.Contains(log, line) {
+			t.Errorf("the log holds a line of a key: %s", line)
 		}
 	}
 	if sig := signature.FindString(log); sig != "" {

@@ -11,11 +11,11 @@ import (
 	"encoding/pem"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/providers/triton/tritonsim"
 )
 
@@ -105,9 +105,10 @@ func TestKeyMaterialAsAPath(t *testing.T) {
 }
 
 // Keys CloudAPI would refuse, or that do not match TRITON_KEY_ID, stop
-// Init with an error naming the variable, and no error quotes the key.
+// Init with an error naming the variable, and no error quotes a key.
 func TestKeyErrors(t *testing.T) {
 	sim := tritonsim.NewServer(t, tritonsim.Options{})
+	env := sim.Env(sim.URL())
 	other, _ := rsa.GenerateKey(rand.Reader, 2048)
 	otherPEM := pemOf(t, "RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(other), nil)
 	block, _ := pem.Decode(sim.AccountKeyPEM())
@@ -115,55 +116,18 @@ func TestKeyErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		name string
-		env  map[string]string
-		want []string
-	}{
-		{"fingerprint of another key", map[string]string{"TRITON_KEY_ID": "SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}, []string{"TRITON_KEY_ID: SHA256:AAAA", "is not the fingerprint of the key in TRITON_KEY_MATERIAL"}},
-		{"a key the account lacks: the signature is refused", map[string]string{"TRITON_KEY_MATERIAL": otherPEM, "TRITON_KEY_ID": ""}, []string{"TRITON_KEY_ID: CloudAPI at", "refused the key"}},
-		{"encrypted", map[string]string{"TRITON_KEY_MATERIAL": string(pem.EncodeToMemory(encrypted))}, []string{"TRITON_KEY_MATERIAL: the key is encrypted"}},
-		{"garbage", map[string]string{"TRITON_KEY_MATERIAL": "-----BEGIN RSA PRIVATE KEY-----\nc2VjcmV0LWdhcmJhZ2U=\n-----END RSA PRIVATE KEY-----\n"}, []string{"TRITON_KEY_MATERIAL: not a private key"}},
-		{"neither key nor file", map[string]string{"TRITON_KEY_MATERIAL": "c2VjcmV0LWdhcmJhZ2U"}, []string{"TRITON_KEY_MATERIAL: neither a PEM or OpenSSH private key nor the path"}},
+	const garbage = "c2VjcmV0LWdhcmJhZ2U"
+	failures := []frameworktest.StartupFailure{
+		{Name: "fingerprint of another key", Env: with(env, map[string]string{"TRITON_KEY_ID": "SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}), Want: []string{"TRITON_KEY_ID: SHA256:AAAA", "is not the fingerprint of the key in TRITON_KEY_MATERIAL"}},
+		{Name: "a key the account lacks: the signature is refused", Env: with(env, map[string]string{"TRITON_KEY_MATERIAL": otherPEM, "TRITON_KEY_ID": ""}), Want: []string{"TRITON_KEY_ID: CloudAPI at", "refused the key"}},
+		{Name: "encrypted", Env: with(env, map[string]string{"TRITON_KEY_MATERIAL": string(pem.EncodeToMemory(encrypted))}), Want: []string{"TRITON_KEY_MATERIAL: the key is encrypted"}},
+		{Name: "garbage", Env: with(env, map[string]string{"TRITON_KEY_MATERIAL": "-----BEGIN RSA PRIVATE KEY-----\n" + garbage + "=\n-----END RSA PRIVATE KEY-----\n"}), Want: []string{"TRITON_KEY_MATERIAL: not a private key"}},
+		{Name: "neither key nor file", Env: with(env, map[string]string{"TRITON_KEY_MATERIAL": garbage}), Want: []string{"TRITON_KEY_MATERIAL: neither a PEM or OpenSSH private key nor the path"}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := start(t, sim, tt.env)
-			wantErr(t, err, tt.want...)
-			for _, secret := range []string{"c2VjcmV0LWdhcmJhZ2U", strings.Split(otherPEM, "\n")[1], strings.Split(string(sim.AccountKeyPEM()), "\n")[1]} {
-				if strings.Contains(err.Error(), secret) {
-					t.Errorf("the error quotes the key: %v", err)
-				}
-			}
-		})
+	secrets := append([]string{garbage}, keyLines(otherPEM)...)
+	secrets = append(secrets, keyLines(string(sim.AccountKeyPEM()))...)
+	for i := range failures {
+		failures[i].Secrets = secrets
 	}
-}
-
-// A key rotated in TRITON_KEY_MATERIAL_FILE, as the kubelet updates a
-// Secret volume, signs the very next request, without a restart.
-func TestKeyRotation(t *testing.T) {
-	sim := tritonsim.NewServer(t, tritonsim.Options{})
-	path := filepath.Join(t.TempDir(), "key")
-	if err := os.WriteFile(path, sim.AccountKeyPEM(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := mustStart(t, sim, map[string]string{"TRITON_KEY_MATERIAL": "", "TRITON_KEY_MATERIAL_FILE": path})
-	_, next, _ := ed25519.GenerateKey(rand.Reader)
-	if _, _, err := sim.AddKey(sim.Account(), "", next.Public()); err != nil {
-		t.Fatal(err)
-	}
-	sim.RemoveKey(sim.Account(), "", sim.KeyFingerprint())
-	if _, err := p.Instances().ListInstances(ctx(t)); err == nil {
-		t.Fatal("ListInstances with the removed key succeeded")
-	}
-	tmp := path + ".new"
-	if err := os.WriteFile(tmp, []byte(openSSH(t, next)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Instances().ListInstances(ctx(t)); err != nil {
-		t.Fatalf("ListInstances with the rotated key: %v", err)
-	}
+	frameworktest.RunStartupFailures(t, newProvider, failures)
 }

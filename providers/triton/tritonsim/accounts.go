@@ -1,6 +1,7 @@
 package tritonsim
 
 import (
+	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
 	_ "embed"
@@ -30,10 +31,8 @@ type accountKey struct {
 	md5, sha256 string
 }
 
+// loadAccountKey reads an RSA key in PKCS #1 PEM.
 func loadAccountKey(data []byte) (accountKey, error) {
-	if data == nil {
-		data = defaultKeyPEM
-	}
 	block, _ := pem.Decode(data)
 	if block == nil || block.Type != "RSA PRIVATE KEY" {
 		return accountKey{}, errors.New("the account key is not a PKCS #1 (RSA PRIVATE KEY) PEM block")
@@ -50,21 +49,59 @@ func loadAccountKey(data []byte) (accountKey, error) {
 		md5: ssh.FingerprintLegacyMD5(pub), sha256: ssh.FingerprintSHA256(pub)}, nil
 }
 
+// NewAccountKey returns a new RSA key (2048 bits) in PKCS #1 PEM, the
+// form of the account key, for RotateAccountKey.
+func NewAccountKey() []byte {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		panic("tritonsim: " + err.Error())
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})
+}
+
+// RotateAccountKey makes keyPEM, an RSA key in PKCS #1 PEM (NewAccountKey
+// makes one), the account key, as an operator rotates the key the CCM
+// signs with: the account accepts the new key's signatures from now on,
+// and no longer the old key's. AccountKey, AccountKeyPEM, the
+// fingerprints and Env give the new key.
+func (s *Server) RotateAccountKey(keyPEM []byte) error {
+	key, err := loadAccountKey(keyPEM)
+	if err != nil {
+		return err
+	}
+	if _, _, err := s.sig.AddKey(s.opts.Account, "", &key.private.PublicKey); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	old := s.key
+	s.key = key
+	s.mu.Unlock()
+	s.sig.RemoveKey(s.opts.Account, "", old.md5)
+	return nil
+}
+
+// currentKey is the account key now.
+func (s *Server) currentKey() accountKey {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.key
+}
+
 // AccountKey is the account's RSA private key: what the provider signs
 // with.
-func (s *Server) AccountKey() *rsa.PrivateKey { return s.key.private }
+func (s *Server) AccountKey() *rsa.PrivateKey { return s.currentKey().private }
 
 // AccountKeyPEM is the account key in PKCS #1 PEM, as TRITON_KEY_MATERIAL
 // holds it.
-func (s *Server) AccountKeyPEM() []byte { return append([]byte(nil), s.key.pem...) }
+func (s *Server) AccountKeyPEM() []byte { return append([]byte(nil), s.currentKey().pem...) }
 
 // KeyFingerprint is the account key's MD5 fingerprint (colon-separated
 // hex), as TRITON_KEY_ID holds it and triton-go's signer wants it.
-func (s *Server) KeyFingerprint() string { return s.key.md5 }
+func (s *Server) KeyFingerprint() string { return s.currentKey().md5 }
 
 // KeyFingerprintSHA256 is the account key's SHA256 fingerprint
 // ("SHA256:..."), which keyIds may give too.
-func (s *Server) KeyFingerprintSHA256() string { return s.key.sha256 }
+func (s *Server) KeyFingerprintSHA256() string { return s.currentKey().sha256 }
 
 // AddKey lets user of account (the account itself for "") sign requests
 // with the private half of pub: an *rsa.PublicKey, *ecdsa.PublicKey,

@@ -40,6 +40,22 @@ func (c *Cloud) DeleteInstance(id string) { c.DeleteMachine(id) }
 // ShutdownInstance stops a machine (state stopped).
 func (c *Cloud) ShutdownInstance(id string) { c.SetMachineState(id, StateStopped) }
 
+// NewSecret returns a new key, which the account does not have yet, for
+// RotateSecret (NewAccountKey): a Triton credential is a private key, not
+// any string (frameworktest.SecretMinter).
+func (c *Cloud) NewSecret() string { return string(NewAccountKey()) }
+
+// RotateSecret makes key, in PKCS #1 PEM as NewSecret gives it, the
+// account key (RotateAccountKey): the account accepts it from now on and
+// no longer the old key, as after an operator adds the new public key to
+// the account and removes the old one (frameworktest.SecretRotator). It
+// panics if key is not an RSA key in PKCS #1 PEM.
+func (c *Cloud) RotateSecret(key string) {
+	if err := c.RotateAccountKey([]byte(key)); err != nil {
+		panic("tritonsim: RotateSecret: " + err.Error())
+	}
+}
+
 // Env is what the Triton provider needs to reach the cloud: TRITON_URL,
 // TRITON_ACCOUNT, TRITON_KEY_ID (the MD5 fingerprint) and
 // TRITON_KEY_MATERIAL (the PKCS #1 PEM).

@@ -1,9 +1,11 @@
 package tritonsim
 
 import (
+	"net/http"
 	"slices"
 	"testing"
 
+	"github.com/joyent/triton-go/account"
 	"github.com/joyent/triton-go/authentication"
 	"github.com/joyent/triton-go/compute"
 
@@ -39,6 +41,37 @@ func TestCloudEnvSignsWithTritonGo(t *testing.T) {
 	}
 	if c.Routes() != nil || c.CloudConfig() != "" {
 		t.Fatal("Triton has no routes and no cloud config")
+	}
+}
+
+// RotateSecret makes the key NewSecret mints the account key: the old
+// key is refused from then on, and Env signs with the new one.
+func TestCloudRotateSecret(t *testing.T) {
+	c := NewServer(t, Options{}).Cloud()
+	old, oldEnv := connect(t, c.Server), c.Env()
+	if err := c.RotateAccountKey([]byte("not a key")); err == nil {
+		t.Fatal("RotateAccountKey took a string that is no key")
+	}
+	key := c.NewSecret()
+	if key == oldEnv["TRITON_KEY_MATERIAL"] {
+		t.Fatal("NewSecret gave the account key")
+	}
+	c.RotateSecret(key)
+	_, err := old.account.Get(ctx(), &account.GetInput{})
+	wantAPIError(t, err, http.StatusUnauthorized, "InvalidCredentials")
+
+	env := c.Env()
+	if env["TRITON_KEY_MATERIAL"] != key || env["TRITON_KEY_ID"] == oldEnv["TRITON_KEY_ID"] {
+		t.Fatalf("after RotateSecret, Env gives key ID %s, the new key: %v", env["TRITON_KEY_ID"], env["TRITON_KEY_MATERIAL"] == key)
+	}
+	signer, err := authentication.NewPrivateKeySigner(authentication.PrivateKeySignerInput{
+		KeyID: env["TRITON_KEY_ID"], PrivateKeyMaterial: []byte(env["TRITON_KEY_MATERIAL"]), AccountName: env["TRITON_ACCOUNT"],
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := connectWith(t, c.Server, signer).account.Get(ctx(), &account.GetInput{}); err != nil {
+		t.Fatalf("with the rotated key: %v", err)
 	}
 }
 

@@ -18,8 +18,9 @@
 // rsa-sha1/256/512, ecdsa-sha256/384/512 or ed25519 as the key fits, and a
 // signed Date within five minutes of the server's clock. The account key
 // is RSA (AccountKey, AccountKeyPEM in PKCS #1, KeyFingerprint in MD5, as
-// triton-go's PrivateKeySigner wants them); AddKey adds others, for the
-// account or a sub-user. An unknown key or a malformed header gets 401
+// triton-go's PrivateKeySigner wants them); RotateAccountKey replaces it
+// with a new one (NewAccountKey), revoking the old; AddKey adds others,
+// for the account or a sub-user. An unknown key or a malformed header gets 401
 // InvalidCredentials, a signature that does not verify or a skewed Date
 // 401 InvalidSignature, a path under another account 403 NotAuthorized.
 //

@@ -108,7 +108,11 @@ func New(opts Options) *Server {
 	opts = withDefaults(opts)
 	s := &Server{opts: opts}
 	s.sig = simkit.NewHTTPSignature(simkit.SignatureOptions{MaxSkew: opts.MaxClockSkew, Now: opts.Now})
-	key, err := loadAccountKey(opts.PrivateKeyPEM)
+	keyPEM := opts.PrivateKeyPEM
+	if keyPEM == nil {
+		keyPEM = defaultKeyPEM
+	}
+	key, err := loadAccountKey(keyPEM)
 	if err != nil {
 		panic("tritonsim: " + err.Error())
 	}
@@ -163,11 +167,12 @@ func NewServer(t TB, opts Options) *Server {
 // with the account key: TRITON_KEY_MATERIAL is the key's PEM, or the path
 // of Options.KeyFile when set.
 func (s *Server) Env(baseURL string) map[string]string {
+	key := s.currentKey()
 	return map[string]string{
 		"TRITON_URL":          baseURL,
 		"TRITON_ACCOUNT":      s.opts.Account,
-		"TRITON_KEY_ID":       s.key.md5,
-		"TRITON_KEY_MATERIAL": cmp.Or(s.opts.KeyFile, string(s.key.pem)),
+		"TRITON_KEY_ID":       key.md5,
+		"TRITON_KEY_MATERIAL": cmp.Or(s.opts.KeyFile, string(key.pem)),
 	}
 }
 
@@ -177,7 +182,7 @@ func (s *Server) WriteKeyFile() error {
 	if s.opts.KeyFile == "" {
 		return nil
 	}
-	if err := os.WriteFile(s.opts.KeyFile, s.key.pem, 0o600); err != nil {
+	if err := os.WriteFile(s.opts.KeyFile, s.currentKey().pem, 0o600); err != nil {
 		return fmt.Errorf("writing the account key: %w", err)
 	}
 	return nil
