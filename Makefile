@@ -22,9 +22,11 @@ GOLANGCI_LINT         := $(TOOLS)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 # images, docgen, vet, lint and every test binary then share one set of
 # compiled packages in the Go build cache, where a configuration each
 # compiled the Kubernetes tree once more (minutes on a cold cache). The
-# race detector needs cgo: `unit` with RACE=1 turns it back on.
+# race detector needs cgo: `unit` with RACE=1 turns it back on. Test
+# binaries are linked without DWARF (-w: stack traces keep their file and
+# line): a link per test package is most of a warm `make unit`.
 export CGO_ENABLED ?= 0
-export GOFLAGS     ?= -trimpath
+export GOFLAGS     ?= -trimpath -ldflags=-w
 
 # Extra `go test` flags, e.g. `make unit GOTESTFLAGS=-v`.
 GOTESTFLAGS ?=

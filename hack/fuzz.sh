@@ -8,8 +8,9 @@
 # Targets are found by grep (func FuzzXxx(f *testing.F) in *_test.go), not by
 # `go test -list`, which would compile every package. A fuzzing run takes one
 # target, so each package's instrumented test binary is built once (go test
-# -c -fuzz) and run once per target, from the package's directory as go test
-# runs it. A crasher is written to <package>/testdata/fuzz/<Name>/<hash>,
+# -c -fuzz), FUZZBUILDS at a time (default 2: a link is one core's work),
+# and run once per target, from the package's directory as go test runs
+# it. A crasher is written to <package>/testdata/fuzz/<Name>/<hash>,
 # where `go test` replays it from then on: fix the bug and commit that file
 # as the regression test.
 #
@@ -67,21 +68,39 @@ trap 'rm -rf "$tmp"' EXIT
 log=$tmp/log
 failed=()
 start=$SECONDS
+
+# binary is where a package's instrumented test binary goes.
+binary() { echo "$tmp/${1//\//_}.test"; }
+
+# Build every package's test binary first, FUZZBUILDS at a time; each
+# build's status and output go to files the loop below reads.
+build() { # dir
+	local t0=$SECONDS bin
+	bin=$(binary "$1")
+	if "$go" test -c -fuzz=. -o "$bin" "./$1" >"$bin.log" 2>&1; then
+		echo "ok $((SECONDS - t0))" >"$bin.status"
+	else
+		rm -f "$bin"
+		echo "FAIL $((SECONDS - t0))" >"$bin.status"
+	fi
+}
+export -f build binary
+export go tmp
+printf '%s\n' "${targets[@]%% *}" | uniq | xargs -P "${FUZZBUILDS:-2}" -I{} bash -c 'build "$1"' _ {}
+
 built=
 for t in "${targets[@]}"; do
 	dir=${t% *}
 	name=${t#* }
-	bin=$tmp/${dir//\//_}.test
+	bin=$(binary "$dir")
 	if [[ $dir != "$built" ]]; then
 		built=$dir
-		t0=$SECONDS
-		if ! "$go" test -c -fuzz=. -o "$bin" "./$dir" >"$log" 2>&1; then
-			printf '%-4s %-34s %-40s %4ds\n' FAIL "(build)" "./$dir" $((SECONDS - t0))
-			report "$log" "$dir" build
+		read -r status secs <"$bin.status"
+		printf '%-4s %-34s %-40s %4ds\n' "$status" "(build)" "./$dir" "$secs"
+		if [[ $status != ok ]]; then
+			report "$bin.log" "$dir" build
 			failed+=("build ./$dir")
-			continue
 		fi
-		printf '%-4s %-34s %-40s %4ds\n' ok "(build)" "./$dir" $((SECONDS - t0))
 	fi
 	[[ -x $bin ]] || continue # its build failed
 	t0=$SECONDS
