@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -18,9 +19,14 @@ func TestBinary(t *testing.T) {
 		t.Skip("no go tool in PATH")
 	}
 	bin := filepath.Join(t.TempDir(), "custom-ccm")
-	build := exec.Command(goTool, "build",
-		"-ldflags", "-X github.com/ccmkit/ccmkit/framework.version=v9.9.9-test",
+	// Built as make build and the images build a CCM (static, -trimpath,
+	// stripped), so the build reuses the packages they compiled: under
+	// make test's race detector, CGO_ENABLED=1 is in the environment and
+	// would compile the whole dependency tree once more for this build.
+	build := exec.Command(goTool, "build", "-trimpath",
+		"-ldflags", "-s -w -X github.com/ccmkit/ccmkit/framework.version=v9.9.9-test",
 		"-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
