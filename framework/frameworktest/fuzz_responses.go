@@ -262,8 +262,9 @@ func (c responseCase) runInstance(t *testing.T, s *suite) {
 			}
 		case opInstanceExists:
 			// An emptied list is a well-formed answer that the instance is
-			// gone: no client can tell it from the cloud's.
-			if ok, err := inst.InstanceExists(s.ctx, node); err == nil && !ok && !emptied() {
+			// gone: no client can tell it from the cloud's. So is, to a
+			// lookup by name, an instance renamed (c.renamedByName).
+			if ok, err := inst.InstanceExists(s.ctx, node); err == nil && !ok && !emptied() && !c.renamedByName() {
 				t.Error("InstanceExists for a running instance with a mutated answer = false, nil; want true or an error")
 			}
 		case opInstanceShutdown:
@@ -475,18 +476,22 @@ func checkCompanions(t *testing.T, s *suite, before map[string]string, op fuzzOp
 // type, zone and region) taken from clean when the case's mutation gave a
 // string another value and md carries a name there: a server type or zone
 // called "fuzz-unknown-value" is a well-formed answer no client can tell
-// from the cloud's, unlike an empty one.
+// from the cloud's, unlike an empty one. To a lookup by name, so is
+// another instance ID (c.renamedByName).
 func (c responseCase) renamed(clean, md *cloudprovider.InstanceMetadata) *cloudprovider.InstanceMetadata {
-	if len(c.mutation) == 0 || simkit.MutationKind(c.mutation[0]%byte(simkit.NumMutationKinds)) != simkit.MutateUnknownEnum {
+	if !c.unknownEnum() {
 		return md
 	}
 	out := *md
-	for _, f := range []struct {
+	type name struct {
 		got   *string
 		clean string
-	}{
-		{&out.InstanceType, clean.InstanceType}, {&out.Zone, clean.Zone}, {&out.Region, clean.Region},
-	} {
+	}
+	names := []name{{&out.InstanceType, clean.InstanceType}, {&out.Zone, clean.Zone}, {&out.Region, clean.Region}}
+	if c.renamedByName() {
+		names = append(names, name{&out.ProviderID, clean.ProviderID})
+	}
+	for _, f := range names {
 		if *f.got != "" {
 			*f.got = f.clean
 		}
@@ -494,11 +499,26 @@ func (c responseCase) renamed(clean, md *cloudprovider.InstanceMetadata) *cloudp
 	return &out
 }
 
+// unknownEnum reports whether the case's mutation gives a string another
+// value (simkit.MutateUnknownEnum).
+func (c responseCase) unknownEnum() bool {
+	return len(c.mutation) > 0 && simkit.MutationKind(c.mutation[0]%byte(simkit.NumMutationKinds)) == simkit.MutateUnknownEnum
+}
+
+// renamedByName reports whether the case looks its Node up by name and its
+// mutation may have given the instance's name or ID another value: the
+// answer then holds no instance of that name, or another instance of it,
+// which is a well-formed answer no client can tell from the cloud's (the
+// instance was renamed, or replaced). Lookups by ID stay strict.
+func (c responseCase) renamedByName() bool {
+	return c.flags&flagByName != 0 && c.unknownEnum()
+}
+
 // renamedTargets reports whether got is clean with instances renamed by
 // an unknown-enum mutation: a renamed instance is a well-formed answer,
 // and its routes name its new name.
 func (c responseCase) renamedTargets(clean, got map[string]types.NodeName) bool {
-	if len(c.mutation) == 0 || simkit.MutationKind(c.mutation[0]%byte(simkit.NumMutationKinds)) != simkit.MutateUnknownEnum || len(clean) != len(got) {
+	if !c.unknownEnum() || len(clean) != len(got) {
 		return false
 	}
 	for dst, node := range clean {
