@@ -87,19 +87,37 @@ func listDroplets(ctx context.Context, c *godo.Client) ([]godo.Droplet, error) {
 // the whole list, so a partial list never makes a droplet look deleted or
 // a resource look missing (and get created twice). what names the
 // resource, and the operation ("<what>.list") for metrics and logs.
+//
+// Every list answer of the API carries meta.total, the items of all
+// pages. An answer without it, or a list whose items do not add up to it
+// (an answer without its "droplets" member decodes as no droplets), is
+// malformed: an error, never an account without the droplets. A droplet
+// created or deleted between two pages of a long list fails that list
+// too; the next sync reads it again.
 func listAll[T any](ctx context.Context, what string, list func(context.Context, *godo.ListOptions) ([]T, *godo.Response, error)) ([]T, error) {
 	ctx = cloudapi.WithOperation(ctx, what+".list")
+	total := 0
 	all, err := cloudapi.Pager[T]{
 		Start:    cloudapi.PageNumber(1),
 		MaxPages: maxListPages,
 		Fetch: func(ctx context.Context, at cloudapi.Cursor) ([]T, cloudapi.Cursor, error) {
 			page, resp, err := list(ctx, &godo.ListOptions{Page: at.Page(), PerPage: listPageSize})
-			more := resp != nil && resp.Links != nil && !resp.Links.IsLastPage()
-			return page, at.NextPage(more), err
+			if err != nil {
+				return nil, at, err
+			}
+			if resp == nil || resp.Meta == nil {
+				return nil, at, errors.New("malformed response: a list page without meta.total")
+			}
+			total = resp.Meta.Total
+			more := resp.Links != nil && !resp.Links.IsLastPage()
+			return page, at.NextPage(more), nil
 		},
 	}.All(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("listing %s: %w", what, err)
+	}
+	if len(all) != total {
+		return nil, fmt.Errorf("listing %s: malformed response: %d listed, meta.total says %d", what, len(all), total)
 	}
 	return all, nil
 }

@@ -74,7 +74,9 @@ func (i *instances) InstanceByName(ctx context.Context, name string) (*framework
 	for k := range all {
 		d := &all[k]
 		switch {
-		case d.ID < 1:
+		case d.ID < 1 || d.Name == "":
+			// The API gives every droplet both: this one may be the
+			// Node's, under a name the answer lost.
 			malformed++
 		case d.Name == name:
 			byName = append(byName, d)

@@ -375,9 +375,22 @@ func TestInstanceByNameErrors(t *testing.T) {
 		},
 		{
 			name:    "a next page after an empty one",
-			list:    `{"droplets":[],"links":{"pages":{"next":"http://x/v2/droplets?page=2"}}}`,
+			list:    `{"droplets":[],"links":{"pages":{"next":"http://x/v2/droplets?page=2"}},"meta":{"total":1}}`,
 			node:    "node-1",
 			wantErr: "empty but links to a next page",
+		},
+		{
+			// A body without its "droplets" member decodes as no droplets.
+			name:    "an answer without meta",
+			list:    `{}`,
+			node:    "node-1",
+			wantErr: "without meta.total",
+		},
+		{
+			name:    "fewer droplets than meta.total",
+			list:    `{"droplets":[],"links":{},"meta":{"total":1}}`,
+			node:    "node-1",
+			wantErr: "0 listed, meta.total says 1",
 		},
 	}
 	for _, tt := range tests {
