@@ -67,16 +67,23 @@ func (i *instances) InstanceByName(ctx context.Context, name string) (*framework
 		return nil, err
 	}
 	var found []*brightbox.Server
+	malformed := 0
 	for k := range all {
-		if s := &all[k]; s.Name == name && !gone(s) {
+		switch s := &all[k]; {
+		case !isServerID(s.ID):
+			// Its name cannot be trusted either: it may be the one.
+			malformed++
+		case s.Name == name && !gone(s):
 			found = append(found, s)
 		}
 	}
-	switch len(found) {
-	case 0:
-		return nil, framework.NotFound("no server named %q", name)
-	case 1:
+	switch {
+	case len(found) == 1:
 		return i.convert(ctx, found[0])
+	case len(found) == 0 && malformed > 0:
+		return nil, fmt.Errorf("no server named %q, but the list held %d malformed server(s)", name, malformed)
+	case len(found) == 0:
+		return nil, framework.NotFound("no server named %q", name)
 	}
 	return nil, fmt.Errorf("servers %s and %s are both named %q: give the Node its providerID, or rename one", found[0].ID, found[1].ID, name)
 }

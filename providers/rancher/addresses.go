@@ -71,16 +71,23 @@ func nodeAddresses(h *rancher.Host, ips []rancher.IpAddress, externalLabels []st
 
 // checkIPs reports a host's ipAddresses as Cattle would never answer them
 // as malformed: none at all (Cattle lists at least the agent's address),
-// or one that is no IP. Read in part, they would give the Node part of
-// its addresses.
+// one that is no IP, or one listed twice. Read in part, they would give
+// the Node part of its addresses.
 func checkIPs(h *rancher.Host, ips []rancher.IpAddress) error {
 	if len(ips) == 0 {
 		return fmt.Errorf("malformed response: host %s (%s) has no ipAddresses", h.Id, h.Hostname)
 	}
+	seen := make(map[string]bool, len(ips))
 	for _, ip := range ips {
 		if _, err := netip.ParseAddr(strings.TrimSpace(ip.Address)); err != nil {
 			return fmt.Errorf("malformed response: host %s (%s): ipAddress %s holds %q, no IP", h.Id, h.Hostname, ip.Id, ip.Address)
 		}
+		if seen[ip.Id] {
+			// A collection lists a resource once: a repeated one is
+			// half an answer, whatever it displaced.
+			return fmt.Errorf("malformed response: host %s (%s): ipAddress %q listed twice", h.Id, h.Hostname, ip.Id)
+		}
+		seen[ip.Id] = true
 	}
 	return nil
 }

@@ -127,8 +127,15 @@ func (i *instances) InstanceByName(ctx context.Context, name string) (*framework
 		return nil, err
 	}
 	var found []*listedHost
+	malformed := 0
 	for k := range hosts {
 		h := &hosts[k]
+		if h.Id == "" || h.Uuid == "" || h.Hostname == "" {
+			// Cattle gives every host all three: this one may be the
+			// Node's, under a name the answer lost.
+			malformed++
+			continue
+		}
 		if !sameHost(name, h.Hostname) {
 			continue
 		}
@@ -140,11 +147,13 @@ func (i *instances) InstanceByName(ctx context.Context, name string) (*framework
 			found = append(found, h)
 		}
 	}
-	switch len(found) {
-	case 0:
-		return nil, framework.NotFound("no host named %q", name)
-	case 1:
+	switch {
+	case len(found) == 1:
 		return i.convert(ctx, found[0])
+	case len(found) == 0 && malformed > 0:
+		return nil, fmt.Errorf("listing hosts: no host named %q, but the answer held %d malformed host(s)", name, malformed)
+	case len(found) == 0:
+		return nil, framework.NotFound("no host named %q", name)
 	}
 	return nil, fmt.Errorf("hosts %s and %s both match the Node name %q: give the Node its providerID, or rename one", found[0].Id, found[1].Id, name)
 }

@@ -94,16 +94,24 @@ func (i *instances) InstanceByName(ctx context.Context, name string) (*framework
 		return nil, err
 	}
 	var found []*compute.Instance
+	malformed := 0
 	for _, m := range all {
-		if m != nil && m.Name == name && !isGone(m) {
+		switch {
+		case m == nil || !isMachineID(m.ID) || m.Name == "":
+			// This one may be the Node's, under a name the answer
+			// lost: without it, no match is no proof.
+			malformed++
+		case m.Name == name && !isGone(m):
 			found = append(found, m)
 		}
 	}
-	switch len(found) {
-	case 0:
-		return nil, framework.NotFound("no machine named %q", name)
-	case 1:
+	switch {
+	case len(found) == 1:
 		return i.convert(ctx, found[0])
+	case len(found) == 0 && malformed > 0:
+		return nil, fmt.Errorf("no machine named %q, but the list held %d malformed machine(s)", name, malformed)
+	case len(found) == 0:
+		return nil, framework.NotFound("no machine named %q", name)
 	}
 	return nil, fmt.Errorf("machines %s and %s are both named %q: give the Node its providerID, or rename one", found[0].ID, found[1].ID, name)
 }
