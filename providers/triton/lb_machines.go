@@ -181,6 +181,14 @@ func (c *sharedList[T]) get(ctx context.Context, id string) (*T, error) {
 // not modify v afterwards.
 func (c *sharedList[T]) store(v *T) { c.record(c.key(v), v) }
 
+// expire makes the next caller list afresh, for a read that found the
+// list wrong.
+func (c *sharedList[T]) expire() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.listed = nil
+}
+
 // forget records that object id is gone.
 func (c *sharedList[T]) forget(id string) { c.record(id, nil) }
 

@@ -120,7 +120,10 @@ func (d *lbDriver) setNodeEntries(ctx context.Context, id, label string, want []
 		}
 		m = withTags(m, map[string]string{cnsServicesTag: current})
 		if sameEntries(cnsEntriesOf(parseCNSServices(m.CNS.Services), label), want) && (tagged || len(want) == 0) {
-			d.machines.store(m)
+			// The tag is not as listed: someone edited it, or one of
+			// the two answers was wrong. Neither is taken on trust;
+			// the next sync lists afresh and mends what is left.
+			d.machines.expire()
 			return false, nil
 		}
 	}
