@@ -290,7 +290,15 @@ func (d *lbDriver) Delete(ctx context.Context, lb *octaviaLB, req *lbRequest) er
 		return err
 	}
 	// A floating IP the CCM did not make stays; Neutron detaches it when
-	// the VIP port goes.
+	// the VIP port goes. One it made is also looked for by its
+	// description when the port showed none.
+	if lb.FIP == nil && hasFIPSlot(lb) && !req.Config.KeepFloatingIP && req.Service.Spec.LoadBalancerIP == "" {
+		fip, err := d.net.ownFIP(ctx, fipDescription(req.ClusterName, req.Service), lb.LB.VipPortID)
+		if err != nil {
+			return err
+		}
+		lb.FIP = fip
+	}
 	if lb.FIP != nil && d.releasable(lb.FIP, req, req.Config) {
 		if err := d.net.release(ctx, lb.FIP); err != nil {
 			return err

@@ -50,6 +50,23 @@ func (n *fipAPI) fipByPort(ctx context.Context, portID string) (*floatingips.Flo
 	return &fips[0], nil
 }
 
+// ownFIP is the floating IP the CCM made for a Service (its description)
+// on port or on none, nil for none: what a deletion releases when the
+// port's own list showed none. A list that came back short must not leave
+// the address allocated once the port, the one way to it, is gone.
+func (n *fipAPI) ownFIP(ctx context.Context, description, portID string) (*floatingips.FloatingIP, error) {
+	fips, err := n.listFIPs(ctx, floatingips.ListOpts{Description: description})
+	if err != nil {
+		return nil, err
+	}
+	for i := range fips {
+		if fips[i].PortID == portID || fips[i].PortID == "" {
+			return &fips[i], nil
+		}
+	}
+	return nil, nil
+}
+
 func (n *fipAPI) listFIPs(ctx context.Context, opts floatingips.ListOpts) ([]floatingips.FloatingIP, error) {
 	q, err := opts.ToFloatingIPListQuery()
 	if err != nil {
