@@ -227,12 +227,15 @@ func newAPIError(method, path string, a cloudapi.Answer) *apiError {
 
 // listAll reads every page of a list endpoint whose items are under key,
 // following meta.next_page through cloudapi.Pager: any failure, a next
-// page pointing back or an empty page claiming more fails the whole list.
+// page pointing back or an empty page claiming more fails the whole list,
+// and so do items that do not add up to meta.total: a list that came back
+// short is an error, never a cloud without the rest.
 func listAll[T any](ctx context.Context, c *client, op, path, key string, query url.Values) ([]T, error) {
 	q := url.Values{"per_page": {strconv.Itoa(listPageSize)}}
 	for k, v := range query {
 		q[k] = v
 	}
+	total := -1
 	all, err := cloudapi.Pager[T]{
 		Start:    cloudapi.PageNumber(1),
 		MaxPages: maxListPages,
@@ -244,10 +247,14 @@ func listAll[T any](ctx context.Context, c *client, op, path, key string, query 
 			}
 			var items []T
 			var meta struct {
-				NextPage int `json:"next_page"`
+				NextPage int  `json:"next_page"`
+				Total    *int `json:"total"`
 			}
 			if err := decodeList(resp, key, &items, &meta); err != nil {
 				return nil, cloudapi.Done, fmt.Errorf("skeleton API GET %s: %w", path, err)
+			}
+			if meta.Total != nil {
+				total = *meta.Total
 			}
 			if meta.NextPage == 0 {
 				return items, cloudapi.Done, nil
@@ -258,12 +265,17 @@ func listAll[T any](ctx context.Context, c *client, op, path, key string, query 
 	if err != nil {
 		return nil, fmt.Errorf("listing %s: %w", key, err)
 	}
+	if total >= 0 && len(all) != total {
+		return nil, fmt.Errorf("listing %s: malformed response: %d listed, meta.total says %d", key, len(all), total)
+	}
 	return all, nil
 }
 
+// decodeList decodes a list page: its items under key (a list, [] for
+// none; missing or null is malformed) and its meta.
 func decodeList(resp map[string]json.RawMessage, key string, items, meta any) error {
 	raw, ok := resp[key]
-	if !ok {
+	if !ok || string(raw) == "null" {
 		return fmt.Errorf("malformed response: no %q", key)
 	}
 	if err := json.Unmarshal(raw, items); err != nil {

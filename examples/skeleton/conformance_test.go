@@ -28,5 +28,11 @@ func target(sim *skeletonsim.Server) *frameworktest.Target {
 		InvalidAnnotations: map[string]string{
 			skeleton.AnnotationPrefix + "health-check-interval": "abc",
 		},
+		// An instance's region, zone and addresses may be empty: the API
+		// has none for it (SKELETON_REGION stands in for the region).
+		OptionalFields: []string{
+			"/instance/region", "/instance/zone", "/instance/private_ipv4", "/instance/public_ipv4", "/instance/public_ipv6",
+			"/instances/*/region", "/instances/*/zone", "/instances/*/private_ipv4", "/instances/*/public_ipv4", "/instances/*/public_ipv6",
+		},
 	}
 }

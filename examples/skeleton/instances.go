@@ -41,7 +41,14 @@ func (i *instances) InstanceByName(ctx context.Context, name string) (*framework
 		return nil, err
 	}
 	var found *instance
+	malformed := 0
 	for k := range all {
+		if all[k].Name == "" || all[k].check() != nil {
+			// This one may be the Node's, under a name the answer
+			// lost: without it, no match is no proof.
+			malformed++
+			continue
+		}
 		if all[k].Name != name {
 			continue
 		}
@@ -51,7 +58,10 @@ func (i *instances) InstanceByName(ctx context.Context, name string) (*framework
 		}
 		found = &all[k]
 	}
-	if found == nil {
+	switch {
+	case found == nil && malformed > 0:
+		return nil, fmt.Errorf("no Skeleton instance named %q, but the list held %d malformed instance(s)", name, malformed)
+	case found == nil:
 		return nil, framework.NotFound("no Skeleton instance named %q", name)
 	}
 	return i.convert(found)

@@ -8,12 +8,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
 // instanceKeys are the keys the Skeleton Cloud API sends for every
 // instance: an address the instance lacks is an empty string, never a
-// missing key. An answer without one of them is malformed, not an instance
+// missing key or null. An answer without one of them is malformed, not an instance
 // without a type or an address: taken as such, it would take the Node's
 // label or address away.
 var instanceKeys = []string{"id", "name", "type", "region", "zone", "status", "private_ipv4", "public_ipv4", "public_ipv6"}
@@ -32,7 +33,7 @@ func (in *instance) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	for _, k := range instanceKeys {
-		if _, ok := keys[k]; !ok {
+		if v, ok := keys[k]; !ok || string(v) == "null" {
 			in.missing = append(in.missing, k)
 		}
 	}
@@ -71,6 +72,10 @@ func (in *instance) check() error {
 		return fmt.Errorf("malformed response: instance %s without %s", in.ID, strings.Join(in.missing, ", "))
 	case !isInstanceID(in.ID):
 		return fmt.Errorf("malformed response: instance ID %q", in.ID)
+	case in.Type == "":
+		// Every instance has a type; an empty one would take the
+		// Node's instance-type label away.
+		return fmt.Errorf("malformed response: instance %s without a type", in.ID)
 	}
 	return nil
 }
@@ -91,6 +96,11 @@ func (lb *loadBalancer) UnmarshalJSON(b []byte) error {
 	}
 	if a, err := netip.ParseAddr(lb.IPv4); lb.IPv4 != "" && (err != nil || !a.Is4()) {
 		return fmt.Errorf("malformed response: load balancer %s has IPv4 address %q", lb.ID, lb.IPv4)
+	}
+	if slices.Contains(lb.Tags, "") {
+		// The API refuses an empty tag: kept, it would fail every
+		// update that sends the tags back.
+		return fmt.Errorf("malformed response: load balancer %s has an empty tag", lb.ID)
 	}
 	return nil
 }

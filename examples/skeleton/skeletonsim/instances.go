@@ -7,8 +7,9 @@ import (
 )
 
 // AddInstance stores inst and returns it as stored: an empty ID gets the
-// next "i-NNNNNN" and an empty Status becomes "running". An instance with
-// an existing ID replaces it.
+// next "i-NNNNNN", an empty Status becomes "running" and an empty Type
+// DefaultInstanceType (every instance has a type). An instance with an
+// existing ID replaces it.
 func (s *Server) AddInstance(inst Instance) Instance {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -18,6 +19,7 @@ func (s *Server) AddInstance(inst Instance) Instance {
 	if inst.Status == "" {
 		inst.Status = StatusRunning
 	}
+	inst.Type = cmp.Or(inst.Type, DefaultInstanceType)
 	s.st.instances[inst.ID] = &inst
 	return inst
 }
@@ -29,18 +31,17 @@ const (
 )
 
 // LaunchInstance stores inst as a cloud would boot it and returns it as
-// stored: besides what AddInstance fills in, an empty Type becomes
-// DefaultInstanceType, an empty Region DefaultRegion, an empty Zone the
-// region's zone "a" (e.g. "sk-1a"), and empty addresses the next host's:
-// 10.0.0.2, 203.0.113.2 and 2001:db8::2 for the first instance launched,
-// 10.0.0.3... for the next. Set an address to "none" to leave it empty.
+// stored: besides what AddInstance fills in, an empty Region becomes
+// DefaultRegion, an empty Zone the region's zone "a" (e.g. "sk-1a"), and
+// empty addresses the next host's: 10.0.0.2, 203.0.113.2 and 2001:db8::2
+// for the first instance launched, 10.0.0.3... for the next. Set an
+// address to "none" to leave it empty.
 func (s *Server) LaunchInstance(inst Instance) Instance {
 	s.mu.Lock()
 	s.st.hosts++
 	private, public, public6 := hostAddresses(s.st.hosts)
 	s.mu.Unlock()
 
-	inst.Type = cmp.Or(inst.Type, DefaultInstanceType)
 	inst.Region = cmp.Or(inst.Region, DefaultRegion)
 	inst.Zone = cmp.Or(inst.Zone, inst.Region+"a")
 	inst.PrivateIPv4 = address(inst.PrivateIPv4, private)
