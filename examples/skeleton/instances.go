@@ -40,31 +40,25 @@ func (i *instances) InstanceByName(ctx context.Context, name string) (*framework
 	if err != nil {
 		return nil, err
 	}
-	var found *instance
+	var found []*instance
 	malformed := 0
 	for k := range all {
-		if all[k].Name == "" || all[k].check() != nil {
+		switch {
+		case all[k].Name == "" || all[k].check() != nil:
 			// This one may be the Node's, under a name the answer
 			// lost: without it, no match is no proof.
 			malformed++
-			continue
+		case all[k].Name == name:
+			found = append(found, &all[k])
 		}
-		if all[k].Name != name {
-			continue
-		}
-		if found != nil {
-			// Two VMs with one name: refuse to guess which is the Node.
-			return nil, fmt.Errorf("instances %s and %s are both named %q", found.ID, all[k].ID, name)
-		}
-		found = &all[k]
 	}
-	switch {
-	case found == nil && malformed > 0:
-		return nil, fmt.Errorf("no Skeleton instance named %q, but the list held %d malformed instance(s)", name, malformed)
-	case found == nil:
-		return nil, framework.NotFound("no Skeleton instance named %q", name)
+	// One match, none, none but malformed entries, two: the framework
+	// decides what each proves, the same for every cloud.
+	inst, err := framework.PickByName("instance", name, found, malformed, func(i *instance) string { return i.ID })
+	if err != nil {
+		return nil, err
 	}
-	return i.convert(found)
+	return i.convert(inst)
 }
 
 // ListInstances returns every instance, all pages.

@@ -77,15 +77,11 @@ func (i *instances) InstanceByName(ctx context.Context, name string) (*framework
 			found = append(found, s)
 		}
 	}
-	switch {
-	case len(found) == 1:
-		return i.convert(ctx, found[0])
-	case len(found) == 0 && malformed > 0:
-		return nil, fmt.Errorf("no server named %q, but the list held %d malformed server(s)", name, malformed)
-	case len(found) == 0:
-		return nil, framework.NotFound("no server named %q", name)
+	s, err := framework.PickByName("server", name, found, malformed, func(s *brightbox.Server) string { return s.ID })
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("servers %s and %s are both named %q: give the Node its providerID, or rename one", found[0].ID, found[1].ID, name)
+	return i.convert(ctx, s)
 }
 
 // ListInstances returns every live server of the account in one call,

@@ -88,15 +88,11 @@ func (i *instances) InstanceByName(ctx context.Context, name string) (*framework
 	if len(found) == 0 {
 		found = byIP
 	}
-	switch {
-	case len(found) > 1:
-		return nil, fmt.Errorf("droplets %d and %d both match node %q", found[0].ID, found[1].ID, name)
-	case len(found) == 1:
-		return i.convert(ctx, found[0])
-	case malformed > 0:
-		return nil, fmt.Errorf("no droplet matches node %q, but the list held %d malformed droplet(s)", name, malformed)
+	d, err := framework.PickByName("droplet", name, found, malformed, func(d *godo.Droplet) string { return strconv.Itoa(d.ID) })
+	if err != nil {
+		return nil, err
 	}
-	return nil, framework.NotFound("no droplet named %q or with that IP", name)
+	return i.convert(ctx, d)
 }
 
 // ListInstances returns every droplet, all pages. A malformed droplet (no

@@ -113,15 +113,11 @@ func (i *instances) InstanceByName(ctx context.Context, name string) (*framework
 			found = append(found, s)
 		}
 	}
-	switch {
-	case len(found) > 1:
-		return nil, fmt.Errorf("servers %s and %s both match node %q", found[0].ID, found[1].ID, name)
-	case len(found) == 1:
-		return i.convert(ctx, found[0])
-	case malformed > 0:
-		return nil, fmt.Errorf("no server matches node %q, but the list held %d malformed server(s)", name, malformed)
+	s, err := framework.PickByName("server", name, found, malformed, func(s *server) string { return s.ID })
+	if err != nil {
+		return nil, err
 	}
-	return nil, framework.NotFound("no server named %q", name)
+	return i.convert(ctx, s)
 }
 
 // ListInstances returns every server of the project, all pages. A malformed

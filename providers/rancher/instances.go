@@ -147,15 +147,11 @@ func (i *instances) InstanceByName(ctx context.Context, name string) (*framework
 			found = append(found, h)
 		}
 	}
-	switch {
-	case len(found) == 1:
-		return i.convert(ctx, found[0])
-	case len(found) == 0 && malformed > 0:
-		return nil, fmt.Errorf("listing hosts: no host named %q, but the answer held %d malformed host(s)", name, malformed)
-	case len(found) == 0:
-		return nil, framework.NotFound("no host named %q", name)
+	h, err := framework.PickByName("host", name, found, malformed, func(h *listedHost) string { return h.Id })
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("hosts %s and %s both match the Node name %q: give the Node its providerID, or rename one", found[0].Id, found[1].Id, name)
+	return i.convert(ctx, h)
 }
 
 // ListInstances returns every live host of the environment: one host list

@@ -105,15 +105,11 @@ func (i *instances) InstanceByName(ctx context.Context, name string) (*framework
 			found = append(found, m)
 		}
 	}
-	switch {
-	case len(found) == 1:
-		return i.convert(ctx, found[0])
-	case len(found) == 0 && malformed > 0:
-		return nil, fmt.Errorf("no machine named %q, but the list held %d malformed machine(s)", name, malformed)
-	case len(found) == 0:
-		return nil, framework.NotFound("no machine named %q", name)
+	m, err := framework.PickByName("machine", name, found, malformed, func(m *compute.Instance) string { return m.ID })
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("machines %s and %s are both named %q: give the Node its providerID, or rename one", found[0].ID, found[1].ID, name)
+	return i.convert(ctx, m)
 }
 
 // ListInstances returns every live machine of the account, under both

@@ -1,7 +1,9 @@
 package fuzzkit
 
 import (
+	"errors"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -84,6 +86,35 @@ func NoSecret(t testing.TB, err error, secrets ...string) {
 			t.Errorf("error holds a secret (%q):\n%s", s, msg)
 		}
 	}
+}
+
+// withoutNames is err with every name of C's settings (environment
+// variable, its _FILE variant, config-file key) cut from its message: the
+// text an error quotes whatever the input was. nil stays nil.
+func withoutNames[C any](t testing.TB, err error) error {
+	t.Helper()
+	if err == nil {
+		return nil
+	}
+	fields, ferr := config.Fields(new(C))
+	if ferr != nil {
+		t.Fatalf("config struct %T: %v", *new(C), ferr)
+	}
+	var names []string
+	for _, f := range fields {
+		for _, n := range []string{f.Env + "_FILE", f.Env, f.FileKey} {
+			if n != "" && n != "_FILE" {
+				names = append(names, n)
+			}
+		}
+	}
+	// Longest first, so that X_FILE goes before X cuts it apart.
+	slices.SortFunc(names, func(a, b string) int { return len(b) - len(a) })
+	msg := err.Error()
+	for _, n := range names {
+		msg = strings.ReplaceAll(msg, n, "")
+	}
+	return errors.New(msg)
 }
 
 // URLPassword returns the password in raw's userinfo ("" when none), also

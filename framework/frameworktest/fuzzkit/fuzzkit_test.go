@@ -110,3 +110,19 @@ func TestURLPassword(t *testing.T) {
 		}
 	}
 }
+
+func TestWithoutNamesKeepsALeakFindable(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		fail bool
+	}{
+		{errors.New("X_TOKEN: required (set X_TOKEN or X_TOKEN_FILE)"), false}, // " X_TOK" is in a name only
+		{errors.New("X_URL: bad url https://u: X_TOK@h"), true},
+	} {
+		r := &failRecorder{TB: t}
+		NoSecret(r, withoutNames[envConfig](t, tt.err), " X_TOK")
+		if r.failed != tt.fail {
+			t.Errorf("NoSecret(withoutNames(%v)) failed = %v, want %v", tt.err, r.failed, tt.fail)
+		}
+	}
+}
