@@ -48,6 +48,10 @@ func (r *routes) ListRoutes(ctx context.Context, clusterName string) ([]*cloudpr
 		if err := inst.check(); err != nil {
 			return nil, fmt.Errorf("listing routes: %w", err)
 		}
+		// Nor can a route point at a Node without its instance's name.
+		if inst.Name == "" {
+			return nil, fmt.Errorf("listing routes: malformed response: instance %s has no name", inst.ID)
+		}
 		names[inst.ID] = inst.Name
 	}
 	out := make([]*cloudprovider.Route, 0, len(rts))
