@@ -53,7 +53,7 @@ func NewCloud(ctx context.Context, p Provider, env *Env) (*Cloud, error) {
 	cloud := &Cloud{provider: p, env: env}
 	if ip, ok := p.(InstancesProvider); ok {
 		if inst := ip.Instances(); !isNil(inst) {
-			cloud.instances = newInstancesV2(Codec(p), inst, env)
+			cloud.instances = newInstancesV2(p.Name(), Codec(p), inst, env)
 		}
 	}
 	if lp, ok := p.(LoadBalancerProvider); ok {
@@ -164,6 +164,12 @@ func loadConfig(p Provider, env *Env) error {
 	src := config.Source{File: env.CloudConfigFile, LookupEnv: env.LookupEnv}
 	if f, ok := p.(ConfigFormatter); ok {
 		src.Format = f.ConfigFormat()
+	}
+	// From the zero value: a provider initialized again (a restarted
+	// CCM, another credential) keeps nothing of its last settings.
+	cfg := reflect.ValueOf(c.Config())
+	if cfg.Kind() == reflect.Pointer && !cfg.IsNil() {
+		cfg.Elem().SetZero()
 	}
 	if err := config.Load(c.Config(), src); err != nil {
 		return fmt.Errorf("%s: %w", p.Name(), err)

@@ -52,22 +52,32 @@ type instancesV2 struct {
 	codec    providerid.Codec
 	cache    *instanceCache
 	deadline operationDeadline
+	guard    *goneGuard // nil when off
 }
 
 var _ cloudprovider.InstancesV2 = (*instancesV2)(nil)
 
-func newInstancesV2(codec providerid.Codec, src Instances, env *Env) *instancesV2 {
-	return &instancesV2{codec: codec, cache: newInstanceCache(src, env.InstanceCacheTTL),
+func newInstancesV2(provider string, codec providerid.Codec, src Instances, env *Env) *instancesV2 {
+	i := &instancesV2{codec: codec, cache: newInstanceCache(src, env.InstanceCacheTTL),
 		deadline: operationDeadline{timeout: env.InstanceLookupTimeout, fallback: DefaultInstanceLookupTimeout, flag: "--instance-lookup-timeout"}}
+	// Without a Kubernetes client there are no Nodes to check, nor a
+	// node lifecycle controller to delete one (tests of a provider alone).
+	if !env.NoNodeDeletionGuard && (env.Informers != nil || env.Client != nil) {
+		i.guard = newGoneGuard(provider, codec, src, env)
+	}
+	return i
 }
 
-// InstanceExists is false only when the cloud said the instance is gone;
-// every other failure is an error, so the node lifecycle controller keeps
-// the Node.
+// InstanceExists is false only when the cloud said the instance is gone,
+// and sees the cluster (see goneGuard); every other failure is an error,
+// so the node lifecycle controller keeps the Node.
 func (i *instancesV2) InstanceExists(ctx context.Context, node *corev1.Node) (bool, error) {
 	ctx, cancel := i.deadline.start(ctx)
 	defer cancel()
 	_, err := i.lookup(ctx, node)
+	if IsNotFound(err) && i.guard != nil {
+		err = i.guard.confirm(ctx, node, err)
+	}
 	switch {
 	case err == nil:
 		return true, nil
@@ -126,6 +136,10 @@ func (i *instancesV2) lookup(ctx context.Context, node *corev1.Node) (*Instance,
 	inst, err := checked(i.cache.byID(ctx, id.Value))
 	if err == nil && inst.ID != id.Value {
 		return nil, fmt.Errorf("node %q: malformed cloud answer: looking up instance %q found instance %q", node.Name, id.Value, inst.ID)
+	}
+	if err == nil && i.guard != nil {
+		// The cloud found a Node's VM: it sees the cluster.
+		i.guard.end(ctx)
 	}
 	return inst, err
 }

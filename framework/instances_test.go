@@ -27,7 +27,7 @@ func newFakeCloud(t testing.TB, ttl time.Duration) (*frameworktest.FakeCloud, cl
 // newInstances builds the framework's InstancesV2 (with a new cache) over fc.
 func newInstances(t testing.TB, fc *frameworktest.FakeCloud, ttl time.Duration) cloudprovider.InstancesV2 {
 	t.Helper()
-	cloud, err := framework.NewCloud(context.Background(), frameworktest.NewFakeProvider(fc), &framework.Env{InstanceCacheTTL: ttl})
+	cloud, err := framework.NewCloud(context.Background(), frameworktest.NewFakeProvider(fc), &framework.Env{InstanceCacheTTL: ttl, NoNodeDeletionGuard: true})
 	if err != nil {
 		t.Fatal(err)
 	}

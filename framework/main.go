@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cloud-provider/app"
 	cloudcontrollerconfig "k8s.io/cloud-provider/app/config"
 	"k8s.io/component-base/cli"
@@ -128,6 +129,9 @@ func (s *settings) cloudInitializer(reg Registry) app.InitCloudFunc {
 				InstanceLookupTimeout: s.lookupTimeout,
 				Version:               s.version,
 				CloudAPI:              s.cloudAPIOptions(),
+				NoNodeDeletionGuard:   !s.deletionGuard,
+				LeaderElectionLease: types.NamespacedName{Namespace: c.ComponentConfig.Generic.LeaderElection.ResourceNamespace,
+					Name: c.ComponentConfig.Generic.LeaderElection.ResourceName},
 			})
 			if err == nil {
 				return cloud

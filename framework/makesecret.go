@@ -117,7 +117,13 @@ func (o *makeSecretOptions) run(ctx context.Context, reg Registry, out io.Writer
 // buildSecret loads p's config as NewCloud does and gathers the Secret's
 // data: the tagged fields, the config file, then the provider's hook.
 func buildSecret(ctx context.Context, p Provider, spec CredentialSecret, env *Env) (*corev1.Secret, error) {
-	if err := loadConfig(p, env); err != nil {
+	// Without the file, the settings it holds are missing too: the error
+	// names both.
+	var noFile error
+	if spec.ConfigFileKey != "" && env.CloudConfigFile == "" {
+		noFile = fmt.Errorf("--cloud-config: required: the %s Secret holds the cloud config file under the key %s", p.Name(), spec.ConfigFileKey)
+	}
+	if err := errors.Join(loadConfig(p, env), noFile); err != nil {
 		return nil, err
 	}
 	data := map[string][]byte{}
@@ -128,9 +134,6 @@ func buildSecret(ctx context.Context, p Provider, spec CredentialSecret, env *En
 		}
 	}
 	if spec.ConfigFileKey != "" {
-		if env.CloudConfigFile == "" {
-			return nil, fmt.Errorf("--cloud-config: required: the %s Secret holds the cloud config file under the key %s", p.Name(), spec.ConfigFileKey)
-		}
 		b, err := os.ReadFile(env.CloudConfigFile)
 		if err != nil {
 			return nil, fmt.Errorf("--cloud-config: %w", err)

@@ -43,6 +43,7 @@ type settings struct {
 	lbWait             time.Duration
 	initTimeout        time.Duration
 	lookupTimeout      time.Duration
+	deletionGuard      bool
 }
 
 // WithVersion sets the version --version prints, overriding the ldflags one.
@@ -76,7 +77,7 @@ func WithStopChannel(ch <-chan struct{}) Option { return func(s *settings) { s.s
 
 func newSettings(opts []Option) *settings {
 	s := &settings{version: Version(), instanceCacheTTL: DefaultInstanceCacheTTL, lbCacheTTL: DefaultLoadBalancerCacheTTL,
-		lbWait: DefaultLoadBalancerWait, initTimeout: DefaultInitTimeout, lookupTimeout: DefaultInstanceLookupTimeout}
+		lbWait: DefaultLoadBalancerWait, initTimeout: DefaultInitTimeout, lookupTimeout: DefaultInstanceLookupTimeout, deletionGuard: true}
 	for _, o := range opts {
 		o(s)
 	}
@@ -87,6 +88,7 @@ func newSettings(opts []Option) *settings {
 	fs.DurationVar(&s.cloudAPITimeout, "cloud-api-timeout", s.cloudAPITimeout, "Timeout of one attempt of a cloud API request, reading its answer included; 0 means the provider's default (30s unless it sets one). A request's attempts and the waits between them together take at most twice this.")
 	fs.DurationVar(&s.initTimeout, "cloud-init-timeout", s.initTimeout, "Deadline for initializing the cloud provider at start-up (checking its credentials and API); when it passes the CCM exits with an error. Negative means none.")
 	fs.DurationVar(&s.lookupTimeout, "instance-lookup-timeout", s.lookupTimeout, "Deadline for one instance lookup of the node controllers (exists, shut down, metadata), every cloud API request and retry in it together; on expiry the lookup fails and the Node is kept. Negative means none.")
+	fs.BoolVar(&s.deletionGuard, "node-deletion-guard", s.deletionGuard, "Report a Node's VM gone (so that the node lifecycle controller deletes the Node) only while the cloud finds the VM of at least one other initialized Node: a credential of another account, which finds none, then deletes no Nodes. Turn it off only to delete the last Nodes of a cluster whose VMs are all gone.")
 	fs.DurationVar(&s.instanceCacheTTL, "instance-cache-ttl", s.instanceCacheTTL, "How long one list of the cloud's instances serves node lookups; negative disables the cache.")
 	fs.DurationVar(&s.lbCacheTTL, "load-balancer-cache-ttl", s.lbCacheTTL, "How long one list of the cloud's load balancers serves load-balancer lookups (for providers that list them); the CCM's own changes are seen at once, changes made elsewhere within this time. Negative disables the cache.")
 	fs.DurationVar(&s.lbWait, "load-balancer-wait", s.lbWait, "How long the deletion of a Service's load balancer waits for the cloud to finish it before the Service is handed back for a retry; 0 hands it back at once.")

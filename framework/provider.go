@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
@@ -30,7 +31,9 @@ type Provider interface {
 // Configurable is implemented by providers with settings. Config returns a
 // pointer to the provider's config struct; the framework fills it from the
 // --cloud-config file and environment variables (see package config) before
-// calling Init, and reports every bad field at once.
+// calling Init, and reports every bad field at once. It fills the struct
+// from its zero value every time (defaults come from its tags), so a
+// provider initialized again keeps nothing of its last settings.
 type Configurable interface {
 	Config() any
 }
@@ -143,6 +146,14 @@ type Env struct {
 	LoadBalancerWait time.Duration
 	// Version is the ccmkit version (from ldflags).
 	Version string
+	// NoNodeDeletionGuard turns the node-deletion guard off
+	// (--node-deletion-guard=false): a VM the cloud says is gone is
+	// reported gone even when the cloud sees none of the cluster's VMs.
+	NoNodeDeletionGuard bool
+	// LeaderElectionLease is the CCM's leader-election Lease, which the
+	// node-deletion guard's own Events name; the zero value means
+	// kube-system/cloud-controller-manager.
+	LeaderElectionLease types.NamespacedName
 }
 
 // NewHTTPClient returns a client for a provider whose transport defaults

@@ -41,6 +41,7 @@ func RunConformance(t *testing.T, h Harness) {
 		})
 	}
 	t.Run("ListInstances", func(t *testing.T) { testListInstances(t, newSuite(t, h, variant{})) })
+	t.Run("NodeDeletionGuard", func(t *testing.T) { testNodeDeletionGuard(t, h) })
 	for _, v := range []variant{{name: "LoadBalancerListOn", lbCacheTTL: framework.DefaultLoadBalancerCacheTTL}, {name: "LoadBalancerListOff", lbCacheTTL: -1}} {
 		t.Run(v.name, func(t *testing.T) {
 			if newSuite(t, h, v).cloud.lb == nil {
@@ -70,6 +71,8 @@ type variant struct {
 	instanceCacheTTL time.Duration
 	// lbCacheTTL is Env.LoadBalancerCacheTTL.
 	lbCacheTTL time.Duration
+	// guard turns the node-deletion guard on.
+	guard bool
 }
 
 // suite is one provider initialized against one fresh simulated cloud.
@@ -145,6 +148,11 @@ func newEnv(t *testing.T, target *Target, kube *fake.Clientset, recorder record.
 		CloudAPI:             cloudapi.Options{MaxRetries: -1, Timeout: time.Second},
 		InstanceCacheTTL:     instanceTTL,
 		LoadBalancerCacheTTL: v.lbCacheTTL,
+		// The cases check the provider's answers, one Node at a time; the
+		// framework's node-deletion guard, which would hide a provider's
+		// false not-found behind its own check, has a case of its own
+		// (NodeDeletionGuard).
+		NoNodeDeletionGuard: !v.guard,
 	}
 	if target.CloudConfig != "" {
 		env.CloudConfigFile = filepath.Join(t.TempDir(), "cloud.conf")

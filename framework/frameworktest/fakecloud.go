@@ -3,7 +3,9 @@ package frameworktest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -66,6 +68,24 @@ type Broken struct {
 
 type fakeInstance struct {
 	framework.Instance
+	account string // FakeAccountVar's value that sees it; "" is the main account
+}
+
+// FakeAccountVar is the setting of FakeProvider that picks the account of
+// the FakeCloud its credential belongs to; unset is the main account,
+// where AddInstance creates instances.
+const FakeAccountVar = "FAKE_ACCOUNT"
+
+// OtherAccount implements AccountSwitcher: the "other" account, which
+// holds an instance of its own and none of the main account's.
+func (c *FakeCloud) OtherAccount() Credentials {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	const other = "other"
+	if !slices.ContainsFunc(slices.Collect(maps.Values(c.instances)), func(i *fakeInstance) bool { return i.account == other }) {
+		c.add(other, "other-0")
+	}
+	return Credentials{Env: map[string]string{FakeAccountVar: other}}
 }
 
 type fakeLB struct {
@@ -101,12 +121,17 @@ func NewFakeCloud() *FakeCloud {
 func (c *FakeCloud) AddInstance(name string) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.add("", name)
+}
+
+// add creates a running instance in account; c.mu is held.
+func (c *FakeCloud) add(account, name string) string {
 	c.next++
 	id := fmt.Sprintf("fake-%d", c.next)
-	c.instances[id] = &fakeInstance{framework.Instance{
+	c.instances[id] = &fakeInstance{Instance: framework.Instance{
 		ID: id, Name: name, Type: "fake-small", Region: "fake-1", Zone: "fake-1a",
 		Addresses: nodeAddresses(name, c.next),
-	}}
+	}, account: account}
 	return id
 }
 

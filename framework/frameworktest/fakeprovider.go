@@ -42,8 +42,9 @@ func (c *FakeLoadBalancerConfig) Validate() error {
 // FakeProvider is a complete provider (instances, load balancers, routes)
 // over a FakeCloud.
 type FakeProvider struct {
-	cloud *FakeCloud
-	lb    cloudprovider.LoadBalancer
+	cloud   *FakeCloud
+	lb      cloudprovider.LoadBalancer
+	account string
 }
 
 var (
@@ -63,6 +64,9 @@ func (p *FakeProvider) Name() string { return "fake" }
 
 // Init implements framework.Provider.
 func (p *FakeProvider) Init(_ context.Context, env *framework.Env) error {
+	if env.LookupEnv != nil {
+		p.account, _ = env.LookupEnv(FakeAccountVar)
+	}
 	p.lb = framework.NewLoadBalancer(env, fakeLBDriver{p.cloud}, framework.LoadBalancerOptions[FakeLoadBalancerConfig]{
 		AnnotationPrefix: FakeAnnotationPrefix,
 		IDAnnotation:     FakeAnnotationPrefix + "load-balancer-id",
@@ -72,7 +76,9 @@ func (p *FakeProvider) Init(_ context.Context, env *framework.Env) error {
 }
 
 // Instances implements framework.InstancesProvider.
-func (p *FakeProvider) Instances() framework.Instances { return fakeInstances{p.cloud} }
+func (p *FakeProvider) Instances() framework.Instances {
+	return fakeInstances{c: p.cloud, account: p.account}
+}
 
 // LoadBalancer implements framework.LoadBalancerProvider.
 func (p *FakeProvider) LoadBalancer() cloudprovider.LoadBalancer { return p.lb }
@@ -80,7 +86,12 @@ func (p *FakeProvider) LoadBalancer() cloudprovider.LoadBalancer { return p.lb }
 // Routes implements framework.RoutesProvider.
 func (p *FakeProvider) Routes() cloudprovider.Routes { return fakeRoutes{p.cloud} }
 
-type fakeInstances struct{ c *FakeCloud }
+// fakeInstances are the instances of one account of the cloud: its
+// credential sees no other account's.
+type fakeInstances struct {
+	c       *FakeCloud
+	account string
+}
 
 func (f fakeInstances) lookup(ctx context.Context, op string, match func(*fakeInstance) bool) (*framework.Instance, error) {
 	c := f.c
@@ -95,7 +106,7 @@ func (f fakeInstances) lookup(ctx context.Context, op string, match func(*fakeIn
 	}
 	var found []*fakeInstance
 	for _, inst := range c.instances {
-		if match(inst) {
+		if inst.account == f.account && match(inst) {
 			found = append(found, inst)
 		}
 	}
@@ -127,8 +138,10 @@ func (f fakeInstances) ListInstances(ctx context.Context) ([]*framework.Instance
 		return nil, framework.ErrNotImplemented // lookups by name go to the guessing InstanceByName
 	}
 	ids := make([]string, 0, len(c.instances))
-	for id := range c.instances {
-		ids = append(ids, id)
+	for id, inst := range c.instances {
+		if inst.account == f.account {
+			ids = append(ids, id)
+		}
 	}
 	sort.Strings(ids)
 	out := make([]*framework.Instance, 0, len(ids))

@@ -148,3 +148,12 @@ type LoadBalancer = simkit.LoadBalancer
 func FormatListener(protocol string, port, nodePort int) string {
 	return simkit.FormatListener(protocol, port, nodePort)
 }
+
+// AccountSwitcher is a Cloud that serves more than one account (a
+// DigitalOcean team, an OpenStack project, a Brightbox account, a Triton
+// account, a Rancher environment), for the conformance suite's
+// node-deletion guard case: a simulated cloud's simkit.Accounts.
+type AccountSwitcher = simkit.Accounts
+
+// Credentials are settings that point a provider at an account.
+type Credentials = simkit.Credentials

@@ -50,7 +50,7 @@ func RunSecretRotation(t *testing.T, h Harness, secretVar string) {
 	}
 	id := target.Cloud.AddInstance("node-1")
 	path := filepath.Join(t.TempDir(), "secret")
-	writeAtomically(t, path, secret+"\n")
+	WriteAtomically(t, path, secret+"\n")
 	target.Env = maps.Clone(target.Env)
 	delete(target.Env, secretVar)
 	target.Env[secretVar+"_FILE"] = path
@@ -73,7 +73,7 @@ func RunSecretRotation(t *testing.T, h Harness, secretVar string) {
 	if _, err := instances.InstanceByID(s.ctx, id); err == nil || framework.IsNotFound(err) {
 		t.Fatalf("with the old secret: err = %v, want an authorization error that is not not-found", err)
 	}
-	writeAtomically(t, path, rotated+"\n") // ...then the Secret volume follows
+	WriteAtomically(t, path, rotated+"\n") // ...then the Secret volume follows
 	if _, err := instances.InstanceByID(s.ctx, id); err != nil {
 		t.Fatalf("with the rotated secret: %v", err)
 	}
@@ -88,9 +88,9 @@ func nextSecret(cloud Cloud, secret string) string {
 	return secret + "-rotated"
 }
 
-// writeAtomically replaces path's content as the kubelet updates a Secret
+// WriteAtomically replaces path's content as the kubelet updates a Secret
 // volume: a new file renamed over the old.
-func writeAtomically(t *testing.T, path, content string) {
+func WriteAtomically(t *testing.T, path, content string) {
 	t.Helper()
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {

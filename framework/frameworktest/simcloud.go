@@ -25,6 +25,23 @@ func SimCloud(c simkit.Cloud) Cloud {
 
 type simCloud struct{ c simkit.Cloud }
 
+// sim is the simulated cloud itself, for the optional capabilities the
+// suite looks for on it (accountsOf).
+func (s simCloud) sim() simkit.Cloud { return s.c }
+
+// accountsOf is c as an AccountSwitcher: c itself, or the simulated
+// cloud SimCloud wraps.
+func accountsOf(c Cloud) (AccountSwitcher, bool) {
+	if a, ok := c.(AccountSwitcher); ok {
+		return a, true
+	}
+	if s, ok := c.(interface{ sim() simkit.Cloud }); ok {
+		a, ok := s.sim().(AccountSwitcher)
+		return a, ok
+	}
+	return nil, false
+}
+
 func (s simCloud) AddInstance(name string) string { return s.c.AddInstance(name) }
 func (s simCloud) DeleteInstance(id string)       { s.c.DeleteInstance(id) }
 func (s simCloud) ShutdownInstance(id string)     { s.c.ShutdownInstance(id) }

@@ -174,6 +174,11 @@ func (c *Cluster) CCMArgs(port int) []string {
 	return args
 }
 
+// CloudConfigPath is the path of the --cloud-config file CCMArgs passes,
+// "" for a cloud configured by its environment: a scenario rewrites it as
+// the kubelet updates a mounted Secret.
+func (c *Cluster) CloudConfigPath() string { return c.cloudConfig }
+
 // StartCCM runs the provider's CCM binary against the cluster. name labels
 // its log file.
 func (c *Cluster) StartCCM(name string, extraArgs ...string) (*CCM, error) {

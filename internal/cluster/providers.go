@@ -102,6 +102,9 @@ type Sim interface {
 	// Inject adds a fault as simkit has it (a rate, a Retry-After, a hook
 	// run mid-request...); remove takes it out again.
 	Inject(f simkit.Fault) (remove func())
+	// OtherAccount is a valid credential of another account of the
+	// cloud, which sees none of this one's VMs (simkit.Accounts).
+	OtherAccount() simkit.Credentials
 	Close()
 }
 
@@ -255,3 +258,6 @@ func (s sim) Routes() map[string]string    { return s.c.Routes() }
 func (s sim) CloudConfig() string          { return s.c.CloudConfig() }
 func (s sim) Inject(f simkit.Fault) func() { return s.c.Inject(f) }
 func (s sim) Close()                       { s.c.Close() }
+
+// OtherAccount passes on the simulator's simkit.Accounts.
+func (s sim) OtherAccount() simkit.Credentials { return s.c.OtherAccount() }

@@ -184,6 +184,7 @@ var scenarios = []scenario{
 	{name: "NodeInitialization", run: testNodeInitialization},
 	{name: "NodeLifecycle", run: testNodeLifecycle},
 	{name: "APIErrorsDoNotDeleteNodes", run: testAPIErrorsDoNotDeleteNodes},
+	{name: "WrongAccountKeepsNodes", run: testWrongAccountKeepsNodes},
 	{name: "LoadBalancer", run: testLoadBalancer, applies: withLoadBalancers},
 	{name: "ServiceWhileNodesJoin", run: testServiceWhileNodesJoin, applies: withLoadBalancers},
 	{name: "LeaderFailover", run: testLeaderFailover, applies: withLoadBalancers},

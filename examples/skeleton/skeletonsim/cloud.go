@@ -35,6 +35,11 @@ func (c *Cloud) AddInstance(name string) string {
 // ShutdownInstance stops an instance.
 func (c *Cloud) ShutdownInstance(id string) { c.SetInstanceStatus(id, StatusStopped) }
 
+// OtherAccount implements simkit.Accounts with the Server's other account.
+func (c *Cloud) OtherAccount() simkit.Credentials {
+	return simkit.Credentials{Env: map[string]string{"SKELETON_TOKEN": c.Server.OtherAccount().Token()}}
+}
+
 // RotateSecret rotates the API token (SetToken).
 func (c *Cloud) RotateSecret(token string) { c.SetToken(token) }
 

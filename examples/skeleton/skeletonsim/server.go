@@ -55,6 +55,9 @@ type Server struct {
 
 	mu sync.Mutex
 	st *state
+
+	otherOnce sync.Once
+	other     *Server // another account, served on this URL (OtherAccount)
 }
 
 // Request is one entry of the request log.

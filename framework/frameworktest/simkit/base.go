@@ -14,9 +14,10 @@ import (
 // controls (a fault without a Body gets the cloud's error body from
 // Options.ErrorBody).
 type Base struct {
-	kit *Kit
-	mux *http.ServeMux
-	ln  Listener
+	kit      *Kit
+	mux      *http.ServeMux
+	ln       Listener
+	accounts *accounts
 }
 
 // NewBase returns the Base of a simulator whose endpoints a Kit with opts
@@ -28,7 +29,52 @@ func NewBase[T any](opts Options, state func() T) Base {
 	mux.HandleFunc("GET /_sim/state", func(w http.ResponseWriter, _ *http.Request) {
 		WriteJSON(w, http.StatusOK, state())
 	})
-	return Base{kit: kit, mux: mux, ln: NewListener(mux)}
+	acc := &accounts{own: mux}
+	return Base{kit: kit, mux: mux, ln: NewListener(acc), accounts: acc}
+}
+
+// AddAccount serves another account of the cloud on this Base's URL, as
+// the cloud serves every account on one endpoint: a request for which
+// claims is true (it carries the other account's credential, or names it)
+// goes to other, the Handler of a second Server of the simulator, not
+// started, with the other account's credentials and state; every other
+// request, unauthenticated ones included, to this Base's own endpoints.
+// The second Server's IDs must not collide with this one's: a cloud's IDs
+// are unique across its accounts.
+func (b *Base) AddAccount(claims func(*http.Request) bool, other http.Handler) {
+	b.accounts.add(claims, other)
+}
+
+// accounts routes a request to the account that claims it.
+type accounts struct {
+	own http.Handler
+
+	mu     sync.RWMutex
+	others []otherAccount
+}
+
+type otherAccount struct {
+	claims  func(*http.Request) bool
+	handler http.Handler
+}
+
+func (a *accounts) add(claims func(*http.Request) bool, h http.Handler) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.others = append(a.others, otherAccount{claims, h})
+}
+
+func (a *accounts) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a.mu.RLock()
+	others := a.others
+	a.mu.RUnlock()
+	for _, o := range others {
+		if o.claims(r) {
+			o.handler.ServeHTTP(w, r)
+			return
+		}
+	}
+	a.own.ServeHTTP(w, r)
 }
 
 // Handle registers h for op (a ServeMux pattern with a method, e.g. "GET

@@ -50,6 +50,9 @@ type Cloud interface {
 	SetLatency(d time.Duration)
 	// Close stops serving.
 	Close()
+	// A second account on the same URL (OtherAccount): the node-deletion
+	// guard's cases point a provider at it.
+	Accounts
 }
 
 // A simulator's Cloud type is its Server with the provider-neutral
@@ -138,4 +141,25 @@ type CompanionNamer interface {
 // "TCP:80->:30080".
 func FormatListener(protocol string, port, nodePort int) string {
 	return fmt.Sprintf("%s:%d->:%d", strings.ToUpper(protocol), port, nodePort)
+}
+
+// Credentials point a provider at one account of a simulated cloud: the
+// settings of its environment to change and, for a cloud whose
+// credentials are in the cloud config, the cloud config to use instead.
+type Credentials struct {
+	// Env are settings to set over the cloud's Env.
+	Env map[string]string
+	// CloudConfig, when not "", replaces the cloud's CloudConfig.
+	CloudConfig string
+}
+
+// Accounts is a Cloud that serves a second account beside its own (a
+// DigitalOcean team, an OpenStack project, a Brightbox account, a Triton
+// account, a Rancher environment), on the same URL (Base.AddAccount).
+type Accounts interface {
+	// OtherAccount returns valid credentials of another account of the
+	// cloud, which hold instances of their own and see none of this
+	// account's. The first call creates the account; later ones return
+	// the same credentials.
+	OtherAccount() Credentials
 }

@@ -46,6 +46,19 @@ func (c *Cloud) RotateSecret(secret string) {
 	c.ExpireTokens()
 }
 
+// OtherAccount implements simkit.Accounts with another account
+// (OtherAccountServer): its API client's ID and secret, and its ID as
+// BRIGHTBOX_ACCOUNT, which Env sets and the provider checks against the
+// accounts the client can use.
+func (c *Cloud) OtherAccount() simkit.Credentials {
+	o := c.OtherAccountServer()
+	return simkit.Credentials{Env: map[string]string{
+		"BRIGHTBOX_CLIENT":        o.ClientID(),
+		"BRIGHTBOX_CLIENT_SECRET": o.ClientSecret(),
+		"BRIGHTBOX_ACCOUNT":       o.Account(),
+	}}
+}
+
 // Env is what the Brightbox provider needs to reach the cloud.
 func (c *Cloud) Env() map[string]string { return c.Server.Env(c.URL()) }
 

@@ -27,6 +27,13 @@
 // every request) must be the account's, else 403; without it the
 // credentials' account is used.
 //
+// OtherAccountServer serves a second account on the same URL, as
+// Brightbox serves every account on one endpoint: OtherAccountID, with an
+// API client of its own (OtherClientID) and one server; token requests by
+// that client and requests with the tokens it was issued are the other
+// account's, which sees none of this account's resources (404), as this
+// account sees none of its.
+//
 // # Endpoints
 //
 // Lists are bare JSON arrays (no envelope, no pagination, no filters);

@@ -103,6 +103,9 @@ type Server struct {
 
 	corruptMu sync.Mutex
 	corrupt   []*corruption
+
+	otherOnce sync.Once
+	other     *Server // another account, served on this URL (OtherAccountServer)
 }
 
 // Request is one entry of the request log.
@@ -110,14 +113,17 @@ type Request = simkit.Request
 
 // New returns a Server that is not listening yet: call Start, or mount
 // Handler at the root of a listener.
-func New(opts Options) *Server {
+func New(opts Options) *Server { return newServer(opts, numbering{}) }
+
+// newServer is New for an account whose counters start at from.
+func newServer(opts Options, from numbering) *Server {
 	opts = withDefaults(opts)
 	s := &Server{opts: opts}
 	s.oauth = simkit.NewOAuth2(simkit.OAuth2Options{TTL: opts.TokenTTL, Now: opts.Now})
 	s.oauth.SetClient(opts.ClientID, opts.ClientSecret)
 	s.oauth.SetClient(opts.AppID, opts.AppSecret)
 	s.oauth.SetUser(opts.Username, opts.Password)
-	s.st = newState(opts)
+	s.st = newState(opts, from)
 	s.Base = simkit.NewBase(simkit.Options{
 		Common:    opts.Common,
 		ErrorBody: apiErrors.ErrorBody,

@@ -28,8 +28,9 @@ type CloudServer struct {
 	Interface string `json:"interface"`
 	// IPv4 and IPv6 are the interface's addresses: a private IPv4 of
 	// 10.240.0.0/12 and a public IPv6, numbered in the order servers are
-	// added when "" (unique for a million servers). "none"
-	// leaves one out.
+	// added when "" (unique for half a million servers: the other
+	// account's, OtherAccountServer, are numbered from 10.248.0.2 on).
+	// "none" leaves one out.
 	IPv4 string `json:"ipv4"`
 	IPv6 string `json:"ipv6"`
 	// Hostname is the ID when ""; FQDN is "<hostname>.gb1.brightbox.com"
@@ -134,7 +135,7 @@ func (st *state) addServer(srv CloudServer) CloudServer {
 		srv.CreatedAt = epoch
 	}
 	if _, existed := st.servers.Get(srv.ID); !existed {
-		if def, ok := st.groups.Get("grp-sda44"); ok {
+		if def, ok := st.groups.Get(st.defaultGroup); ok {
 			def.Servers = append(def.Servers, srv.ID)
 		}
 	}

@@ -25,6 +25,9 @@ type state struct {
 	cipSeq   int // cloud IP addresses handed out
 	// serverSeq counts the servers added, for their addresses.
 	serverSeq int
+	// defaultGroup is the default server group's ID, which new servers
+	// join.
+	defaultGroup string
 	// settling settles load balancers (creating -> active, deleting ->
 	// deleted) and ACME domains (pending -> valid).
 	settling *simkit.Lifecycle
@@ -35,19 +38,28 @@ type state struct {
 	now  func() time.Time
 }
 
-func newState(opts Options) *state {
+// numbering is where an account's counters start: its IDs (newID), its
+// servers' addresses and its cloud IPs' addresses. The cloud's IDs and
+// addresses are unique across its accounts, so each account counts in a
+// part of the space of its own; the first account's starts at zero.
+type numbering struct{ seq, serverSeq, cipSeq int }
+
+func newState(opts Options, from numbering) *state {
 	st := &state{
-		opts:     opts,
-		servers:  simkit.NewTable[CloudServer](),
-		lbs:      simkit.NewTable[LoadBalancer](),
-		cips:     simkit.NewTable[CloudIP](),
-		groups:   simkit.NewTable[ServerGroup](),
-		policies: simkit.NewTable[FirewallPolicy](),
-		rules:    simkit.NewTable[FirewallRule](),
-		settling: simkit.NewLifecycle(opts.ProvisioningReads),
-		mapping:  simkit.NewLifecycle(mappingReads(opts.MappingReads)),
-		gone:     map[string]int{},
-		now:      func() time.Time { return time.Now().UTC().Truncate(time.Second) },
+		opts:      opts,
+		seq:       from.seq,
+		serverSeq: from.serverSeq,
+		cipSeq:    from.cipSeq,
+		servers:   simkit.NewTable[CloudServer](),
+		lbs:       simkit.NewTable[LoadBalancer](),
+		cips:      simkit.NewTable[CloudIP](),
+		groups:    simkit.NewTable[ServerGroup](),
+		policies:  simkit.NewTable[FirewallPolicy](),
+		rules:     simkit.NewTable[FirewallRule](),
+		settling:  simkit.NewLifecycle(opts.ProvisioningReads),
+		mapping:   simkit.NewLifecycle(mappingReads(opts.MappingReads)),
+		gone:      map[string]int{},
+		now:       func() time.Time { return time.Now().UTC().Truncate(time.Second) },
 	}
 	st.seedDefaults()
 	return st
@@ -87,17 +99,22 @@ func (st *state) exists(id string) bool {
 }
 
 // seedDefaults creates what every account has: the default server group
-// with the default firewall policy, whose rules let everything out.
+// with the default firewall policy, whose rule lets everything out. The
+// first account's have fixed IDs (grp-sda44, fwp-j3654, fwr-k32l0);
+// another account's are drawn from its own numbering.
 func (st *state) seedDefaults() {
-	grp := &ServerGroup{ID: "grp-sda44", Name: "default", Default: true, CreatedAt: epoch}
-	st.groups.Put(grp.ID, grp)
-	fwp := &FirewallPolicy{ID: "fwp-j3654", Name: "default", Default: true, ServerGroup: grp.ID, CreatedAt: epoch}
-	st.policies.Put(fwp.ID, fwp)
-	for i, dest := range []string{"any"} {
-		r := &FirewallRule{ID: fmt.Sprintf("fwr-k32l%d", i), FirewallPolicy: fwp.ID, Destination: dest,
-			Description: "Allow all outgoing traffic", CreatedAt: epoch}
-		st.rules.Put(r.ID, r)
+	grpID, fwpID, fwrID := "grp-sda44", "fwp-j3654", "fwr-k32l0"
+	if st.seq != 0 {
+		grpID, fwpID, fwrID = st.newID("grp"), st.newID("fwp"), st.newID("fwr")
 	}
+	grp := &ServerGroup{ID: grpID, Name: "default", Default: true, CreatedAt: epoch}
+	st.groups.Put(grp.ID, grp)
+	st.defaultGroup = grp.ID
+	fwp := &FirewallPolicy{ID: fwpID, Name: "default", Default: true, ServerGroup: grp.ID, CreatedAt: epoch}
+	st.policies.Put(fwp.ID, fwp)
+	r := &FirewallRule{ID: fwrID, FirewallPolicy: fwp.ID, Destination: "any",
+		Description: "Allow all outgoing traffic", CreatedAt: epoch}
+	st.rules.Put(r.ID, r)
 }
 
 // listed counts a list read for the deleted resource id and reports

@@ -49,6 +49,11 @@ func (c *Cloud) ShutdownInstance(id string) {
 	}
 }
 
+// OtherAccount implements simkit.Accounts with another team (OtherTeam).
+func (c *Cloud) OtherAccount() simkit.Credentials {
+	return simkit.Credentials{Env: map[string]string{"DO_ACCESS_TOKEN": c.OtherTeam().Token()}}
+}
+
 // RotateSecret rotates the API token (SetToken).
 func (c *Cloud) RotateSecret(token string) { c.SetToken(token) }
 

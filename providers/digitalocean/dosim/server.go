@@ -61,6 +61,9 @@ type Server struct {
 	st        *state
 	served    int // answers sent, for RateLimit-Remaining and request IDs
 	rateReset time.Time
+
+	otherOnce sync.Once
+	other     *Server // another team, served on this URL (OtherTeam)
 }
 
 // Request is one entry of the request log.

@@ -37,6 +37,13 @@ func (c *Cloud) DeleteInstance(id string) { c.DeleteServer(id) }
 // ShutdownInstance powers a server off (SHUTOFF).
 func (c *Cloud) ShutdownInstance(id string) { c.SetServerStatus(id, StatusShutoff) }
 
+// OtherAccount implements simkit.Accounts with another project
+// (OtherProject): its cloud.conf, with the other project's user, its own
+// subnet and router, and the shared external network.
+func (c *Cloud) OtherAccount() simkit.Credentials {
+	return simkit.Credentials{CloudConfig: c.OtherProject().CloudConfigFor(c.URL())}
+}
+
 // Env is nil: the OpenStack CCM is configured by its cloud.conf
 // (CloudConfig).
 func (c *Cloud) Env() map[string]string { return nil }

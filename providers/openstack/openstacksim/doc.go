@@ -43,6 +43,15 @@
 // Keystone's error body, which makes gophercloud re-authenticate when
 // AllowReauth is set.
 //
+// OtherProject serves a second project of the same cloud on the same URL
+// and Keystone (Cloud.OtherAccount gives its cloud.conf): its own user
+// (OtherUsername, OtherPassword) and application credential
+// (OtherApplicationCredentialID), one server, network, subnet and router
+// of its own, IDs from 00900001-… on, and the shared external network by
+// the same ID. Token requests naming its credentials, and requests with
+// its tokens, go to it: Nova lists only its server and a GET of one of
+// this project's is 404 itemNotFound.
+//
 // # Endpoints
 //
 //	GET    /compute/v2.1/servers[/detail]        the token's project's; name= and ip= are regexes

@@ -99,6 +99,10 @@ type Server struct {
 	st *state
 	// tokens maps issued tokens to what they stand for.
 	tokens map[string]*token
+
+	// otherOnce creates other, the other project (OtherProject).
+	otherOnce sync.Once
+	other     *Server
 }
 
 // New returns a Server that is not listening yet: call Start, or mount

@@ -37,6 +37,13 @@ func (c *Cloud) AddInstance(name string) string {
 	return c.AddHost(Host{Hostname: name, Labels: labels}).UUID
 }
 
+// OtherAccount implements simkit.Accounts with another environment
+// (OtherEnvironment): its CATTLE_URL (another project ID),
+// CATTLE_ACCESS_KEY and CATTLE_SECRET_KEY.
+func (c *Cloud) OtherAccount() simkit.Credentials {
+	return simkit.Credentials{Env: c.OtherEnvironment().Env(c.URL())}
+}
+
 // RotateSecret gives the environment API key of Options (the one Env
 // names) a new secret: the old one is refused from now on, as after a
 // user replaces the key's secret in Rancher (frameworktest.SecretRotator).

@@ -24,6 +24,13 @@
 // Every link, action and next-page URL is absolute, built from the URL
 // the request came to.
 //
+// OtherEnvironment serves a second environment of the same Rancher server
+// on the same URL (Cloud.OtherAccount): project OtherProject with its own
+// environment API key (OtherAccessKey, OtherSecretKey) and one host of
+// its own, IDs from 1h900001 on. Requests with its access key go to it:
+// its lists hold none of this environment's resources, and a GET of one
+// by ID is 404 NotFound, as a key scoped to another environment gets.
+//
 // # Endpoints
 //
 // Under <base>/v2-beta/projects/<project> (Options.Project, default 1a5):
@@ -198,8 +205,8 @@
 //
 // # Not simulated
 //
-// Containers, volumes, networks, environments other than
-// the key's, sorting (sort, order), the include parameter but for a
+// Containers, volumes, networks, environments beyond the key's and
+// OtherEnvironment, sorting (sort, order), the include parameter but for a
 // host's ipAddresses, host label
 // scheduling affinity, toServiceStrategy upgrades and cancelupgrade,
 // websockets and events; account API keys (an environment key's scope is

@@ -66,6 +66,10 @@ type Server struct {
 
 	mu sync.Mutex
 	st *state
+
+	// otherOnce creates other, the other environment (OtherEnvironment).
+	otherOnce sync.Once
+	other     *Server
 }
 
 // Request is one entry of the request log.

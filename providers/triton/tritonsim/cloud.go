@@ -61,6 +61,20 @@ func (c *Cloud) RotateSecret(key string) {
 // TRITON_KEY_MATERIAL (the PKCS #1 PEM).
 func (c *Cloud) Env() map[string]string { return c.Server.Env(c.URL()) }
 
+// OtherAccount implements simkit.Accounts with another account
+// (OtherAccountServer): its login as TRITON_ACCOUNT, and its key's MD5
+// fingerprint and PKCS #1 PEM as TRITON_KEY_ID and TRITON_KEY_MATERIAL
+// (the PEM itself, even when Options.KeyFile keeps this account's on
+// disk).
+func (c *Cloud) OtherAccount() simkit.Credentials {
+	o := c.OtherAccountServer()
+	return simkit.Credentials{Env: map[string]string{
+		"TRITON_ACCOUNT":      o.Account(),
+		"TRITON_KEY_ID":       o.KeyFingerprint(),
+		"TRITON_KEY_MATERIAL": string(o.AccountKeyPEM()),
+	}}
+}
+
 // Moirai's metadata keys (triton-moirai src/lib.rs).
 const (
 	MetadataLoadBalancer = "cloud.tritoncompute:loadbalancer"

@@ -24,6 +24,12 @@
 // InvalidCredentials, a signature that does not verify or a skewed Date
 // 401 InvalidSignature, a path under another account 403 NotAuthorized.
 //
+// OtherAccountServer serves a second account on the same URL, as CloudAPI
+// serves every account of the datacenter: OtherAccountLogin, with a key
+// of its own and one machine; requests whose keyId names it are its, and
+// it sees none of this account's machines (404 under its path), as this
+// account sees none of its.
+//
 // # Endpoints
 //
 // Bodies are JSON, shaped as triton-go's types decode them; errors are

@@ -96,6 +96,9 @@ type Server struct {
 
 	mu sync.Mutex
 	st *state
+
+	otherOnce sync.Once
+	other     *Server // another account, served on this URL (OtherAccountServer)
 }
 
 // Request is one entry of the request log.
@@ -104,7 +107,10 @@ type Request = simkit.Request
 // New returns a Server that is not listening yet: call Start, or mount
 // Handler at the root of a listener. It panics if Options.PrivateKeyPEM
 // is not an RSA key in PKCS #1 PEM.
-func New(opts Options) *Server {
+func New(opts Options) *Server { return newServer(opts, numbering{}) }
+
+// newServer is New for an account whose counters start at from.
+func newServer(opts Options, from numbering) *Server {
 	opts = withDefaults(opts)
 	s := &Server{opts: opts}
 	s.sig = simkit.NewHTTPSignature(simkit.SignatureOptions{MaxSkew: opts.MaxClockSkew, Now: opts.Now})
@@ -123,7 +129,7 @@ func New(opts Options) *Server {
 	if s.cmon, err = newCMONService(opts.CNSPublicZone, time.Now()); err != nil {
 		panic("tritonsim: " + err.Error())
 	}
-	s.st = newState(opts)
+	s.st = newState(opts, from)
 	s.Base = simkit.NewBase(simkit.Options{
 		Common:    opts.Common,
 		ErrorBody: apiErrors.ErrorBody,

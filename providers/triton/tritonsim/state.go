@@ -38,9 +38,22 @@ type state struct {
 	now  func() time.Time
 }
 
-func newState(opts Options) *state {
+// numbering is where an account's counters start: its IDs (uuid), its
+// MAC addresses (mac) and, when valid, its addresses on the public
+// network. Triton's IDs and public addresses are unique across its
+// accounts, so each account counts in a part of the space of its own; the
+// first account's starts at zero, and at the public network's first
+// address.
+type numbering struct {
+	seq, macSeq int
+	publicIP    netip.Addr
+}
+
+func newState(opts Options, from numbering) *state {
 	st := &state{
 		opts:       opts,
+		seq:        from.seq,
+		macSeq:     from.macSeq,
 		cnsEnabled: !opts.CNSDisabled,
 		machines:   simkit.NewTable[Machine](),
 		networks:   simkit.NewTable[Network](),
@@ -58,6 +71,13 @@ func newState(opts Options) *state {
 	}
 	st.accountUpdated = epoch
 	st.seedDefaults()
+	if from.publicIP.IsValid() {
+		for _, n := range st.networks.All() {
+			if n.Public {
+				st.nextIP[n.ID] = from.publicIP
+			}
+		}
+	}
 	return st
 }
 
