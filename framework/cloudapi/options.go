@@ -2,6 +2,8 @@ package cloudapi
 
 import (
 	"crypto/tls"
+	"fmt"
+	"net"
 	"net/http"
 	"time"
 )
@@ -45,12 +47,14 @@ type Options struct {
 	// it. 0 means twice Timeout (two hung attempts); negative means no
 	// bound besides MaxRetries.
 	Budget time.Duration
-	// Base performs the requests; nil means a clone of http.DefaultTransport.
+	// Base performs the requests; nil means a new *http.Transport with
+	// net/http's defaults (never http.DefaultTransport itself, which
+	// another library may have replaced).
 	Base http.RoundTripper
 	// TLS, when set, is the TLS configuration of the requests (a private CA,
-	// a client certificate): applied to a clone of Base when Base is an
-	// *http.Transport, as the default one is. Another RoundTripper must
-	// carry its own TLS settings.
+	// a client certificate): applied to a clone of Base, which must then
+	// be an *http.Transport (nil is one); with any other Base, Validate
+	// fails and so does every request: TLS settings are never dropped.
 	TLS *tls.Config
 	// Operation names a request's operation for metrics, logs and the
 	// Counter; nil means DefaultOperation. WithOperation takes precedence.
@@ -93,7 +97,7 @@ func (o Options) withDefaults() Options {
 	if o.Base == nil {
 		o.Base = defaultBase()
 	}
-	if t, ok := o.Base.(*http.Transport); ok && o.TLS != nil {
+	if t, ok := o.Base.(*http.Transport); ok && o.TLS != nil { // Validate rejects the others
 		t = t.Clone()
 		t.TLSClientConfig = o.TLS.Clone()
 		o.Base = t
@@ -104,11 +108,34 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// defaultBase returns a private clone of http.DefaultTransport so that
-// tuning it never affects other users of the default transport.
-func defaultBase() http.RoundTripper {
-	if t, ok := http.DefaultTransport.(*http.Transport); ok {
-		return t.Clone()
+// Validate reports settings the transport cannot honour: TLS settings with
+// a Base that is not an *http.Transport, whose TLS configuration the
+// transport cannot reach.
+func (o Options) Validate() error {
+	if o.TLS == nil || o.Base == nil {
+		return nil
 	}
-	return http.DefaultTransport
+	if _, ok := o.Base.(*http.Transport); !ok {
+		return fmt.Errorf("cloudapi: TLS settings given with a base transport %T, which is not an *http.Transport: they cannot be applied (give the TLS settings to that transport instead)", o.Base)
+	}
+	return nil
+}
+
+// defaultBase returns a new transport with net/http's defaults (those of
+// http.DefaultTransport as net/http builds it): a private one, which
+// tuning never shares, and which a library that replaced
+// http.DefaultTransport process-wide does not reach.
+func defaultBase() *http.Transport {
+	return &http.Transport{
+		Proxy: http.ProxyFromEnvironment,
+		DialContext: (&net.Dialer{
+			Timeout:   30 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          100,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: 1 * time.Second,
+	}
 }

@@ -42,6 +42,7 @@ func UserAgent(version, provider string) string {
 
 // transport implements the request chain described in the package comment.
 type transport struct {
+	invalid   error   // Options.Validate's: every request fails with it
 	opts      Options // with defaults applied
 	userAgent string
 	limiter   *rate.Limiter // nil when not rate limited
@@ -55,8 +56,10 @@ type transport struct {
 
 func newTransport(o Options) *transport {
 	Register()
+	invalid := o.Validate()
 	o = o.withDefaults()
 	t := &transport{
+		invalid:   invalid,
 		opts:      o,
 		userAgent: UserAgent(o.Version, o.Provider),
 		redactor:  newRedactor(o.Sensitive),
@@ -78,6 +81,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Body.Close()
 		}
 		return nil, errors.New("cloudapi: nil request or request URL")
+	}
+	if t.invalid != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, t.invalid
 	}
 	ctx := req.Context()
 	op := t.operation(req)
