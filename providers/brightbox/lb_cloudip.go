@@ -8,6 +8,7 @@ import (
 
 	brightbox "github.com/brightbox/gobrightbox/v2"
 	"github.com/brightbox/gobrightbox/v2/enums/cloudipstatus"
+	"github.com/brightbox/gobrightbox/v2/enums/loadbalancerstatus"
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
@@ -205,6 +206,32 @@ func (d *lbDriver) releaseCloudIP(ctx context.Context, cip *brightbox.CloudIP, r
 		return fmt.Errorf("deleting cloud IP %s: %w", cip.ID, err)
 	}
 	return nil
+}
+
+// leftoverCloudIP reports whether c is a cloud IP the CCM allocated for
+// req's Service that no load balancer uses, for a Service whose load
+// balancer is not there, and whether it must be unmapped first. It is the
+// Service's own by the name the CCM gives it (the load balancer's), and
+// never the one cloudip-allocations names (the user's). It is unmapped
+// (Create allocated it before a load balancer that never came), or still
+// mapped to a load balancer the answer shows deleted or being deleted
+// (a deletion cut short, the API keeping the mapping a while, an earlier
+// CCM). One mapped to anything else (a live load balancer, a server, a
+// server group, or nothing the answer shows) is left alone: someone uses
+// it, or the answer cannot tell.
+func leftoverCloudIP(c *brightbox.CloudIP, req *lbRequest) (mapped, ok bool) {
+	if c.Name != req.Name || c.ID == req.Config.CloudIPAllocations {
+		return false, false
+	}
+	switch c.Status {
+	case cloudipstatus.Unmapped:
+		return false, true
+	case cloudipstatus.Mapped:
+		gone := c.LoadBalancer != nil && c.LoadBalancer.ID != "" &&
+			(c.LoadBalancer.Status == loadbalancerstatus.Deleted || c.LoadBalancer.Status == loadbalancerstatus.Deleting)
+		return gone, gone
+	}
+	return false, false
 }
 
 func joinComma(s []string) string { return strings.Join(s, ", ") }

@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	brightbox "github.com/brightbox/gobrightbox/v2"
-	"github.com/brightbox/gobrightbox/v2/enums/cloudipstatus"
 	"github.com/brightbox/gobrightbox/v2/enums/loadbalancerstatus"
 	"golang.org/x/sync/singleflight"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -278,8 +277,8 @@ func (d *lbDriver) Delete(ctx context.Context, lb *loadBalancer, req *lbRequest)
 		_, err := d.Get(ctx, lb.ID)
 		switch {
 		case framework.IsNotFound(err):
-			// Gone. What a delete cut short left (a cloud IP unmapped,
-			// not yet released) goes with it.
+			// Gone. What a delete cut short left (a cloud IP not yet
+			// released, unmapped or still mapped to it) goes with it.
 			if lerr := d.DeleteLeftovers(ctx, req); lerr != nil {
 				return lerr
 			}
@@ -310,20 +309,23 @@ func (d *lbDriver) Delete(ctx context.Context, lb *loadBalancer, req *lbRequest)
 }
 
 // DeleteLeftovers implements framework.LoadBalancerLeftovers: for a Service
-// whose load balancer is not there, it deletes the cloud IP Create
-// allocated before the load balancer (named as it, unmapped: a create that
-// failed after it, or a CCM killed in between), and the firewall policy
-// and server group named as it.
+// whose load balancer is not there, it releases the cloud IP the CCM
+// allocated for it (leftoverCloudIP: a create that failed after it, a CCM
+// killed in between, or a load balancer deleted with it still mapped),
+// and deletes the firewall policy and server group named as it.
 func (d *lbDriver) DeleteLeftovers(ctx context.Context, req *lbRequest) error {
 	all, err := d.client.CloudIPs(cloudapi.WithOperation(ctx, "cloud_ips.list"))
 	if err != nil {
 		return fmt.Errorf("listing cloud IPs: %w", err)
 	}
 	for i := range all {
-		if c := &all[i]; c.Name == req.Name && c.Status == cloudipstatus.Unmapped {
-			if err := d.releaseCloudIP(ctx, c, req, false); err != nil {
-				return err
-			}
+		c := &all[i]
+		mapped, ok := leftoverCloudIP(c, req)
+		if !ok {
+			continue
+		}
+		if err := d.releaseCloudIP(ctx, c, req, mapped); err != nil {
+			return err
 		}
 	}
 	return d.deleteFirewall(ctx, req)

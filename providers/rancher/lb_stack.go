@@ -8,12 +8,16 @@ import (
 	"sync"
 
 	rancher "github.com/rancher/go-rancher/v2"
+
+	"github.com/ccmkit/ccmkit/framework"
 )
 
 // The load-balancer stack and the HAProxy image are looked up once and
 // remembered: the stack by its name and externalId, as the existing CCM
 // found it (created at the first load balancer when missing), and the
-// image from the lb.instance.image setting at the first create.
+// image from the lb.instance.image setting at the first create. A stack
+// removed behind the CCM's back is forgotten when Cattle refuses a create
+// in it (Create looks it up, or makes it, again).
 
 // lbEnv is what the load balancers share in the environment: the stack's
 // ID and the default image, each read once.
@@ -59,6 +63,14 @@ func (e *lbEnv) stack(ctx context.Context, create bool) (string, error) {
 		if s.Id == "" {
 			return "", fmt.Errorf("looking up stack %s: malformed response: a stack without id", name)
 		}
+		if s.State == stateRemoving {
+			// Removed by hand: Cattle refuses new services in it, and
+			// its name to a new stack, until it is gone. Not remembered.
+			if create {
+				return "", framework.Provisioning("stack %s (%s) is being removed: a new one is made once it is gone", name, s.Id)
+			}
+			return s.Id, nil
+		}
 		e.stackID = s.Id
 		return s.Id, nil
 	}
@@ -73,7 +85,8 @@ func (e *lbEnv) stack(ctx context.Context, create bool) (string, error) {
 	return s.Id, nil
 }
 
-// forgetStack drops the remembered stack ID: Cattle said it is gone.
+// forgetStack drops the remembered stack ID: Cattle refused it (a 422 to
+// a create in it), so the next stack looks it up again.
 func (e *lbEnv) forgetStack(id string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -162,7 +162,22 @@ func (d *lbDriver) Find(ctx context.Context, req *lbRequest) (*loadBalancer, err
 // its ports, image and port rules in one POST. Cattle registers it; Update
 // links it to the external service and activates it. A lost answer is
 // recovered by Find (by name) on the next sync.
+//
+// The stack's ID is remembered: when Cattle answers that it refers to no
+// stack (removed by hand), Create looks the stack up, or makes it, again
+// and tries once more.
 func (d *lbDriver) Create(ctx context.Context, req *lbRequest) (*loadBalancer, error) {
+	lb, err := d.create(ctx, req)
+	if !isStackGone(err) {
+		return lb, err
+	}
+	klog.FromContext(ctx).Info("The load-balancer stack is gone; looking it up again", "service", klog.KObj(req.Service), "stack", d.env.settings.stackName(), "err", err)
+	return d.create(ctx, req)
+}
+
+// create is one try of Create; a 422 to a create in the stack forgets the
+// stack's ID.
+func (d *lbDriver) create(ctx context.Context, req *lbRequest) (*loadBalancer, error) {
 	stackID, err := d.env.stack(ctx, true)
 	if err != nil {
 		return nil, err
@@ -514,9 +529,26 @@ func backendsOf(lbName string, exts []*rancher.ExternalService) []*rancher.Exter
 	return out
 }
 
-// isInvalidReference reports Cattle's 422 for a reference to something
-// gone (the stack, removed behind the CCM's back).
+// isInvalidReference reports Cattle's 422 to a create: a reference to
+// something gone (the stack, removed behind the CCM's back) or garbled.
 func isInvalidReference(err error) bool {
 	var apiErr *rancher.ApiError
 	return errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusUnprocessableEntity
+}
+
+// isStackGone reports Cattle's 422 InvalidReference for the stackId of a
+// create: the stack it names does not exist or is being removed. go-rancher
+// keeps the JSON body's members as "code=InvalidReference,
+// fieldName=stackId, ..." in any order.
+func isStackGone(err error) bool {
+	var apiErr *rancher.ApiError
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusUnprocessableEntity {
+		return false
+	}
+	var code, field bool
+	for part := range strings.SplitSeq(apiErr.Body, ", ") {
+		code = code || part == "code=InvalidReference"
+		field = field || part == "fieldName=stackId"
+	}
+	return code && field
 }

@@ -191,7 +191,8 @@
 // RemoveHost and PurgeHost change hosts; AddStack and AddService seed
 // stacks and services in any state (what the old CCM left behind: the
 // stack, an LB whose port rules point at one external service per node
-// and its service links), AddCertificate a certificate (as uploaded in
+// and its service links), RemoveStack removes a stack with its services
+// (as by hand in the UI), AddCertificate a certificate (as uploaded in
 // the UI), SetServiceState moves one; SetSetting changes a
 // setting; Host, HostByHostname, Hosts, Stack, StackByName, Stacks,
 // Service, ServiceByName, Services, Certificate, Certificates, Endpoints

@@ -244,6 +244,20 @@ func (st *state) addStack(k Stack) *Stack {
 	return &k
 }
 
+// RemoveStack removes a stack, as a user deleting it in the UI would: it
+// and its services are removing, then removed (hidden by removed_null,
+// and a new reference to it is InvalidReference). It reports whether the
+// stack exists.
+func (s *Server) RemoveStack(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, found := s.st.stacks.Get(id)
+	if found && k.Removed == nil && k.State != StateRemoving {
+		s.st.removeStack(k)
+	}
+	return found
+}
+
 // Stack returns a copy of the stack with the ID.
 func (s *Server) Stack(id string) (Stack, bool) {
 	s.mu.Lock()
