@@ -17,30 +17,22 @@ import (
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
 )
 
-// This file builds the go-rancher client and holds the rules every call
-// follows (transport.go says how its requests reach the framework's
-// transport):
+// This file connects to the Cattle API (cattle.go speaks it) and holds
+// the rules every call follows:
 //
-//   - ClientOpts.Timeout, go-rancher's bound on one request, is the
-//     framework's bound on one request with its retries (the cloudapi
-//     Budget), so the framework's retries run inside it;
-//   - the provider's own calls go through api.do, with a context: its
-//     deadline (--instance-lookup-timeout, --cloud-init-timeout) cancels
-//     the request, and its operation names it;
+//   - every call goes through api.do, with a context: its deadline
+//     (--instance-lookup-timeout, --cloud-init-timeout) cancels the
+//     request, and its operation names it;
 //   - only Cattle's own 404 ({"type":"error","code":"NotFound"}, JSON) to a
 //     request naming one resource is an authoritative not-found (byID,
-//     api.notFound). go-rancher's typed ById returns (nil, nil) on any 404,
-//     a proxy's included: use byID instead, or nil-check;
+//     api.notFound);
 //   - a malformed answer (a resource without its id, a collection without
 //     data) is an error, never a panic.
 
 // api is the Cattle client and what Init learned about the environment.
 type api struct {
-	// client is go-rancher's typed client. Its requests go through the
-	// framework's transport but carry no context (see transport.go).
-	client *rancher.RancherClient
-	route  *route
-	url    string // CATTLE_URL as go-rancher normalized it, redacted
+	cattle *cattle
+	url    string // CATTLE_URL as go-rancher normalizes it, redacted
 }
 
 // exampleURL is what an environment's API URL looks like, for errors.
@@ -66,10 +58,15 @@ func connect(ctx context.Context, cfg *Config, env *framework.Env) (*api, error)
 	if _, err := cfg.SecretKey.Reveal(); err != nil {
 		return nil, fmt.Errorf("CATTLE_SECRET_KEY: %w", err)
 	}
-	r := defaultRouter()
-	o := cloudapi.Options{Base: originalTransport()}
-	hc := env.NewHTTPClient(o)
-	rt := &route{host: u.Host, next: hc.Transport, keys: func() (string, string, error) {
+	normalized, err := rancher.NormalizeUrl(u.String())
+	if err != nil {
+		return nil, errors.New("CATTLE_URL: not a valid URL")
+	}
+	root, err := url.Parse(normalized)
+	if err != nil {
+		return nil, errors.New("CATTLE_URL: not a valid URL")
+	}
+	c := &cattle{hc: env.HTTPClient, root: normalized, host: root.Host, keys: func() (string, string, error) {
 		access, err := cfg.AccessKey.Reveal()
 		if err != nil {
 			return "", "", fmt.Errorf("CATTLE_ACCESS_KEY: %w", err)
@@ -80,33 +77,20 @@ func connect(ctx context.Context, cfg *Config, env *framework.Env) (*api, error)
 		}
 		return access, secret, nil
 	}}
-	normalized, err := rancher.NormalizeUrl(u.String())
-	if err != nil {
-		return nil, errors.New("CATTLE_URL: not a valid URL")
-	}
-	a := &api{route: rt, url: redactedURL(normalized)}
-
-	// The bootstrap requests carry Init's context; the client's later
-	// ones the client's own token.
-	initToken, release := r.bind(rt, cloudapi.WithOperation(ctx, "root.get"))
-	defer release()
-	opts := &rancher.ClientOpts{Url: normalized, AccessKey: initToken, SecretKey: "-", Timeout: clientTimeout(env.CloudAPI)}
-	c, err := rancher.NewRancherClient(opts)
-	if err != nil {
+	a := &api{cattle: c, url: redactedURL(normalized)}
+	if err := c.bootstrap(ctx); err != nil {
 		return nil, a.connectError(ctx, err)
 	}
-	opts.AccessKey, _ = r.bind(rt, nil) // lives as long as the process: the client has no Close
-	a.client = c
 	for _, t := range requiredTypes {
-		if _, ok := c.GetTypes()[t]; !ok {
+		if _, ok := c.types[t]; !ok {
 			return nil, fmt.Errorf("CATTLE_URL: the Cattle API at %s has no %q type: it is not an environment's API; use the URL Rancher shows with an environment API key, such as %s", a.url, t, exampleURL)
 		}
 	}
 	return a, nil
 }
 
-// connectError turns a failed go-rancher bootstrap into an error naming
-// the variable to check.
+// connectError turns a failed bootstrap into an error naming the variable
+// to check.
 func (a *api) connectError(ctx context.Context, err error) error {
 	var apiErr *rancher.ApiError
 	switch {
@@ -116,7 +100,7 @@ func (a *api) connectError(ctx context.Context, err error) error {
 		return fmt.Errorf("CATTLE_ACCESS_KEY, CATTLE_SECRET_KEY: the Cattle API at %s refused the API key (%s): check both, and that the key is an environment API key of this environment", a.url, apiErr.Status)
 	case errors.As(err, &apiErr):
 		return fmt.Errorf("CATTLE_URL: %s answered %s: it is not a Cattle environment's API (an environment's URL looks like %s)", a.url, apiErr.Status, exampleURL)
-	case strings.HasPrefix(err.Error(), "Failed to find schema"):
+	case errors.Is(err, errNoSchemas):
 		return fmt.Errorf("CATTLE_URL: %s is not a Cattle environment's API: its answer has no X-API-Schemas header (an environment's URL looks like %s)", a.url, exampleURL)
 	case isJSONError(err):
 		return fmt.Errorf("CATTLE_URL: %s is not a Cattle API: malformed schemas: %w", a.url, err)
@@ -130,48 +114,15 @@ func isJSONError(err error) bool {
 	return errors.As(err, &syn) || errors.As(err, &typ)
 }
 
-// clientTimeout is go-rancher's bound on one request: the framework's
-// bound on a request with its retries (cloudapi.Options.Budget, by default
-// twice the per-attempt timeout), so go-rancher never cuts the framework's
-// retries short, and a hung request still ends.
-func clientTimeout(o cloudapi.Options) time.Duration {
-	timeout := o.Timeout
-	if timeout <= 0 {
-		timeout = cloudapi.DefaultTimeout
-	}
-	switch {
-	case o.Budget > 0:
-		return o.Budget
-	case o.Budget < 0:
-		// No overall bound asked for: every attempt, and a backoff
-		// between each.
-		retries := o.MaxRetries
-		if retries == 0 {
-			retries = cloudapi.DefaultMaxRetries
-		}
-		return time.Duration(max(retries, 0)+1) * (timeout + cloudapi.DefaultMaxBackoff)
-	}
-	return 2 * timeout
-}
-
-// do runs fn with a go-rancher base client whose requests carry ctx,
-// named op in metrics, logs and the Counter.
-func (a *api) do(ctx context.Context, op string, fn func(c *rancher.RancherBaseClientImpl) error) error {
+// do runs fn with the API for one call: its requests carry ctx, named op
+// in metrics, logs and the Counter.
+func (a *api) do(ctx context.Context, op string, fn func(c *cattleCall) error) error {
 	if err := context.Cause(ctx); err != nil {
 		return err
 	}
-	base, ok := a.client.RancherBaseClient.(*rancher.RancherBaseClientImpl)
-	if !ok {
-		return fmt.Errorf("rancher: the client is a %T, not go-rancher's", a.client.RancherBaseClient)
-	}
-	token, release := defaultRouter().bind(a.route, cloudapi.WithOperation(ctx, op))
-	defer release()
-	opts := *base.Opts
-	opts.AccessKey = token
-	err := fn(&rancher.RancherBaseClientImpl{Opts: &opts, Schemas: base.Schemas, Types: base.Types})
-	if err != nil && ctx.Err() != nil {
-		// The context ended the request: say so, rather than go-rancher's
-		// wrapped "context canceled".
+	err := fn(&cattleCall{cattle: a.cattle, ctx: cloudapi.WithOperation(ctx, op)})
+	if err != nil && ctx.Err() != nil && !errors.Is(err, context.Cause(ctx)) {
+		// The context ended the request: say why.
 		return fmt.Errorf("%w (%w)", err, context.Cause(ctx))
 	}
 	return err
@@ -225,7 +176,7 @@ func byID[T any](ctx context.Context, a *api, op, schemaType, id string) (*T, er
 	}
 	ctx, rec := cloudapi.RecordAnswers(ctx)
 	out := new(T)
-	err := a.do(ctx, op, func(c *rancher.RancherBaseClientImpl) error { return c.ById(schemaType, id, out) })
+	err := a.do(ctx, op, func(c *cattleCall) error { return c.ById(schemaType, id, out) })
 	if err != nil {
 		if ans, ok := rec.Last(); ok && notFoundRule.IsNotFound(cloudapi.OneResource, ans) {
 			return nil, &notFoundError{err: fmt.Errorf("%s %s: %w", schemaType, id, framework.ErrNotFound)}
@@ -257,7 +208,7 @@ func listAll[T any](ctx context.Context, a *api, op, schemaType string, filters 
 		f["limit"] = limit
 	}
 	var all []T
-	err := a.do(ctx, op, func(c *rancher.RancherBaseClientImpl) error {
+	err := a.do(ctx, op, func(c *cattleCall) error {
 		var err error
 		all, err = cloudapi.Pager[T]{
 			Start: cloudapi.PageNumber(1),
@@ -300,7 +251,7 @@ func getLink[T any](ctx context.Context, a *api, op string, r rancher.Resource, 
 		return nil, fmt.Errorf("malformed response: %s %s has no %s link", r.Type, r.Id, link)
 	}
 	var all []T
-	err := a.do(ctx, op, func(c *rancher.RancherBaseClientImpl) error {
+	err := a.do(ctx, op, func(c *cattleCall) error {
 		var err error
 		all, err = cloudapi.Pager[T]{
 			Start: cloudapi.Link(u),

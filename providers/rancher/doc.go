@@ -24,7 +24,10 @@
 //   - all Nodes are served from one paginated host list per cache TTL,
 //     and each host's ipAddresses link is read at most once per TTL.
 //
-// go-rancher takes neither an *http.Client nor a context; transport.go
-// says how its requests still go through the framework's transport, and
-// client.go the rules every call follows (not-found, malformed answers).
+// go-rancher gives the Cattle types and the way the API is spoken, but its
+// client takes neither an *http.Client nor a context and sends on
+// http.DefaultTransport: cattle.go speaks the API as go-rancher's base
+// client does, through the framework's client with each call's context,
+// and changes nothing process-wide; client.go holds the rules every call
+// follows (not-found, malformed answers).
 package rancher

@@ -15,7 +15,7 @@ import (
 // Cattle's answer.
 func createResource[T any](ctx context.Context, a *api, op, schemaType string, obj any) (*T, error) {
 	out := new(T)
-	if err := a.do(ctx, op, func(c *rancher.RancherBaseClientImpl) error { return c.Create(schemaType, obj, out) }); err != nil {
+	if err := a.do(ctx, op, func(c *cattleCall) error { return c.Create(schemaType, obj, out) }); err != nil {
 		return nil, err
 	}
 	if resourceID(out) == "" {
@@ -28,7 +28,7 @@ func createResource[T any](ctx context.Context, a *api, op, schemaType string, o
 // answer.
 func updateResource[T any](ctx context.Context, a *api, op, schemaType string, res *rancher.Resource, updates any) (*T, error) {
 	out := new(T)
-	if err := a.do(ctx, op, func(c *rancher.RancherBaseClientImpl) error { return c.Update(schemaType, res, updates, out) }); err != nil {
+	if err := a.do(ctx, op, func(c *cattleCall) error { return c.Update(schemaType, res, updates, out) }); err != nil {
 		return nil, err
 	}
 	if got := resourceID(out); got != res.Id {
@@ -40,12 +40,12 @@ func updateResource[T any](ctx context.Context, a *api, op, schemaType string, r
 // deleteResource DELETEs res; Cattle's own 404 is an error a.notFound
 // reports.
 func deleteResource(ctx context.Context, a *api, op string, res *rancher.Resource) error {
-	return a.do(ctx, op, func(c *rancher.RancherBaseClientImpl) error { return c.Delete(res) })
+	return a.do(ctx, op, func(c *cattleCall) error { return c.Delete(res) })
 }
 
 // runAction runs the action name on res (which must offer it now: Cattle's
 // actions depend on the state).
 func runAction(ctx context.Context, a *api, op, schemaType, name string, res *rancher.Resource, input any) error {
 	var out rancher.Service
-	return a.do(ctx, op, func(c *rancher.RancherBaseClientImpl) error { return c.Action(schemaType, name, res, input, &out) })
+	return a.do(ctx, op, func(c *cattleCall) error { return c.Action(schemaType, name, res, input, &out) })
 }

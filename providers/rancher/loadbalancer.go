@@ -50,7 +50,7 @@ func (p *Provider) LoadBalancer() cloudprovider.LoadBalancer { return p.lb }
 // decoding with Events, find-or-create, the ID annotation, the shared list
 // of the stack's load balancers, and the status.
 func newLoadBalancer(_ context.Context, env *framework.Env, p *Provider) (cloudprovider.LoadBalancer, error) {
-	if p.api == nil || p.api.client == nil {
+	if p.api == nil || p.api.cattle == nil {
 		return nil, errors.New("load balancers: no Cattle client")
 	}
 	d := &lbDriver{api: p.api, env: &lbEnv{api: p.api, settings: p.cfg.LoadBalancer}, agents: newAgentIPs(p.api, hostTTL(env))}

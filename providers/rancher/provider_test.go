@@ -84,9 +84,10 @@ func TestStartupFailures(t *testing.T) {
 	}
 }
 
-// TestRequestsGoThroughTheFrameworkClient: go-rancher's requests, the
-// bootstrap's and the lookups', are the framework's (counted, named), and
-// a /v1 URL (as Rancher injected it into the old CCM's container) works.
+// TestRequestsGoThroughTheFrameworkClient: the provider's requests, the
+// bootstrap's and the lookups', are the framework's (counted, named), a
+// /v1 URL (as Rancher injected it into the old CCM's container) works,
+// and http.DefaultTransport is left as it was.
 func TestRequestsGoThroughTheFrameworkClient(t *testing.T) {
 	sim := ranchersim.NewServer(t, ranchersim.Options{})
 	uuid := sim.Cloud().AddInstance("node-1")
@@ -98,17 +99,21 @@ func TestRequestsGoThroughTheFrameworkClient(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			counter := cloudapi.NewCounter()
 			p := rancher.New()
+			defaultTransport := http.DefaultTransport
 			if _, err := newCloud(ctx, p, vars, counter, -1); err != nil {
 				t.Fatalf("NewCloud: %v", err)
 			}
-			if got := counter.Get("root.get"); got != 2 {
-				t.Errorf("%d bootstrap requests (root and schemas) counted, want 2 (all: %v)", got, counter.Snapshot())
+			if root, schemas := counter.Get("root.get"), counter.Get("schemas.list"); root != 1 || schemas != 1 {
+				t.Errorf("bootstrap requests counted: %d root, %d schemas; want 1 each (all: %v)", root, schemas, counter.Snapshot())
 			}
 			if _, err := p.Instances().InstanceByID(ctx, uuid); err != nil {
 				t.Fatalf("InstanceByID: %v", err)
 			}
 			if got := counter.Get("hosts.list"); got != 1 {
 				t.Errorf("%d host lists counted, want 1 (all: %v)", got, counter.Snapshot())
+			}
+			if http.DefaultTransport != defaultTransport {
+				t.Errorf("http.DefaultTransport was replaced by a %T", http.DefaultTransport)
 			}
 		})
 	}
