@@ -18,9 +18,11 @@ var _ framework.ControllersProvider = (*Provider)(nil)
 // controller (drain.go) takes NotReady and cordoned nodes out of the CNS
 // services the load balancers use; the firewall controller
 // (firewall_controller.go) keeps the cluster's Cloud Firewall rules; the
-// metrics controller (cmon_controller.go) sets the nodes up for CMON.
+// metrics controller (cmon_controller.go) sets the nodes up for CMON; with
+// TRITON_LB_MODE none, the last (lb_disabled.go) warns each Service of
+// type LoadBalancer that it gets none.
 func (p *Provider) Controllers() []framework.Controller {
-	return []framework.Controller{p.drainControllerFor(), p.firewallControllerFor(), p.cmonControllerFor()}
+	return []framework.Controller{p.drainControllerFor(), p.firewallControllerFor(), p.cmonControllerFor(), p.lbDisabledControllerFor()}
 }
 
 // nodeMachineIDs returns the machine UUIDs of the Nodes with a Triton

@@ -40,8 +40,8 @@ type firewallController struct {
 	api      *api
 	cluster  string
 	settings FirewallSettings
-	// machines is the cluster's machines (nil without load balancers:
-	// then only the rules are kept).
+	// machines is the cluster's machines, as the load balancers share
+	// them (nil: only the rules are kept).
 	machines *clusterMachines
 	codec    providerid.Codec
 	nodes    corelisters.NodeLister
@@ -89,9 +89,7 @@ func (p *Provider) newFirewallController(env *framework.Env) (*firewallControlle
 		api: p.api, cluster: env.ClusterName, settings: p.cfg.Firewall, codec: framework.Codec(p),
 		nodes: nodes.Lister(), synced: nodes.Informer().HasSynced,
 		trigger: make(chan struct{}, 1), resync: p.cfg.Firewall.resync(), timeout: firewallSyncTimeout,
-	}
-	if lbs, ok := p.lb.(*loadBalancers); ok {
-		c.machines = lbs.machines
+		machines: p.machines,
 	}
 	informer := nodes.Informer()
 	reg, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{

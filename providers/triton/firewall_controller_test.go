@@ -393,3 +393,20 @@ func TestFirewallConfig(t *testing.T) {
 		t.Errorf("a bad range: %v, want an error naming TRITON_FIREWALL_NODEPORT_RANGE", err)
 	}
 }
+
+// TestFirewallWithoutLoadBalancers: with TRITON_LB_MODE=none, on an
+// account without CNS, the controller keeps the rules and tags the nodes'
+// machines as it does with load balancers, and turns their firewalls on
+// when asked.
+func TestFirewallWithoutLoadBalancers(t *testing.T) {
+	f := newFWFixture(t)
+	f.sim.SetCNSEnabled(false)
+	c := f.controller(map[string]string{"TRITON_LB_MODE": modeNone, "TRITON_FIREWALL_ENABLE_NODES": "true"})
+	f.sync(c)
+	f.wantRules(fwNodeRules)
+	for _, id := range f.nodes {
+		if m, _ := f.sim.Machine(id); m.Tags[clusterTag] != "test" || !m.FirewallEnabled {
+			t.Errorf("node machine %s has tags %v, firewall %v: want k8s-cluster=test and the firewall on", id, m.Tags, m.FirewallEnabled)
+		}
+	}
+}

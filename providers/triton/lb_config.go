@@ -14,11 +14,13 @@ import (
 // Load-balancer modes: a Moirai appliance (the cloud-load-balancer image)
 // per Service, or CNS service names on the nodes. auto, the cluster-wide
 // default, is moirai when the account can see the appliance's image and
-// cns otherwise.
+// cns otherwise. none, cluster-wide only, turns the load balancers off:
+// the only mode an account without CNS can run (lb_disabled.go).
 const (
 	modeMoirai = "moirai"
 	modeCNS    = "cns"
 	modeAuto   = "auto"
+	modeNone   = "none"
 )
 
 // Defaults of the cluster-wide settings.
@@ -36,7 +38,7 @@ const (
 // Config. Per-Service annotations (LoadBalancerConfig) override the mode
 // and the package.
 type LoadBalancerSettings struct {
-	Mode                string   `json:"mode" env:"TRITON_LB_MODE" default:"auto" doc:"How Services of type LoadBalancer are served: moirai (one Triton Moirai appliance, the cloud-load-balancer image, per Service), cns (Container Name Service names on the nodes: DNS only, no port mapping) or auto (moirai when the account can see the appliance image, else cns). A Service's mode annotation overrides it."`
+	Mode                string   `json:"mode" env:"TRITON_LB_MODE" default:"auto" doc:"How Services of type LoadBalancer are served: moirai (one Triton Moirai appliance, the cloud-load-balancer image, per Service), cns (Container Name Service names on the nodes: DNS only, no port mapping), auto (moirai when the account can see the appliance image, else cns) or none (no load balancers, the one mode an account without CNS can run: the service controller does not run, and a Service of type LoadBalancer gets a Warning Event instead of an address). A Service's mode annotation overrides it, unless it is none."`
 	Package             string   `json:"package" env:"TRITON_LB_PACKAGE" doc:"Package (name or ID) of the Moirai appliances. Unset: the account's smallest package by memory, found at start-up."`
 	Image               string   `json:"image" env:"TRITON_LB_IMAGE" default:"cloud-load-balancer" doc:"Image of the Moirai appliances: a name (the newest active version the account can see is used) or an image UUID."`
 	Networks            []string `json:"networks" env:"TRITON_LB_NETWORKS" doc:"Networks (names or IDs, comma-separated) of the Moirai appliances. Unset: the account's first public network (by name) for the Service's address, plus the non-public (fabric) networks of the Service's nodes, which the appliance reaches them on."`
@@ -50,9 +52,9 @@ type LoadBalancerSettings struct {
 func (s *LoadBalancerSettings) validate() error {
 	var errs []error
 	switch s.Mode {
-	case "", modeAuto, modeMoirai, modeCNS:
+	case "", modeAuto, modeMoirai, modeCNS, modeNone:
 	default:
-		errs = append(errs, fmt.Errorf("TRITON_LB_MODE: %q is not one of moirai, cns, auto", s.Mode))
+		errs = append(errs, fmt.Errorf("TRITON_LB_MODE: %q is not one of moirai, cns, auto, none", s.Mode))
 	}
 	if p := s.KubeProxyHealthPort; p < 0 || p > 65534 {
 		errs = append(errs, fmt.Errorf("TRITON_LB_KUBE_PROXY_HEALTH_PORT: %d is not a port (1..65534)", p))

@@ -33,7 +33,7 @@ const (
 // wraps ErrNotFound. Of several (made by hand, or a lost answer retried),
 // the oldest wins.
 func (d *lbDriver) findAppliance(ctx context.Context, req *lbRequest) (*compute.Instance, error) {
-	ms, err := d.listMachines(ctx, serviceUIDTag, string(req.Service.UID))
+	ms, err := d.api.listMachines(ctx, serviceUIDTag, string(req.Service.UID))
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"net/http"
 	"strings"
-	"sync"
 
 	"github.com/joyent/triton-go/compute"
 	"k8s.io/klog/v2"
@@ -17,24 +16,15 @@ import (
 // This file edits the nodes' triton.cns.services tags, shared by both
 // modes: Moirai's node service and the CNS mode's per-Service entries. The
 // tag is the machine's, and its user's too: every edit keeps the entries
-// of other services, under a lock per machine, so two Services editing one
-// node never lose each other's entries. The shared list of the cluster's
+// of other services, under a lock per machine (keyed_mutex.go: kept only
+// while an edit holds or waits for it), so two Services editing one node
+// never lose each other's entries. The shared list of the cluster's
 // machines (lb_machines.go), where this process's own writes are at once,
 // tells which nodes need an edit, so a sync with nothing to change makes
 // no call; an edit reads the tag afresh (one GET of it) before it writes,
 // so an entry the user added since the list is kept. Every node edited is
 // tagged k8s-cluster=<cluster>, so that one filtered list finds them all
 // again.
-
-// keyedMutex is one mutex per key, made on first use.
-type keyedMutex struct{ m sync.Map }
-
-// lock locks key's mutex and returns its unlock.
-func (k *keyedMutex) lock(key string) func() {
-	mu, _ := k.m.LoadOrStore(key, new(sync.Mutex))
-	mu.(*sync.Mutex).Lock()
-	return mu.(*sync.Mutex).Unlock
-}
 
 // syncNodeEntries makes label's entries on the cluster's machines exactly
 // want (machine UUID -> entries): the machines in want get theirs, every

@@ -187,18 +187,18 @@ func (d *lbDriver) targetMachines(ctx context.Context, nodes []*corev1.Node) []s
 }
 
 // listMachines lists the machines tagged key=value, every page.
-func (d *lbDriver) listMachines(ctx context.Context, key, value string) ([]*compute.Instance, error) {
-	return d.listMachinesWhere(ctx, map[string]any{key: value}, "tagged "+key+"="+value)
+func (a *api) listMachines(ctx context.Context, key, value string) ([]*compute.Instance, error) {
+	return a.listMachinesWhere(ctx, map[string]any{key: value}, "tagged "+key+"="+value)
 }
 
 // listMachinesWhere lists the machines with these tags (nil: every machine
 // of the account), every page CloudAPI's offset reaches; what names them.
 // A page holding a machine checkMachine refuses is a malformed response.
-func (d *lbDriver) listMachinesWhere(ctx context.Context, tags map[string]any, what string) ([]*compute.Instance, error) {
+func (a *api) listMachinesWhere(ctx context.Context, tags map[string]any, what string) ([]*compute.Instance, error) {
 	var out []*compute.Instance
 	for offset := 0; ; offset += machinePage {
 		page, err := guarded("machines.list", func() ([]*compute.Instance, error) {
-			return d.api.compute().Instances().List(withOp(ctx, "machines.list"), &compute.ListInstancesInput{
+			return a.compute().Instances().List(withOp(ctx, "machines.list"), &compute.ListInstancesInput{
 				Tags: tags, Limit: machinePage, Offset: uint16(offset),
 			})
 		})
@@ -233,7 +233,7 @@ func (d *lbDriver) readMachines(ctx context.Context, ids []string) (map[string]*
 	if pages := (n + machinePage - 1) / machinePage; n <= 0 || 1+pages >= len(ids) {
 		return nil, nil
 	}
-	all, err := d.listMachinesWhere(ctx, nil, "of the account")
+	all, err := d.api.listMachinesWhere(ctx, nil, "of the account")
 	if err != nil {
 		return nil, err
 	}

@@ -41,19 +41,21 @@ func (p *Provider) LoadBalancer() cloudprovider.LoadBalancer { return p.lb }
 // configured mode: auto becomes moirai when the account can see the
 // appliance's image, cns otherwise. Both modes name the nodes by CNS, so
 // an account without triton_cns_enabled fails start-up, as does moirai
-// asked for without its image.
+// asked for without its image. none makes no load balancers: it returns
+// nil, and the framework then runs no service controller.
 func newLoadBalancer(ctx context.Context, env *framework.Env, p *Provider) (cloudprovider.LoadBalancer, error) {
-	if p.api == nil {
+	if p.api == nil || p.machines == nil {
 		return nil, errors.New("load balancers: the CloudAPI client is not built")
 	}
 	s := p.cfg.LoadBalancer
-	if !p.api.cnsEnabled {
-		return nil, fmt.Errorf("TRITON_LB_MODE: load balancers need Triton CNS, and triton_cns_enabled is off on account %s: turn it on (triton account update triton_cns_enabled=true)", p.api.login)
+	if s.Mode == modeNone {
+		klog.FromContext(ctx).Info("Load balancers off (TRITON_LB_MODE none): a Service of type LoadBalancer gets a Warning Event and no address")
+		return nil, nil
 	}
-	d := &lbDriver{api: p.api, settings: s, cluster: env.ClusterName, codec: framework.Codec(p), recorder: env.Recorder, kube: env.Client}
-	d.machines = newClusterMachines(env.ClusterName, func(ctx context.Context) ([]*compute.Instance, error) {
-		return d.listMachines(ctx, clusterTag, d.cluster)
-	}, machineListTTL(env.LoadBalancerCacheTTL))
+	if !p.api.cnsEnabled {
+		return nil, fmt.Errorf("TRITON_LB_MODE: load balancers need Triton CNS, and triton_cns_enabled is off on account %s: turn it on (triton account update triton_cns_enabled=true), or set TRITON_LB_MODE=none to run without load balancers", p.api.login)
+	}
+	d := &lbDriver{api: p.api, settings: s, cluster: env.ClusterName, codec: framework.Codec(p), recorder: env.Recorder, kube: env.Client, machines: p.machines}
 	d.rules = d.newRules(machineListTTL(env.LoadBalancerCacheTTL))
 	switch s.Mode {
 	case "", modeAuto:

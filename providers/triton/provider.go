@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"net/http"
 
+	"github.com/joyent/triton-go/compute"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
@@ -22,7 +23,12 @@ type Provider struct {
 	cfg       Config
 	api       *api
 	instances *instances
-	lb        cloudprovider.LoadBalancer
+	// machines is the shared list of the cluster's machines (lb_machines.go),
+	// which the load balancers, the drain and the firewall controllers read.
+	machines *clusterMachines
+	// lb is nil with TRITON_LB_MODE none: the provider has no load
+	// balancers (lb_disabled.go).
+	lb cloudprovider.LoadBalancer
 }
 
 var (
@@ -45,8 +51,9 @@ func (p *Provider) Config() any { return &p.cfg }
 // Init builds the CloudAPI clients and fails fast, before the CCM starts
 // its controllers, when the key cannot be read or does not match
 // TRITON_KEY_ID, CloudAPI is unreachable or refuses the key, or the load
-// balancers' mode cannot work on the account; every error names the
-// variable to check and none contains the key.
+// balancers' mode cannot work on the account (an account without CNS
+// runs with TRITON_LB_MODE none only); every error names the variable to
+// check and none contains the key.
 func (p *Provider) Init(ctx context.Context, env *framework.Env) error {
 	a, err := connect(ctx, &p.cfg, p.httpClient(env))
 	if err != nil {
@@ -54,6 +61,9 @@ func (p *Provider) Init(ctx context.Context, env *framework.Env) error {
 	}
 	p.api = a
 	p.instances = newInstances(a, &p.cfg, env.InstanceCacheTTL)
+	p.machines = newClusterMachines(env.ClusterName, func(ctx context.Context) ([]*compute.Instance, error) {
+		return a.listMachines(ctx, clusterTag, env.ClusterName)
+	}, machineListTTL(env.LoadBalancerCacheTTL))
 	lb, err := newLoadBalancer(ctx, env, p)
 	if err != nil {
 		return err
