@@ -31,7 +31,7 @@ var places = []place{
 	}},
 	{path: "providers/<cloud>/conformance_test.go", uses: []string{"frameworktest.RunConformance", "frameworktest.SimHarness"}},
 	{path: "providers/<cloud>/provider_test.go", uses: []string{
-		"frameworktest.RunStartupFailures", "frameworktest.CheckSettings", "frameworktest.RunSecretRotation",
+		"frameworktest.RunStartupFailures", "frameworktest.CheckSettings", "frameworktest.RunSecretRotation|frameworktest.RunCloudConfigRotation",
 	}},
 	{path: "providers/<cloud>/loadbalancer_test.go", uses: []string{"frameworktest.NewLBFixture"}},
 	{path: "providers/<cloud>/deadlines_test.go", uses: []string{"frameworktest.RunDeadlines"}},
@@ -72,6 +72,4 @@ var places = []place{
 // gaps are kit calls a cloud cannot make yet, by "<cloud> <call>", each
 // with the reason. A gap that closes (the call is made) fails the test
 // until it is taken off this list.
-var gaps = map[string]string{
-	"openstack frameworktest.RunSecretRotation": "cloud.conf is read once at start-up: a rotated credential needs a restart",
-}
+var gaps = map[string]string{}

@@ -1,7 +1,6 @@
 package openstack
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -13,8 +12,6 @@ import (
 	"strings"
 
 	"github.com/gophercloud/gophercloud/v2"
-	"github.com/gophercloud/gophercloud/v2/openstack"
-	"k8s.io/utils/clock"
 
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
 )
@@ -26,11 +23,14 @@ import (
 //     limit, retries honouring Retry-After, metrics, logs with X-Auth-Token,
 //     X-Subject-Token and the auth body redacted); gophercloud's own
 //     RetryBackoffFunc stays off so nothing is retried twice;
-//   - the token is re-requested once when an API answers 401 (AllowReauth),
-//     so an expired or revoked token heals without a restart; while the
-//     APIs keep refusing fresh tokens, re-authentication backs off
-//     (reauthGuard, on cloudapi.ReauthBackoff), so a 401 storm costs Keystone a few token requests,
-//     not one per API call;
+//   - the token is re-requested once when an API answers 401
+//     (keystoneAuth.reauth, gophercloud's ReauthFunc), so an expired or
+//     revoked token heals without a restart, with the [Global]
+//     credentials of the --cloud-config file as they are then (confWatch),
+//     so a rotated Secret applies at the next token; while the APIs keep
+//     refusing fresh tokens, re-authentication backs off (reauthGuard, on
+//     cloudapi.ReauthBackoff), so a 401 storm costs Keystone a few token
+//     requests, not one per API call;
 //   - only an API's own 404 (a JSON body) for a request that named one
 //     resource is an authoritative not-found (isAPINotFound); a 401, a 5xx,
 //     a timeout or a proxy's HTML 404 is an error, so no Node is deleted on
@@ -80,8 +80,9 @@ func endpointAvailability(s string) (gophercloud.Availability, error) {
 }
 
 // authOptions returns the Keystone v3 request for g, which Validate has
-// checked. AllowReauth makes gophercloud request a new token once when an
-// API answers 401.
+// checked. AllowReauth stays off: gophercloud's own re-authentication
+// would keep these credentials for good; keystoneAuth.reauth requests
+// each new token with the credentials as they are then.
 func authOptions(g *GlobalSection) (gophercloud.AuthOptions, error) {
 	reveal := func(key string, s interface{ Reveal() (string, error) }) (string, error) {
 		v, err := s.Reveal()
@@ -92,7 +93,6 @@ func authOptions(g *GlobalSection) (gophercloud.AuthOptions, error) {
 	}
 	ao := gophercloud.AuthOptions{
 		IdentityEndpoint: g.AuthURL,
-		AllowReauth:      true,
 		UserID:           g.UserID,
 		Username:         g.Username,
 		DomainID:         firstOf(g.UserDomainID, g.DomainID),
@@ -153,39 +153,6 @@ func firstOf(values ...string) string {
 	return ""
 }
 
-// authenticate builds a provider client over hc and requests a token. A
-// rejected credential yields an error naming the settings to check and no
-// response body; nothing returned contains a secret.
-// clk is the re-authentication backoff's clock (nil: the real one).
-func authenticate(ctx context.Context, g *GlobalSection, hc *http.Client, clk clock.Clock) (*gophercloud.ProviderClient, error) {
-	ao, err := authOptions(g)
-	if err != nil {
-		return nil, err
-	}
-	pc, err := openstack.NewClient(g.AuthURL)
-	if err != nil {
-		return nil, fmt.Errorf("[Global] auth-url: %w", err)
-	}
-	guard := newReauthGuard(clk)
-	// Before Authenticate: the re-authentication closure copies it.
-	pc.HTTPClient = *hc
-	pc.HTTPClient.Transport = guard.watch(hc.Transport)
-	err = openstack.Authenticate(cloudapi.WithOperation(ctx, "keystone.tokens.create"), pc, ao)
-	var code gophercloud.ErrUnexpectedResponseCode
-	switch {
-	case err == nil:
-		pc.ReauthFunc = guard.wrap(pc.ReauthFunc)
-		return pc, nil
-	case errors.As(err, &code) && (code.Actual == http.StatusUnauthorized || code.Actual == http.StatusForbidden):
-		return nil, fmt.Errorf("authentication failed: Keystone at %s answered %d %s; check %s",
-			redactedURL(g.AuthURL), code.Actual, http.StatusText(code.Actual), g.credentialKeys())
-	case errors.As(err, &code):
-		return nil, fmt.Errorf("cannot authenticate with Keystone at %s ([Global] auth-url): %s %s answered %d %s",
-			redactedURL(g.AuthURL), code.Method, redactedURL(code.URL), code.Actual, http.StatusText(code.Actual))
-	}
-	return nil, fmt.Errorf("cannot authenticate with Keystone at %s ([Global] auth-url): %w", redactedURL(g.AuthURL), err)
-}
-
 func redactedURL(s string) string {
 	u, err := url.Parse(s)
 	if err != nil {
@@ -195,8 +162,13 @@ func redactedURL(s string) string {
 }
 
 // serviceError describes a failed API call: the status and the API's
-// message, without the rest of the body.
+// message, without the rest of the body. For a 401 after which no new
+// token could be had, it adds why (keystoneAuth.reauth's error).
 func serviceError(err error) error {
+	var reauth *gophercloud.ErrUnableToReauthenticate
+	if errors.As(err, &reauth) && reauth.ErrOriginal != nil && reauth.ErrReauth != nil {
+		return fmt.Errorf("%w; requesting a new Keystone token failed: %w", serviceError(reauth.ErrOriginal), reauth.ErrReauth)
+	}
 	var code gophercloud.ErrUnexpectedResponseCode
 	if !errors.As(err, &code) {
 		return err

@@ -24,37 +24,37 @@ func TestAuthOptions(t *testing.T) {
 		{
 			name: "user name, project name, shared domain",
 			g:    GlobalSection{AuthURL: "https://k/v3", Username: "u", Password: secret("p"), TenantName: "proj", DomainName: "Default"},
-			want: gophercloud.AuthOptions{IdentityEndpoint: "https://k/v3", AllowReauth: true, Username: "u", Password: "p", DomainName: "Default",
+			want: gophercloud.AuthOptions{IdentityEndpoint: "https://k/v3", Username: "u", Password: "p", DomainName: "Default",
 				Scope: &gophercloud.AuthScope{ProjectName: "proj", DomainName: "Default"}},
 		},
 		{
 			name: "user and project domains of their own",
 			g: GlobalSection{AuthURL: "https://k/v3", Username: "u", Password: secret("p"), UserDomainID: "ud", DomainName: "ignored",
 				TenantName: "proj", TenantDomainName: "pd"},
-			want: gophercloud.AuthOptions{IdentityEndpoint: "https://k/v3", AllowReauth: true, Username: "u", Password: "p", DomainID: "ud",
+			want: gophercloud.AuthOptions{IdentityEndpoint: "https://k/v3", Username: "u", Password: "p", DomainID: "ud",
 				Scope: &gophercloud.AuthScope{ProjectName: "proj", DomainName: "pd"}},
 		},
 		{
 			name: "user ID and project ID",
 			g:    GlobalSection{AuthURL: "https://k/v3", UserID: "uid", Username: "ignored", UserDomainName: "ignored", Password: secret("p"), TenantID: "pid", TenantName: "ignored"},
-			want: gophercloud.AuthOptions{IdentityEndpoint: "https://k/v3", AllowReauth: true, UserID: "uid", Password: "p",
+			want: gophercloud.AuthOptions{IdentityEndpoint: "https://k/v3", UserID: "uid", Password: "p",
 				Scope: &gophercloud.AuthScope{ProjectID: "pid"}},
 		},
 		{
 			name: "application credential ID",
 			g:    GlobalSection{AuthURL: "https://k/v3", ApplicationCredentialID: "ac", ApplicationCredentialSecret: secret("s"), Username: "ignored", TenantID: "ignored"},
-			want: gophercloud.AuthOptions{IdentityEndpoint: "https://k/v3", AllowReauth: true, ApplicationCredentialID: "ac", ApplicationCredentialSecret: "s"},
+			want: gophercloud.AuthOptions{IdentityEndpoint: "https://k/v3", ApplicationCredentialID: "ac", ApplicationCredentialSecret: "s"},
 		},
 		{
 			name: "application credential name",
 			g:    GlobalSection{AuthURL: "https://k/v3", ApplicationCredentialName: "ac", ApplicationCredentialSecret: secret("s"), Username: "u", UserDomainName: "Default"},
-			want: gophercloud.AuthOptions{IdentityEndpoint: "https://k/v3", AllowReauth: true, ApplicationCredentialName: "ac", ApplicationCredentialSecret: "s",
+			want: gophercloud.AuthOptions{IdentityEndpoint: "https://k/v3", ApplicationCredentialName: "ac", ApplicationCredentialSecret: "s",
 				Username: "u", DomainName: "Default"},
 		},
 		{
 			name: "trust",
 			g:    GlobalSection{AuthURL: "https://k/v3", TrustID: "t", TrusteeID: "trustee", TrusteePassword: secret("tp"), UserID: "ignored", Password: secret("ignored")},
-			want: gophercloud.AuthOptions{IdentityEndpoint: "https://k/v3", AllowReauth: true, UserID: "trustee", Password: "tp",
+			want: gophercloud.AuthOptions{IdentityEndpoint: "https://k/v3", UserID: "trustee", Password: "tp",
 				Scope: &gophercloud.AuthScope{TrustID: "t"}},
 		},
 	}

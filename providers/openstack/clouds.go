@@ -23,20 +23,22 @@ import (
 // (OS_CLOUD), else the file's only entry. Settings in cloud.conf win.
 //
 // The file is decoded with gophercloud's clouds.yaml types. Errors name the
-// file, never its content.
-func mergeClouds(g *GlobalSection, envFile, envCloud string) error {
+// file, never its content. files are the files it read (the clouds.yaml,
+// and the secure.yaml if there is one), also on error.
+func mergeClouds(g *GlobalSection, envFile, envCloud string) (files []string, err error) {
 	path, err := findCloudsFile(cmp.Or(g.CloudsFile, envFile))
 	if err != nil {
-		return err
+		return nil, err
 	}
+	files = []string{path}
 	var file clouds.Clouds
 	if err := readYAML(path, &file); err != nil {
-		return err
+		return files, err
 	}
 	name := cmp.Or(g.Cloud, envCloud)
 	if name == "" {
 		if len(file.Clouds) != 1 {
-			return fmt.Errorf("[Global] cloud: required, %s has %d entries (or set OS_CLOUD)", path, len(file.Clouds))
+			return files, fmt.Errorf("[Global] cloud: required, %s has %d entries (or set OS_CLOUD)", path, len(file.Clouds))
 		}
 		for n := range file.Clouds {
 			name = n
@@ -44,10 +46,10 @@ func mergeClouds(g *GlobalSection, envFile, envCloud string) error {
 	}
 	cloud, ok := file.Clouds[name]
 	if !ok {
-		return fmt.Errorf("[Global] cloud: %s has no entry %q (entries: %q)", path, name, entryNames(file.Clouds))
+		return files, fmt.Errorf("[Global] cloud: %s has no entry %q (entries: %q)", path, name, entryNames(file.Clouds))
 	}
 	if cloud.Profile != "" || cloud.Cloud != "" {
-		return fmt.Errorf("[Global] cloud: entry %q of %s uses a public-cloud profile, which is not supported; write its settings out", name, path)
+		return files, fmt.Errorf("[Global] cloud: entry %q of %s uses a public-cloud profile, which is not supported; write its settings out", name, path)
 	}
 	auth := cloud.AuthInfo
 	if auth == nil {
@@ -55,9 +57,10 @@ func mergeClouds(g *GlobalSection, envFile, envCloud string) error {
 	}
 	securePath := filepath.Join(filepath.Dir(path), "secure.yaml")
 	if _, err := os.Stat(securePath); err == nil {
+		files = append(files, securePath)
 		var secure clouds.Clouds
 		if err := readYAML(securePath, &secure); err != nil {
-			return err
+			return files, err
 		}
 		if s, ok := secure.Clouds[name]; ok && s.AuthInfo != nil {
 			overlayAuth(auth, s.AuthInfo)
@@ -93,7 +96,7 @@ func mergeClouds(g *GlobalSection, envFile, envCloud string) error {
 	if g.ApplicationCredentialSecret.IsZero() && auth.ApplicationCredentialSecret != "" {
 		g.ApplicationCredentialSecret = config.NewSecret(auth.ApplicationCredentialSecret)
 	}
-	return nil
+	return files, nil
 }
 
 // findCloudsFile returns path, or the first clouds.yaml of the default

@@ -41,6 +41,10 @@ type Config struct {
 	// notes are non-fatal remarks about the file (ignored obsolete keys),
 	// logged by Init.
 	notes []string
+	// cloudsFiles are the clouds.yaml and secure.yaml files [Global]
+	// use-clouds merged, which Init watches for changed credentials as
+	// it watches the --cloud-config file.
+	cloudsFiles []string
 }
 
 var _ framework.SecretMaker = (*Provider)(nil)
@@ -184,9 +188,11 @@ func (c *Config) Validate() error {
 			"unset it (Nodes that already carry such providerIDs keep working)"))
 	}
 	if c.Global.UseClouds {
-		if err := mergeClouds(&c.Global, c.EnvCloudsFile, c.EnvCloud); err != nil {
+		files, err := mergeClouds(&c.Global, c.EnvCloudsFile, c.EnvCloud)
+		if err != nil {
 			errs = append(errs, err)
 		}
+		c.cloudsFiles = files
 	} else if c.Global.CloudsFile != "" || c.Global.Cloud != "" {
 		c.notes = append(c.notes, "[Global] clouds-file and cloud are ignored because use-clouds is not true")
 	}
@@ -268,6 +274,8 @@ func (g *GlobalSection) validateCredentials() []error {
 		switch {
 		case g.Username == "" && g.UserID == "":
 			errs = append(errs, errors.New("[Global] username or user-id: required with password"))
+		case g.Password.IsZero():
+			errs = append(errs, errors.New("[Global] password: required with username or user-id"))
 		case g.UserID == "" && !userDomain:
 			errs = append(errs, errors.New("[Global] username: needs user-domain-name, user-domain-id, domain-name or domain-id (or use user-id)"))
 		}

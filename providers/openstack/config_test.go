@@ -223,6 +223,11 @@ func TestValidate(t *testing.T) {
 			wantErrs: []string{"[Global] username or user-id: required with password"},
 		},
 		{
+			name:     "user without a password",
+			conf:     global + "username = u\nuser-domain-name = Default\n",
+			wantErrs: []string{"[Global] password: required with username or user-id"},
+		},
+		{
 			name:     "username without a domain",
 			conf:     global + "username = u\npassword = x\ntenant-name = p\n",
 			wantErrs: []string{"[Global] username: needs user-domain-name", "[Global] tenant-name: needs tenant-domain-name"},

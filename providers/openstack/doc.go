@@ -14,8 +14,12 @@
 //	config.go      settings: OCCM's cloud.conf sections, checked
 //	ini.go         the INI format of cloud.conf (gcfg's scanner)
 //	clouds.go      [Global] use-clouds: merging a clouds.yaml
-//	client.go      Keystone authentication over the framework's HTTP
-//	               client, TLS settings, error classification
+//	client.go      the framework's HTTP client for gophercloud, TLS
+//	               settings, error classification
+//	auth.go        Keystone tokens: the first at Init, a new one on a
+//	               401, with the credentials cloud.conf holds then
+//	confwatch.go   following cloud.conf for rotated credentials
+//	reauth.go      the backoff of token requests in a 401 storm
 //	instances.go   framework.Instances: Nova servers as Nodes see them
 //	addresses.go   a server's Node addresses, by [Networking]
 //	loadbalancer.go the Octavia driver of the framework's LB pipeline:
@@ -50,6 +54,19 @@
 // section, key and line. OCCM reads no OS_* credentials from the
 // environment, and neither does this provider; only OS_CLOUD and
 // OS_CLIENT_CONFIG_FILE (for use-clouds) are read.
+//
+// The settings are read once, at start-up, but for the [Global]
+// credentials (user, password, application credential, trust; see
+// credentialSettings): each Keystone token, requested again whenever an
+// API answers 401 (the token expired, or Keystone revoked it because the
+// password changed), uses the credentials cloud.conf (and with use-clouds
+// its clouds.yaml and secure.yaml) holds at that moment. The file is
+// stat'ed per token request and parsed again only when its content
+// changed, so a rotated cloud-config Secret, which the kubelet writes
+// over the mounted file, takes effect without a restart. A file that no
+// longer parses or lacks credentials leaves the credentials in use, with
+// an error in the log and in the next failed call; a change to another
+// setting is logged as taking a restart.
 //
 // # Instances
 //

@@ -165,8 +165,8 @@ func FuzzCloudsYAML(f *testing.F) {
 			}
 		}
 		var g, again GlobalSection
-		err := mergeClouds(&g, path, cloud)
-		err2 := mergeClouds(&again, path, cloud)
+		_, err := mergeClouds(&g, path, cloud)
+		_, err2 := mergeClouds(&again, path, cloud)
 		if (err == nil) != (err2 == nil) || err != nil && err.Error() != err2.Error() {
 			t.Errorf("mergeClouds is not deterministic:\n%v\n%v", err, err2)
 		}

@@ -91,6 +91,13 @@ func (p *Provider) LoadBalancer() cloudprovider.LoadBalancer { return p.lb }
 // Init authenticates with Keystone and finds Nova in the catalog, failing
 // fast, before the CCM starts its controllers, when the credentials are
 // rejected or the compute API cannot be used. No error contains a secret.
+//
+// The settings are the ones the --cloud-config file held at start-up,
+// but for the [Global] credentials (see credentialSettings): every new
+// Keystone token, requested when an API refuses the current one (it
+// expired, or was revoked by a password change), uses the credentials
+// the file holds then, so a rotated cloud-config Secret takes effect
+// without a restart (see keystoneAuth).
 func (p *Provider) Init(ctx context.Context, env *framework.Env) error {
 	log := klog.FromContext(ctx)
 	for _, note := range p.cfg.notes {
@@ -101,7 +108,11 @@ func (p *Provider) Init(ctx context.Context, env *framework.Env) error {
 	if err != nil {
 		return err
 	}
-	pc, err := authenticate(ctx, g, hc, p.clock)
+	var conf *confWatch
+	if env.CloudConfigFile != "" {
+		conf = newConfWatch(config.Source{File: env.CloudConfigFile, Format: INI, LookupEnv: env.LookupEnv}, &p.cfg)
+	}
+	pc, err := authenticate(ctx, g, hc, p.clock, conf)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -117,14 +118,21 @@ func TestAuthMethods(t *testing.T) {
 
 func newProvider() framework.Provider { return openstack.New() }
 
+// TestCloudConfigRotation is the other providers' RunSecretRotation for
+// OpenStack, whose credentials are cloud.conf keys: Keystone changes the
+// password (revoking the CCM's token), then the cloud-config Secret
+// volume's cloud.conf is replaced by one with the new password, and the
+// next token is requested with it, without a restart.
+func TestCloudConfigRotation(t *testing.T) {
+	frameworktest.RunCloudConfigRotation(t, harness, func(conf, secret string) string {
+		return passwordLine.ReplaceAllLiteralString(conf, "password = "+secret)
+	})
+}
+
+var passwordLine = regexp.MustCompile(`(?m)^password = .*$`)
+
 // TestSettings pins the settings: OCCM's cloud.conf keys, by section, so
 // an OCCM cloud.conf keeps working, then the three variables it reads.
-//
-// There is no frameworktest.RunSecretRotation here, unlike the other
-// providers: the credentials are cloud.conf keys ([Global] password,
-// application-credential-secret...), and cloud.conf is read once, at
-// start-up, so a rotated Secret takes a restart: a known gap, which has
-// an issue of its own. The rotation test comes with re-reading cloud.conf.
 func TestSettings(t *testing.T) {
 	frameworktest.CheckSettings(t, openstack.New(), []string{
 		`Global.auth-url string required=false default=""`,

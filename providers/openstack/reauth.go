@@ -10,9 +10,10 @@ import (
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
 )
 
-// reauthGuard stands between gophercloud and its re-authentication:
-// gophercloud requests a new token whenever an API answers 401 with the
-// current one, and the guard paces those requests (cloudapi.ReauthBackoff).
+// reauthGuard paces re-authentication: gophercloud asks for a new token
+// (keystoneAuth.reauth) whenever an API answers 401 with the current one,
+// and the guard spaces those requests (cloudapi.ReauthBackoff) while the
+// APIs keep refusing fresh tokens.
 type reauthGuard struct {
 	backoff *cloudapi.ReauthBackoff
 }
@@ -21,21 +22,17 @@ func newReauthGuard(clk clock.Clock) *reauthGuard {
 	return &reauthGuard{backoff: cloudapi.NewReauthBackoff(clk)}
 }
 
-// wrap returns reauth (gophercloud's ReauthFunc) behind the backoff.
-func (g *reauthGuard) wrap(reauth func(context.Context) error) func(context.Context) error {
-	if reauth == nil {
-		return nil
+// attempt asks the backoff for leave to request a new token because an
+// API refused the current one; an error means backing off.
+func (g *reauthGuard) attempt(ctx context.Context) error {
+	again, err := g.backoff.Attempt("Keystone token")
+	if err != nil {
+		return err
 	}
-	return func(ctx context.Context) error {
-		again, err := g.backoff.Attempt("Keystone token")
-		if err != nil {
-			return err
-		}
-		if again {
-			klog.FromContext(ctx).Info("The OpenStack APIs refused a fresh token; requesting another one")
-		}
-		return reauth(ctx)
+	if again {
+		klog.FromContext(ctx).Info("The OpenStack APIs refused a fresh token; requesting another one")
 	}
+	return nil
 }
 
 // watch wraps the transport of API requests: one that carries a token and

@@ -15,8 +15,9 @@ at /etc/config, as OCCM mounts it (cloud.conf and any file it names).
 {{- end -}}
 
 {{/*
-The CCM reads cloud.conf once, at start-up: when the chart creates it, a
-checksum of the Secret's data restarts the pods on a change.
+The CCM follows cloud.conf's credentials, and reads its other settings at
+start-up: when the chart creates it, a checksum of the Secret's data
+restarts the pods on a change.
 */}}
 {{- define "openstack.podAnnotations" -}}
 {{- if .Values.secret.create -}}

@@ -37,6 +37,14 @@ func (c *Cloud) DeleteInstance(id string) { c.DeleteServer(id) }
 // ShutdownInstance powers a server off (SHUTOFF).
 func (c *Cloud) ShutdownInstance(id string) { c.SetServerStatus(id, StatusShutoff) }
 
+// RotateSecret changes the password of the first user, the one
+// CloudConfig authenticates as, to secret, and revokes that user's
+// tokens, as Keystone does on a password change: a client keeps working
+// only once it requests a new token with the new password.
+func (c *Cloud) RotateSecret(secret string) {
+	c.SetPassword(c.opts.Users[0].Name, secret)
+}
+
 // OtherAccount implements simkit.Accounts with another project
 // (OtherProject): its cloud.conf, with the other project's user, its own
 // subnet and router, and the shared external network.

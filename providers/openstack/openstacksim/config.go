@@ -15,7 +15,7 @@ func (s *Server) CloudConfig() string { return s.CloudConfigFor(s.URL()) }
 // CloudConfigFor is CloudConfig for the server served at baseURL (e.g.
 // when mounted with Handler).
 func (s *Server) CloudConfigFor(baseURL string) string {
-	u := s.opts.Users[0]
+	u := s.firstUser()
 	d := s.Defaults()
 	var b strings.Builder
 	kv := func(k, v string) {
@@ -56,7 +56,7 @@ func iniValue(v string) string {
 // baseURL, with the first user's credentials. The network and router IDs a
 // CCM also needs are in CloudConfig, also served at /_sim/cloud.conf.
 func (s *Server) Env(baseURL string) map[string]string {
-	u := s.opts.Users[0]
+	u := s.firstUser()
 	return map[string]string{
 		"OS_AUTH_URL":             strings.TrimSuffix(baseURL, "/") + identityPrefix + "/v3",
 		"OS_USERNAME":             u.Name,
@@ -68,4 +68,12 @@ func (s *Server) Env(baseURL string) map[string]string {
 		"OS_INTERFACE":            "public",
 		"OS_IDENTITY_API_VERSION": "3",
 	}
+}
+
+// firstUser is a copy of the first user, whose password SetPassword may
+// change.
+func (s *Server) firstUser() User {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.opts.Users[0]
 }

@@ -41,7 +41,10 @@
 // Every other request needs a valid X-Auth-Token (tokens expire after
 // Options.TokenTTL, or all at once with ExpireTokens): otherwise 401 with
 // Keystone's error body, which makes gophercloud re-authenticate when
-// AllowReauth is set.
+// AllowReauth is set. SetPassword and DeleteApplicationCredential revoke
+// the tokens of the user or the application credential, as Keystone does,
+// so a client must request a new token with the new credential
+// (Cloud.RotateSecret changes the first user's password).
 //
 // OtherProject serves a second project of the same cloud on the same URL
 // and Keystone (Cloud.OtherAccount gives its cloud.conf): its own user

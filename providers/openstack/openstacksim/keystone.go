@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -135,6 +136,51 @@ func (s *Server) ExpireTokens() {
 	past := time.Now().Add(-time.Second)
 	for _, t := range s.tokens {
 		t.expires = past
+	}
+}
+
+// SetPassword changes the password of the user called name (in
+// Options.Users) and revokes every token issued to that user, as Keystone
+// does when a password changes: the next request with one gets 401, and
+// only the new password gets another. It reports whether there is such a
+// user.
+func (s *Server) SetPassword(name, password string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.opts.Users {
+		if u := &s.opts.Users[i]; u.Name == name {
+			u.Password = password
+			s.revokeLocked(func(t *token) bool { return t.user.ID == u.ID })
+			return true
+		}
+	}
+	return false
+}
+
+// DeleteApplicationCredential deletes the application credential with ID
+// id and revokes the tokens issued for it, as Keystone does: rotating an
+// application credential is creating a new one (in Options) and deleting
+// the old. It reports whether there was such a credential.
+func (s *Server) DeleteApplicationCredential(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := slices.IndexFunc(s.opts.ApplicationCredentials, func(a ApplicationCredential) bool { return a.ID == id })
+	if i < 0 {
+		return false
+	}
+	// A new slice: issued tokens point into the old one.
+	s.opts.ApplicationCredentials = slices.Concat(s.opts.ApplicationCredentials[:i], s.opts.ApplicationCredentials[i+1:])
+	s.revokeLocked(func(t *token) bool { return t.appCred != nil && t.appCred.ID == id })
+	return true
+}
+
+// revokeLocked expires the tokens revoke picks; s.mu is held.
+func (s *Server) revokeLocked(revoke func(*token) bool) {
+	past := time.Now().Add(-time.Second)
+	for _, t := range s.tokens {
+		if revoke(t) && t.expires.After(past) {
+			t.expires = past
+		}
 	}
 }
 

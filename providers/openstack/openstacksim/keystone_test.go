@@ -2,6 +2,7 @@ package openstacksim
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -141,5 +142,56 @@ func TestNoTokenIs401(t *testing.T) {
 		if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusMultipleChoices {
 			t.Errorf("GET %s: %d", path, resp.StatusCode)
 		}
+	}
+}
+
+// TestSetPasswordRevokesTokens: a password change revokes the user's
+// tokens, so a client re-authenticating with the old password gets 401
+// and only the new one gets a token; another user's tokens stay valid.
+func TestSetPasswordRevokesTokens(t *testing.T) {
+	s := NewServer(t, Options{Users: []User{{Name: DefaultUsername, Password: DefaultPassword}, {Name: "other", Password: "other-pw"}}})
+	ao := passwordAuth(s)
+	ao.AllowReauth = false
+	c := connect(t, s, ao)
+	otherAO := ao
+	otherAO.Username, otherAO.Password = "other", "other-pw"
+	other := connect(t, s, otherAO)
+	if !s.SetPassword(DefaultUsername, "pw-2") || s.SetPassword("nobody", "x") {
+		t.Fatal("SetPassword reports the wrong users")
+	}
+	_, err := servers.List(c.compute, nil).AllPages(ctx())
+	wantCode(t, err, http.StatusUnauthorized)
+	if _, err := servers.List(other.compute, nil).AllPages(ctx()); err != nil {
+		t.Errorf("another user's token: %v", err)
+	}
+	_, err = openstack.AuthenticatedClient(ctx(), ao)
+	wantCode(t, err, http.StatusUnauthorized)
+	ao.Password = "pw-2"
+	c = connect(t, s, ao)
+	if _, err := servers.List(c.compute, nil).AllPages(ctx()); err != nil {
+		t.Errorf("with the new password: %v", err)
+	}
+	if !strings.Contains(s.CloudConfig(), "password = pw-2") {
+		t.Errorf("CloudConfig has not the new password:\n%s", s.CloudConfig())
+	}
+}
+
+// TestDeleteApplicationCredentialRevokesTokens: deleting an application
+// credential revokes its tokens and refuses it; the one rotated to works.
+func TestDeleteApplicationCredentialRevokesTokens(t *testing.T) {
+	s := NewServer(t, Options{ApplicationCredentials: []ApplicationCredential{{ID: "ac-1", Secret: "s1"}, {ID: "ac-2", Secret: "s2"}}})
+	ao := gophercloud.AuthOptions{IdentityEndpoint: s.AuthURL(), ApplicationCredentialID: "ac-1", ApplicationCredentialSecret: "s1"}
+	c := connect(t, s, ao)
+	if !s.DeleteApplicationCredential("ac-1") || s.DeleteApplicationCredential("ac-1") {
+		t.Fatal("DeleteApplicationCredential reports the wrong credentials")
+	}
+	_, err := servers.List(c.compute, nil).AllPages(ctx())
+	wantCode(t, err, http.StatusUnauthorized)
+	_, err = openstack.AuthenticatedClient(ctx(), ao)
+	wantCode(t, err, http.StatusUnauthorized)
+	ao.ApplicationCredentialID, ao.ApplicationCredentialSecret = "ac-2", "s2"
+	c = connect(t, s, ao)
+	if _, err := servers.List(c.compute, nil).AllPages(ctx()); err != nil {
+		t.Errorf("with the other application credential: %v", err)
 	}
 }
