@@ -86,6 +86,18 @@ func runSkeletonCCMScenario(t *testing.T, rbac string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(kubelet.Stop)
+	// node-2 stays Ready: when node-1's instance is deleted, the cloud
+	// still finds a peer's, which the node-deletion guard asks for (with
+	// the shipped RBAC too: it lists Nodes and raises Events).
+	sim.AddInstance(skeletonsim.Instance{
+		Name: "node-2", Status: skeletonsim.StatusRunning, PrivateIPv4: "10.0.0.2", PublicIPv4: "203.0.113.2",
+		Type: "sk-2", Region: "sk-1", Zone: "sk-1a",
+	})
+	peer, err := kubetest.StartKubelet(ctx, admin, kubetest.NodeSpec{Name: "node-2", PodCIDR: "10.244.2.0/24"}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(peer.Stop)
 
 	port := freePort(t)
 	logPath := startCCM(t, bin, cp.CCMKubeconfig(), port, sim)
