@@ -4,11 +4,15 @@
 //     own tests against its simulated cloud (providerID round trip, strict
 //     not-found semantics, idempotent load balancers with zero writes on a
 //     no-op, members-only changes on node churn, invalid annotations rejected
-//     without cloud writes, idempotent deletes, routes);
+//     without cloud writes, idempotent deletes, routes, and the
+//     node-deletion guard: a valid credential of another account of the
+//     cloud, which the simulator serves (AccountSwitcher), deletes no
+//     Node, while a real scale-down still does);
 //   - the start-up contract: RunStartupFailures (bad settings refused with
 //     an error naming them and no credential), RunSecretRotation (a
 //     credential file re-read when its Secret rotates, on the conformance
-//     Harness), CheckSettings (the settings pinned), RunDeadlines (a hung
+//     Harness) or RunCloudConfigRotation (the same for a credential held
+//     in the --cloud-config file), CheckSettings (the settings pinned), RunDeadlines (a hung
 //     API bounded by --cloud-init-timeout and --instance-lookup-timeout)
 //     and RunMakeSecretSuite (make-secret against the simulated cloud,
 //     printing what the shipped manifests mount);
