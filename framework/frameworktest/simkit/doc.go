@@ -55,7 +55,8 @@
 // # Cloud behaviour
 //
 // Lifecycle settles asynchronous resources after N reads or on Advance,
-// never on a timer. PageByNumber (?page=&per_page=), PageByMarker
+// and, with Common.SettleAfter (cmd/cloudsim turns it on), with time as
+// the real cloud does; tests leave time off. PageByNumber (?page=&per_page=), PageByMarker
 // (?marker=&limit=, and Rancher's ?limit= with a next link) and
 // PageByOffset (?offset=&limit=) read the clouds' pagination styles, and
 // PageLink builds links to other pages.

@@ -33,6 +33,11 @@ type Common struct {
 	// Logger receives one line per request at V(4); the zero Logger
 	// discards.
 	Logger logr.Logger
+	// SettleAfter settles a pending resource (a Lifecycle's) that long
+	// after it started even when nobody reads it, as the real cloud moves
+	// on with time; 0 settles only on reads and Advance, so tests need no
+	// sleep. cmd/cloudsim turns it on.
+	SettleAfter time.Duration
 }
 
 // ErrorInfo is what an error body says: for the answers the Kit makes

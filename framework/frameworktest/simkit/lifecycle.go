@@ -1,6 +1,10 @@
 package simkit
 
-import "slices"
+import (
+	"slices"
+	"sync"
+	"time"
+)
 
 // DefaultProvisioningReads is how many reads of a pending resource it
 // takes to settle when a simulator's Options leave it 0.
@@ -9,12 +13,18 @@ const DefaultProvisioningReads = 2
 // Lifecycle is how a simulator's asynchronous resources settle (a load
 // balancer being provisioned, a machine booting, a change being applied):
 // each pending resource settles on its N-th read, or at once on Advance,
-// never on a timer, so tests need no sleep.
+// and, when the Lifecycle keeps time (WithTime), a fixed time after it
+// started, as the real cloud moves on whether or not anyone looks. Tests
+// leave time off, so that they need no sleep and every run is the same.
 //
 // A Lifecycle is not safe for concurrent use: the simulator's state lock
 // guards it, as it guards the resources whose settle functions it runs.
+// Its timers take that lock (the one WithTime names) before they settle
+// anything.
 type Lifecycle struct {
 	reads   int
+	after   time.Duration
+	lock    sync.Locker
 	pending []*pendingResource // in Start order
 }
 
@@ -22,6 +32,7 @@ type pendingResource struct {
 	id     string
 	reads  int
 	settle func()
+	timer  *time.Timer // nil without time
 }
 
 // NewLifecycle returns the Lifecycle of resources that settle on their
@@ -35,20 +46,44 @@ func NewLifecycle(reads int) *Lifecycle {
 	return &Lifecycle{reads: reads}
 }
 
+// WithTime makes every resource that starts from now on also settle after
+// d (Common.SettleAfter), on a timer that holds lock (the simulator's
+// state lock) while it settles. d <= 0 leaves time off. It returns l.
+func (l *Lifecycle) WithTime(d time.Duration, lock sync.Locker) *Lifecycle {
+	if d > 0 && lock != nil {
+		l.after, l.lock = d, lock
+	}
+	return l
+}
+
 // Reads is how many reads settle a resource; negative: none, it settles
 // at once.
 func (l *Lifecycle) Reads() int { return l.reads }
 
-// Start makes resource id pending, with no reads counted (again, if it
-// was pending already); settle runs, once, when it settles. With a
-// negative Reads it settles now.
+// Start makes resource id pending, with no reads counted and its time
+// starting now (again, if it was pending already); settle runs, once,
+// when it settles. With a negative Reads it settles now.
 func (l *Lifecycle) Start(id string, settle func()) {
 	l.Stop(id)
 	if l.reads < 0 {
 		settle()
 		return
 	}
-	l.pending = append(l.pending, &pendingResource{id: id, settle: settle})
+	p := &pendingResource{id: id, settle: settle}
+	if l.after > 0 {
+		p.timer = time.AfterFunc(l.after, func() { l.expire(p) })
+	}
+	l.pending = append(l.pending, p)
+}
+
+// expire settles p when its time is up, unless a read, Advance or Stop
+// got there first.
+func (l *Lifecycle) expire(p *pendingResource) {
+	l.lock.Lock()
+	defer l.lock.Unlock()
+	if l.remove(p) {
+		p.settle()
+	}
 }
 
 // Read counts a read of resource id (a GET of it, or a list page holding
@@ -63,7 +98,7 @@ func (l *Lifecycle) Read(id string) (settled bool) {
 	if p.reads++; p.reads < l.reads {
 		return false
 	}
-	l.pending = slices.Delete(l.pending, i, i+1)
+	l.remove(p)
 	p.settle()
 	return true
 }
@@ -75,7 +110,7 @@ func (l *Lifecycle) Pending(id string) bool { return l.index(id) >= 0 }
 // a final state by hand.
 func (l *Lifecycle) Stop(id string) {
 	if i := l.index(id); i >= 0 {
-		l.pending = slices.Delete(l.pending, i, i+1)
+		l.remove(l.pending[i])
 	}
 }
 
@@ -84,13 +119,24 @@ func (l *Lifecycle) Stop(id string) {
 // pending.
 func (l *Lifecycle) Advance() {
 	for _, p := range slices.Clone(l.pending) {
-		i := slices.Index(l.pending, p)
-		if i < 0 {
-			continue
+		if l.remove(p) {
+			p.settle()
 		}
-		l.pending = slices.Delete(l.pending, i, i+1)
-		p.settle()
 	}
+}
+
+// remove takes p off the pending list and stops its timer; it reports
+// whether p was pending.
+func (l *Lifecycle) remove(p *pendingResource) bool {
+	i := slices.Index(l.pending, p)
+	if i < 0 {
+		return false
+	}
+	l.pending = slices.Delete(l.pending, i, i+1)
+	if p.timer != nil {
+		p.timer.Stop()
+	}
+	return true
 }
 
 func (l *Lifecycle) index(id string) int {

@@ -2,7 +2,9 @@ package simkit
 
 import (
 	"slices"
+	"sync"
 	"testing"
+	"time"
 )
 
 func TestLifecycle(t *testing.T) {
@@ -53,5 +55,53 @@ func TestLifecycle(t *testing.T) {
 	now.Start("x", settle("x"))
 	if !slices.Equal(settled, []string{"x"}) || now.Pending("x") {
 		t.Errorf("negative reads: settled %v", settled)
+	}
+}
+
+func TestLifecycleWithTimeSettlesUnread(t *testing.T) {
+	var mu sync.Mutex
+	l := NewLifecycle(5).WithTime(20*time.Millisecond, &mu)
+	done := make(chan string, 2)
+	settle := func(id string) func() { return func() { done <- id } }
+
+	mu.Lock()
+	l.Start("stopped", settle("stopped"))
+	l.Stop("stopped") // deleted before its time: never settles
+	l.Start("unread", settle("unread"))
+	mu.Unlock()
+
+	select {
+	case id := <-done:
+		if id != "unread" {
+			t.Fatalf("settled %q, which was stopped", id)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a pending resource nobody read did not settle with time")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if l.Pending("unread") {
+		t.Error("settled by time but still pending")
+	}
+	if len(done) != 0 {
+		t.Errorf("also settled %q", <-done)
+	}
+}
+
+func TestLifecycleWithTimeSettlesOnce(t *testing.T) {
+	var mu sync.Mutex
+	l := NewLifecycle(1).WithTime(time.Hour, &mu)
+	n := 0
+	mu.Lock()
+	l.Start("a", func() { n++ })
+	if !l.Read("a") {
+		t.Fatal("did not settle on its read")
+	}
+	mu.Unlock()
+	if n != 1 {
+		t.Fatalf("settled %d times", n)
+	}
+	if NewLifecycle(1).WithTime(0, &mu).after != 0 {
+		t.Error("WithTime(0) turned time on")
 	}
 }

@@ -74,6 +74,7 @@ func LoadScenario[T any, L ~[]E, E error](data []byte, validate func(*T) L) (*T,
 //	seed: 42                     # seeds fault rates, so runs repeat
 //	latency: 30ms                # added to every API request (not /_sim)
 //	provisioningReads: 2         # reads until a pending resource settles; -1: at once
+//	settleAfter: 2s              # and it settles that long after it started, read or not; default: cmd/cloudsim's --settle-after
 //	faults:                      # see ScenarioFault
 //	- {operation: "*", delay: 100ms, count: 3}
 type ScenarioHeader struct {
@@ -82,6 +83,7 @@ type ScenarioHeader struct {
 	Seed              uint64          `json:"seed,omitempty"`
 	Latency           ScenarioString  `json:"latency,omitempty"`
 	ProvisioningReads int             `json:"provisioningReads,omitempty"`
+	SettleAfter       ScenarioString  `json:"settleAfter,omitempty"`
 	Faults            []ScenarioFault `json:"faults,omitempty"`
 }
 
@@ -118,6 +120,7 @@ func (h *ScenarioHeader) Validate(provider string, ops Operations) field.ErrorLi
 		errs = append(errs, field.NotSupported(field.NewPath("provider"), string(h.Provider), []string{provider}))
 	}
 	errs = append(errs, ValidateDuration(field.NewPath("latency"), string(h.Latency))...)
+	errs = append(errs, ValidateDuration(field.NewPath("settleAfter"), string(h.SettleAfter))...)
 	if h.ProvisioningReads < -1 {
 		errs = append(errs, field.Invalid(field.NewPath("provisioningReads"), h.ProvisioningReads,
 			"must be -1 (settled at once), 0 (the default) or more"))
@@ -131,7 +134,8 @@ func (h *ScenarioHeader) Validate(provider string, ops Operations) field.ErrorLi
 // Common returns the settings h asks for. h must be valid.
 func (h *ScenarioHeader) Common(ops Operations) Common {
 	latency, _ := ParseDuration(string(h.Latency))
-	c := Common{Seed: h.Seed, Latency: latency}
+	settle, _ := ParseDuration(string(h.SettleAfter))
+	c := Common{Seed: h.Seed, Latency: latency, SettleAfter: settle}
 	for _, f := range h.Faults {
 		c.Faults = append(c.Faults, f.Fault(ops))
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 )
@@ -24,7 +25,9 @@ import (
 //	}
 //
 //	func LoadScenario(data []byte) (*Scenario, error)  { return scenarios.Load(data) }
-//	func NewFromScenario(data []byte) (*Server, error) { return scenarios.NewServer(data) }
+//	func NewFromScenario(data []byte, defaults ...simkit.ScenarioDefault) (*Server, error) {
+//		return scenarios.NewServer(data, defaults...)
+//	}
 //	func (sc *Scenario) Validate() error               { return scenarios.Validate(sc) }
 //
 // Operations is a variable of its own, which the Scenario's Options reads
@@ -50,6 +53,21 @@ type Scenarios[Sc any, P ScenarioOf[Sc, O], O, S any] struct {
 	ApplyToCheck bool
 }
 
+// ScenarioDefault sets what a valid scenario's header leaves unset, as
+// the program serving it chooses: see SettleAfterByDefault.
+type ScenarioDefault func(*ScenarioHeader)
+
+// SettleAfterByDefault makes pending resources settle d after they start
+// (Common.SettleAfter) unless the scenario says settleAfter itself ("0s"
+// keeps time off).
+func SettleAfterByDefault(d time.Duration) ScenarioDefault {
+	return func(h *ScenarioHeader) {
+		if h.SettleAfter == "" && d > 0 {
+			h.SettleAfter = ScenarioString(d.String())
+		}
+	}
+}
+
 // ScenarioOf is a pointer to a simulator's Scenario type Sc, which embeds
 // ScenarioHeader and asks for a Server's options O.
 type ScenarioOf[Sc, O any] interface {
@@ -73,11 +91,15 @@ func (k Scenarios[Sc, P, O, S]) Validate(sc P) error {
 	return utilerrors.NewAggregate(k.problems(sc))
 }
 
-// NewServer returns a Server, not listening yet, seeded from a scenario.
-func (k Scenarios[Sc, P, O, S]) NewServer(data []byte) (S, error) {
+// NewServer returns a Server, not listening yet, seeded from a scenario,
+// with defaults for what its header leaves unset (cmd/cloudsim's flags).
+func (k Scenarios[Sc, P, O, S]) NewServer(data []byte, defaults ...ScenarioDefault) (S, error) {
 	sc, err := k.Load(data)
 	if err != nil {
 		return *new(S), err
+	}
+	for _, d := range defaults {
+		d(sc.Header())
 	}
 	s := k.New(sc.Options())
 	if err := k.Apply(sc, s); err != nil {
