@@ -23,9 +23,9 @@ import (
 //   - every call goes through api.do, with a context: its deadline
 //     (--instance-lookup-timeout, --cloud-init-timeout) cancels the
 //     request, and its operation names it;
-//   - only Cattle's own 404 ({"type":"error","code":"NotFound"}, JSON) to a
-//     request naming one resource is an authoritative not-found (byID,
-//     api.notFound);
+//   - only Cattle's own 404 ({"type":"error","code":"Not Found"}, JSON)
+//     to a request naming one resource is an authoritative not-found
+//     (byID, api.notFound);
 //   - a malformed answer (a resource without its id, a collection without
 //     data) is an error, never a panic.
 
@@ -129,10 +129,21 @@ func (a *api) do(ctx context.Context, op string, fn func(c *cattleCall) error) e
 }
 
 // notFoundRule is Cattle's "no such resource": a 404 with its JSON error
-// body, {"type":"error","status":404,"code":"NotFound",...}.
+// body, {"type":"error","status":404,"code":"Not Found","message":"Not
+// Found",...}. Cattle (v0.183, Rancher 1.6) raises it with the status
+// only, and its ExceptionHandler takes the code from the status's line
+// of api/messages.properties ("404=Not Found"; IaasApiConfig.java);
+// gdapi's own name for it, NotFound, is accepted too.
 var notFoundRule = cloudapi.NotFoundRule{Condition: func(status int, body []byte) bool {
-	return cloudapi.FieldEquals("error", "type")(status, body) && cloudapi.FieldEquals("NotFound", "code")(status, body)
+	return cloudapi.FieldEquals("error", "type")(status, body) &&
+		(cloudapi.FieldEquals(cattleNotFound, "code")(status, body) || cloudapi.FieldEquals(gdapiNotFound, "code")(status, body))
 }}
+
+// The code of Cattle's 404 error body, and gdapi's name for it.
+const (
+	cattleNotFound = "Not Found"
+	gdapiNotFound  = "NotFound"
+)
 
 // notFoundError marks Cattle's authoritative 404 for the one resource a
 // call named.
@@ -147,7 +158,7 @@ func (e *notFoundError) Unwrap() error { return e.err }
 // checked; for a go-rancher *ApiError from a typed call (Update, Delete,
 // an action on one resource) only what go-rancher kept can be: the status
 // and the body's code (go-rancher turns the JSON body into
-// "code=NotFound, message=..."; a proxy's page stays as it was). A 404 to
+// "code=Not Found, message=..."; a proxy's page stays as it was). A 404 to
 // a list, a 401, a 5xx or a timeout is never a not-found.
 func (a *api) notFound(err error) bool {
 	var nf *notFoundError
@@ -159,7 +170,7 @@ func (a *api) notFound(err error) bool {
 		return false
 	}
 	for part := range strings.SplitSeq(apiErr.Body, ", ") {
-		if part == "code=NotFound" {
+		if part == "code="+cattleNotFound || part == "code="+gdapiNotFound {
 			return true
 		}
 	}

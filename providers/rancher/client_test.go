@@ -76,6 +76,8 @@ func TestNotFoundOfTypedErrors(t *testing.T) {
 		err  error
 		want bool
 	}{
+		// Cattle 1.6's body: code and message from api/messages.properties.
+		{&rancher.ApiError{StatusCode: 404, Body: "baseType=error, code=Not Found, message=Not Found"}, true},
 		{&rancher.ApiError{StatusCode: 404, Body: "code=NotFound, message=Not Found"}, true},
 		{&rancher.ApiError{StatusCode: 404, Body: "message=Not Found, code=NotFound, detail=x"}, true},
 		{&rancher.ApiError{StatusCode: 404, Body: "<html><body>404 Not Found</body></html>"}, false},

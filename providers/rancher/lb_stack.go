@@ -13,8 +13,8 @@ import (
 )
 
 // The load-balancer stack and the HAProxy image are looked up once and
-// remembered: the stack by its name and externalId, as the existing CCM
-// found it (created at the first load balancer when missing), and the
+// remembered: the stack by its name, its externalId checked here
+// (created at the first load balancer when missing), and the
 // image from the lb.instance.image setting at the first create. A stack
 // removed behind the CCM's back is forgotten when Cattle refuses a create
 // in it (Create looks it up, or makes it, again).
@@ -40,8 +40,14 @@ func (e *lbEnv) stack(ctx context.Context, create bool) (string, error) {
 		return e.stackID, nil
 	}
 	name, externalID := e.settings.stackName(), e.settings.stackExternalID()
+	// By name only. The existing CCM also sent external_id, which Cattle
+	// splits at its last underscore into the field "external" and the
+	// modifier "id", and ignores: its lookup matched by name too. The
+	// externalId is checked below, so that a stack of the same name that
+	// is not the load balancers' is a clear error, not a create Cattle
+	// refuses (NotUnique).
 	stacks, err := listAll[rancher.Stack](ctx, e.api, "stacks.list", rancher.STACK_TYPE, map[string]any{
-		"name": name, "removed_null": "1", "external_id": externalID,
+		"name": name, "removed_null": "1",
 	}, 0)
 	if err != nil {
 		return "", fmt.Errorf("looking up stack %s: %w", name, err)

@@ -1,6 +1,7 @@
 package rancher_test
 
 import (
+	"strings"
 	"testing"
 
 	cloudprovider "k8s.io/cloud-provider"
@@ -65,4 +66,40 @@ func TestLoadBalancerStackRemovedByHand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLoadBalancerStackLookupByName: Cattle splits a filter key at its
+// last underscore into a field and a modifier (ParseCollectionAttributes.
+// NameAndOp), so the existing CCM's external_id=kubernetes-loadbalancers://
+// is the field "external" with the modifier "id", no filter, and ignored:
+// its stack lookup matched by name (ranchersim filters as Cattle does).
+// The provider looks the stack up by name and checks the externalId
+// itself: the existing CCM's stack is adopted, a stack of the same name
+// made for something else is a clear error naming RANCHER_LB_STACK
+// (rather than a create Cattle refuses as NotUnique), and a stack with
+// the externalId but another name is not the load balancers'.
+func TestLoadBalancerStackLookupByName(t *testing.T) {
+	t.Run("adopted", func(t *testing.T) {
+		f := newLBFixture(t, frameworktest.LBOptions{})
+		f.sim.AddStack(ranchersim.Stack{Name: "elsewhere", ExternalID: lbStack + "://", State: ranchersim.StateActive})
+		old := f.sim.AddStack(ranchersim.Stack{Name: lbStack, ExternalID: lbStack + "://", State: ranchersim.StateActive})
+		f.EnsureReady(t, f.Service(t, "web", nil))
+		if lb := onlyService(t, f.sim, ranchersim.KindLoadBalancer); lb.StackID != old.ID {
+			t.Errorf("load balancer in stack %s, want the existing CCM's %s", lb.StackID, old.ID)
+		}
+	})
+	t.Run("another owner", func(t *testing.T) {
+		f := newLBFixture(t, frameworktest.LBOptions{})
+		other := f.sim.AddStack(ranchersim.Stack{Name: lbStack, ExternalID: "catalog://library:web:1", State: ranchersim.StateActive})
+		_, err := f.Ensure(t, f.Service(t, "web", nil))
+		if err == nil || !strings.Contains(err.Error(), "RANCHER_LB_STACK") || !strings.Contains(err.Error(), other.ID) {
+			t.Fatalf("Ensure = %v; want the error that stack %s is not the load balancers'", err, other.ID)
+		}
+		if n := len(f.sim.Stacks()); n != 1 {
+			t.Errorf("%d stacks, want only the other owner's: none made", n)
+		}
+		if got := len(live(f.sim, ranchersim.KindLoadBalancer)); got != 0 {
+			t.Errorf("%d load balancers made in another owner's stack", got)
+		}
+	})
 }

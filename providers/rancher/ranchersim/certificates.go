@@ -105,6 +105,7 @@ func (v view) certificate(st *state, c *Certificate) certificateDoc {
 		UUID: uuidFor(c.ID), AccountID: st.opts.Project,
 		Created: c.Created.Format(time.RFC3339), CreatedTS: c.Created.UnixMilli(),
 		Removed: timestamp(c.Removed), Transitioning: transitioning(c.State),
+		TransitioningMessage: transitioningMessage(c.State),
 	}
 }
 

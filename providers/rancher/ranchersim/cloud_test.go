@@ -64,7 +64,7 @@ func TestCloud(t *testing.T) {
 	remove := cloud.Inject(Fault{Op: Operations["hosts.list"], Status: http.StatusServiceUnavailable, Count: 1})
 	defer remove()
 	_, err = c.Host.List(nil)
-	wantAPIError(t, err, http.StatusServiceUnavailable, "code=ServiceUnavailable")
+	wantAPIError(t, err, http.StatusServiceUnavailable, "code=Service Unavailable")
 	if _, err := c.Host.List(nil); err != nil {
 		t.Errorf("after the one fault: %v", err)
 	}

@@ -2,9 +2,7 @@ package ranchersim
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -96,178 +94,6 @@ type collection struct {
 	CreateDefaults map[string]any         `json:"createDefaults"`
 }
 
-// Paging of lists: Cattle's default page size, and the most a request
-// may ask for.
-const (
-	DefaultLimit = 100
-	MaxLimit     = 1000
-)
-
-// modifiers are the filter modifiers Cattle accepts after a field name
-// and an underscore (name_ne, removed_null...); none means eq.
-var modifiers = []string{"eq", "ne", "lt", "lte", "gt", "gte", "prefix", "like", "notlike", "null", "notnull"}
-
-// filter is one condition of a list request: field, modifier, values
-// (several values of one key match any).
-type filter struct {
-	field, modifier string
-	values          []string
-}
-
-// pagingParams are the query parameters that are not filters.
-var pagingParams = []string{"limit", "marker", "sort", "order", "include"}
-
-// parseFilters reads a list request's filters on the fields the type
-// filters by: "name=x", "name_ne=x", "removed_null=1"; a field may be
-// written in snake case (external_id, as the old CCM sends it). Keys
-// that name no filterable field are ignored.
-func parseFilters(r *http.Request, fields []string) []filter {
-	var out []filter
-	for key, vals := range r.URL.Query() {
-		if slices.Contains(pagingParams, key) {
-			continue
-		}
-		if f, ok := filterField(key, fields); ok {
-			out = append(out, filter{field: f, modifier: "eq", values: vals})
-			continue
-		}
-		i := strings.LastIndex(key, "_")
-		if i < 0 || !slices.Contains(modifiers, key[i+1:]) {
-			continue
-		}
-		if f, ok := filterField(key[:i], fields); ok {
-			out = append(out, filter{field: f, modifier: key[i+1:], values: vals})
-		}
-	}
-	slices.SortFunc(out, func(a, b filter) int { return strings.Compare(a.field+a.modifier, b.field+b.modifier) })
-	return out
-}
-
-// filterField resolves a query key to a filterable field, camel case.
-func filterField(key string, fields []string) (string, bool) {
-	if slices.Contains(fields, key) {
-		return key, true
-	}
-	camel := snakeToCamel(key)
-	return camel, slices.Contains(fields, camel)
-}
-
-func snakeToCamel(s string) string {
-	parts := strings.Split(s, "_")
-	for i := 1; i < len(parts); i++ {
-		if parts[i] != "" {
-			parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
-		}
-	}
-	return strings.Join(parts, "")
-}
-
-// matches reports whether doc (a resource as JSON fields) passes every
-// filter.
-func matches(doc map[string]any, filters []filter) bool {
-	for _, f := range filters {
-		if !f.matches(doc[f.field]) {
-			return false
-		}
-	}
-	return true
-}
-
-func (f filter) matches(v any) bool {
-	s, isNull := scalar(v)
-	switch f.modifier {
-	case "null":
-		return isNull
-	case "notnull":
-		return !isNull
-	case "ne":
-		return isNull || !slices.Contains(f.values, s)
-	}
-	if isNull {
-		return false
-	}
-	return slices.ContainsFunc(f.values, func(want string) bool {
-		switch f.modifier {
-		case "prefix":
-			return strings.HasPrefix(s, want)
-		case "like":
-			return like(want).MatchString(s)
-		case "notlike":
-			return !like(want).MatchString(s)
-		case "lt", "lte", "gt", "gte":
-			return compare(s, want, f.modifier)
-		default:
-			return s == want
-		}
-	})
-}
-
-// scalar is a field's value as a filter compares it; null (and "") is
-// isNull.
-func scalar(v any) (s string, isNull bool) {
-	switch v := v.(type) {
-	case nil:
-		return "", true
-	case string:
-		return v, v == ""
-	case float64:
-		return strconv.FormatFloat(v, 'f', -1, 64), false
-	case bool:
-		return strconv.FormatBool(v), false
-	default:
-		b, _ := json.Marshal(v)
-		return string(b), false
-	}
-}
-
-// like compiles an SQL LIKE pattern: % any run, _ any character.
-func like(pattern string) *regexp.Regexp {
-	var b strings.Builder
-	b.WriteString("^")
-	for _, r := range pattern {
-		switch r {
-		case '%':
-			b.WriteString(".*")
-		case '_':
-			b.WriteString(".")
-		default:
-			b.WriteString(regexp.QuoteMeta(string(r)))
-		}
-	}
-	b.WriteString("$")
-	return regexp.MustCompile(b.String())
-}
-
-// compare orders numbers as numbers, anything else as strings.
-func compare(got, want, modifier string) bool {
-	c := strings.Compare(got, want)
-	if g, err1 := strconv.ParseFloat(got, 64); err1 == nil {
-		if w, err2 := strconv.ParseFloat(want, 64); err2 == nil {
-			c = cmpFloat(g, w)
-		}
-	}
-	switch modifier {
-	case "lt":
-		return c < 0
-	case "lte":
-		return c <= 0
-	case "gt":
-		return c > 0
-	default:
-		return c >= 0
-	}
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // fields turns a document into its JSON fields, for filtering.
 func fields(doc any) map[string]any {
 	b, err := json.Marshal(doc)
@@ -292,38 +118,47 @@ type listing[T any] struct {
 }
 
 // list answers a list request: the items passing the request's filters,
-// one page of them (?limit=, ?marker= from the previous page's next
-// link), each read once (which settles transitioning ones).
+// sorted (?sort=, ?order=; by ID otherwise), one page of them (?limit=,
+// ?marker= from the previous page's next link), each read once (which
+// settles transitioning ones).
 func list[T any](s *Server, r *http.Request, l listing[T]) simkit.Response {
 	filters := parseFilters(r, l.filters)
+	docs := make(map[*T]map[string]any, len(l.items))
 	kept := make([]*T, 0, len(l.items))
 	for _, it := range l.items {
-		if matches(fields(l.doc(it)), filters) {
+		if doc := fields(l.doc(it)); matches(doc, filters) {
 			kept = append(kept, it)
+			docs[it] = doc
 		}
 	}
-	page, err := simkit.PageByMarker(r, kept, l.id, simkit.MarkerPages{Default: DefaultLimit, Max: MaxLimit})
-	if err != nil {
-		return invalid(codeInvalidFormat, paramName(err))
-	}
+	by := listSort(r, l.filters)
+	sortDocs(kept, docs, l.id, by)
+	limit, start := pageLimit(r), min(pageOffset(r), len(kept))
+	end := min(start+limit, len(kept))
 	c := collection{
 		Type: "collection", ResourceType: l.typ,
 		Links:       map[string]string{"self": simkit.PageLink(r, nil)},
-		CreateTypes: map[string]string{}, Actions: map[string]string{}, SortLinks: map[string]string{},
+		CreateTypes: map[string]string{}, Actions: map[string]string{}, SortLinks: sortLinks(r, l.filters),
 		Data:       []any{},
-		Pagination: &pagination{Limit: page.Limit, Partial: page.More(len(kept))},
+		Pagination: &pagination{Limit: limit, Partial: end < len(kept)},
 		Filters:    map[string][]condition{}, CreateDefaults: map[string]any{},
 	}
-	if page.More(len(kept)) {
-		next := simkit.PageLink(r, map[string]string{"marker": l.id(kept[page.End-1]), "limit": strconv.Itoa(page.Limit)})
+	if by != nil {
+		c.Sort = by
+	}
+	if end < len(kept) {
+		next := simkit.PageLink(r, map[string]string{"marker": "m" + strconv.Itoa(end)})
 		c.Pagination.Next = &next
+	}
+	for _, f := range l.filters {
+		c.Filters[f] = nil
 	}
 	for _, f := range filters {
 		for _, v := range f.values {
 			c.Filters[f.field] = append(c.Filters[f.field], condition{Modifier: f.modifier, Value: v})
 		}
 	}
-	for _, it := range kept[page.Start:page.End] {
+	for _, it := range kept[start:end] {
 		s.st.read(l.id(it))
 		c.Data = append(c.Data, l.doc(it))
 	}
@@ -364,11 +199,4 @@ func (rs resources[T]) get(s *Server) simkit.HandlerFunc {
 		}
 		return ok(rs.doc(s.view(r), s.st, x))
 	}
-}
-
-func paramName(err error) string {
-	if pe, ok := errors.AsType[*simkit.ParamError](err); ok {
-		return pe.Param
-	}
-	return "limit"
 }

@@ -12,24 +12,33 @@
 // # Authentication and bootstrap
 //
 // Every request needs HTTP Basic credentials of an environment API key
-// (Options.AccessKey/SecretKey; AddAPIKey adds more, RevokeAPIKey refuses
-// one); others get 401 {"type":"error","status":401,"code":"Unauthorized",
-// "message":"Unauthorized"} with a Basic challenge. GET /v2-beta and GET
-// /v2-beta/projects/<project> (CATTLE_URL) answer with the header
-// X-API-Schemas naming <project URL>/schemas, the schema collection,
-// built in code for the types served (ids, pluralName, links self and
-// collection, resourceMethods, collectionMethods, resourceActions,
-// collectionFilters with their modifiers, resourceFields with create and
-// update flags): go-rancher knows no other type ("Unknown schema type").
-// Every link, action and next-page URL is absolute, built from the URL
-// the request came to.
+// (Options.AccessKey/SecretKey; AddAPIKey adds more, and a scenario's
+// apiKeys; RevokeAPIKey refuses one); others get 401 {"type":"error",
+// "status":401,"code":"Unauthorized","message":"Unauthorized"} with a
+// Basic challenge. Every answer, errors and 401s included, carries
+// X-Rancher-Version (RancherVersion) and X-API-Schemas naming <project
+// URL>/schemas, the schema collection; an authenticated one also
+// X-API-Account-Id, X-API-User-Id (the project), X-API-Account-Kind
+// (project) and X-API-Account-Name, as Cattle's ApiRequestFilter,
+// ApiRequestFilterDelegate and ApiAuthenticator send them (headers.go).
+// The schemas are built in code for the types served (ids, pluralName,
+// links self and collection, resourceMethods, collectionMethods,
+// resourceActions, collectionFilters with their modifiers,
+// resourceFields with create and update flags): go-rancher knows no
+// other type ("Unknown schema type"). A schema answers under its id, its
+// id in lower case, its plural and its plural in lower case, as Cattle's
+// SchemaFactoryImpl registers it (/schemas/schemas, /schemas/hosts,
+// /schemas/loadBalancerService...), and so does a type's collection path
+// (/loadBalancerServices as /loadbalancerservices, /host/1h1 as
+// /hosts/1h1). Every link, action and next-page URL is absolute, built
+// from the URL the request came to.
 //
 // OtherEnvironment serves a second environment of the same Rancher server
 // on the same URL (Cloud.OtherAccount): project OtherProject with its own
 // environment API key (OtherAccessKey, OtherSecretKey) and one host of
 // its own, IDs from 1h900001 on. Requests with its access key go to it:
 // its lists hold none of this environment's resources, and a GET of one
-// by ID is 404 NotFound, as a key scoped to another environment gets.
+// by ID is 404 Not Found, as a key scoped to another environment gets.
 //
 // # Endpoints
 //
@@ -48,36 +57,57 @@
 //	GET    /loadbalancerservices[/{id}], POST, PUT, DELETE /{id}, POST /{id}?action=
 //	GET    /externalservices[/{id}],     POST, PUT, DELETE /{id}, POST /{id}?action=
 //	GET    /<services>/{id}/consumedservices, /consumedbyservices   the links' both ends
-//	GET    /services[/{id}]              every service, read-only
+//	GET    /services[/{id}]              every service; PUT, DELETE /{id}, POST /{id}?action=
+//	                                     as under the service's own type (the CLI's scale)
+//	GET    /containers, /volumes, /secrets[/{id}]   none: empty lists, 404 (empty_types.go)
 //	GET    /certificates[/{id}], POST, PUT, DELETE /{id}, POST /{id}?action=remove
 //	GET    /_sim/state, /_sim/stats      what the cloud holds, what it served
+//
+// A method a type's schema does not list (a collection's
+// collectionMethods, a resource's resourceMethods; a POST with ?action=
+// goes to the action) answers 405, as Cattle's
+// ValidationHandler.validateMethod does. Under <base>/v1-catalog, the
+// catalog service Rancher proxies to (catalog.go): its version, schemas,
+// and catalogs and templates, none.
 //
 // # Lists
 //
 // Collections are {"type":"collection","resourceType",...,"data":[...],
-// "pagination":{"next","limit","partial"},"filters"}. Filters are query
-// parameters on the fields the type's schema lists in collectionFilters:
-// name=x (eq), and with a modifier after an underscore: name_ne,
-// name_prefix, name_like (SQL %, _), name_notlike, removed_null,
-// removed_notnull, id_lt/_lte/_gt/_gte; several values of one key match
-// any. A field may be written in snake case (external_id, as the old CCM
-// sends it); keys that name no filterable field are ignored. limit
-// (default 100, at most 1000) pages a list; pagination.next is the next
-// page's absolute URL (with a marker: the last ID seen) and partial says
-// more follow. Lists are in creation order.
+// "pagination":{"next","limit","partial"},"sort","sortLinks","filters"}.
+// Filters follow Cattle's ParseCollectionAttributes (filters.go): a query
+// key is split at its LAST underscore into a field and a modifier (name=x
+// is eq; name_ne, name_prefix, name_like with SQL %, _, name_notlike,
+// removed_null, removed_notnull, id_lt/_lte/_gt/_gte) and counts only
+// when the field is one of the type's collectionFilters and the modifier
+// one of that filter's (state, references and booleans: eq, ne, null,
+// notnull); any other key is ignored, external_id included (the field
+// "external", the modifier "id": the old CCM's stack lookup matches by
+// name). All conditions on a field hold (SQL AND), and a null field
+// matches only _null. filters echoes every collection filter, null or
+// the request's conditions. limit (paging.go) is at most 3000, a limit of
+// 0 or less is 3000 (the Rancher CLI sends -2), a limit that is not a
+// number is the default, 100; pagination.next is the request's absolute
+// URL with marker=m<offset>, and partial says more follow. sort=<filter>
+// and order=asc|desc order a list by the field, then by ID (sort then
+// holds name, order and the reverse link; sortLinks hold one link per
+// filter); lists are otherwise by ID.
 //
 // # Errors
 //
-// Errors are {"id","type":"error","status","code","message","detail"}: 404
-// NotFound for an unknown ID (go-rancher's typed ById then returns (nil,
-// nil)), path or project; 422 for a request's fields, with fieldName and
-// gdapi's codes (MissingRequired, InvalidCharacters, MaxLengthExceeded,
-// NotUnique, InvalidReference, InvalidOption, InvalidFormat,
-// MinLimitExceeded, MaxLimitExceeded); 422 InvalidAction for an action
-// the type does not have, 422 ActionNotAvailable for one the resource's
-// state does not offer (its actions map lists those it does); 405 for a
-// POST to a resource without an action. As Cattle does, a PUT drops the
-// fields the schema does not mark updatable.
+// Errors are {"id","type":"error","status","code","message","detail"}.
+// An error Cattle raises with a status only takes its code and message
+// from the status's line of api/messages.properties (respond.go): 404
+// "Not Found" for an unknown ID (go-rancher's typed ById then returns
+// (nil, nil)), path or project, 405 "Method not allowed", 409
+// "Conflict", 401 "Unauthorized". A body that is not JSON is 400
+// InvalidBodyContent; a field of the wrong type, 422 InvalidFormat. 422
+// for a request's fields, with fieldName and gdapi's codes
+// (MissingRequired, InvalidCharacters, MaxLengthExceeded, NotUnique,
+// InvalidReference, InvalidOption, InvalidFormat, MinLimitExceeded,
+// MaxLimitExceeded); 422 InvalidAction for an action the type does not
+// have, 422 ActionNotAvailable for one the resource's state does not
+// offer (its actions map lists those it does). As Cattle does, a PUT
+// drops the fields the schema does not mark updatable.
 //
 // # Hosts
 //
@@ -101,8 +131,10 @@
 // # Services
 //
 // loadBalancerService and externalService (1s<n>) share Cattle's state
-// machine, with transitioning "yes" in the -ing states and actions only
-// where the state offers them:
+// machine, with transitioning "yes" and transitioningMessage "In
+// Progress" in the -ing states (null otherwise, as Cattle's
+// getTransitionFields writes them) and actions only where the state
+// offers them:
 //
 //	create (201)     registering -> inactive (startOnCreate: then activating -> active)
 //	activate         inactive -> activating -> active
@@ -110,16 +142,23 @@
 //	  service links  inactive -> updating-inactive -> inactive
 //	upgrade          active -> upgrading -> upgraded; finishupgrade -> finishing-upgrade -> active,
 //	                 or rollback -> rolling-back -> active (the previous launch config back)
+//	cancelupgrade    upgrading, finishing-upgrade -> canceling-upgrade -> canceled-upgrade
+//	continueupgrade  canceled-upgrade -> upgrading -> upgraded
 //	restart          active -> restarting -> active
 //	deactivate       active -> deactivating -> inactive
 //	remove, DELETE   -> removing -> removed (removed timestamp; hidden by removed_null;
 //	                 services linking to it lose the link)
 //
-// Actions by state: inactive {activate, remove, update, setservicelinks,
-// addservicelink, removeservicelink}; active {deactivate, remove, update,
-// restart, upgrade, and the link actions}; upgraded {finishupgrade,
-// rollback, remove}; other states {remove}. External services have no
-// link actions. Actions answer 202 with the service.
+// A service offers an action when its state is one its process starts
+// from in Cattle's spring-process-context.xml (serviceProcesses): e.g.
+// inactive {activate, remove, update, upgrade}, active {deactivate,
+// remove, update, restart, upgrade}, upgrading {remove, update,
+// cancelupgrade, rollback}, upgraded {remove, finishupgrade, rollback},
+// canceled-upgrade {remove, continueupgrade, rollback}, removing and
+// removed none; the service-link actions are no process, and a load
+// balancer offers them in every state (AbstractObjectResourceManager.
+// addActions); external services have none. Actions answer 202 with the
+// service.
 //
 // A create needs name (1-63 of a-zA-Z0-9-, unique in its stack among
 // services not removed: 422 NotUnique) and stackId (MissingRequired,
@@ -152,7 +191,8 @@
 // launchConfig labels io.rancher.scheduler.global "true" (LabelGlobal),
 // else on its first scale (default 1) active hosts, oldest first, while
 // it is active, updating-active, upgrading (the previous launch config's
-// ports), upgraded, finishing-upgrade, rolling-back or restarting: its
+// ports), upgraded, finishing-upgrade, rolling-back, restarting,
+// canceling-upgrade or canceled-upgrade: its
 // publicEndpoints are one per such host and published port, ipAddress the
 // host's agentIpAddress (each host's publicEndpoints lists those on it).
 // A service's consumedservices link lists the services it links to,
@@ -179,11 +219,13 @@
 //
 // # Asynchronous resources
 //
-// Nothing moves on a timer (simkit.Lifecycle): a resource in a
-// transitioning state (transitioning "yes") reaches the next one on its
-// Options.ProvisioningReads-th read (a GET of it or a list page holding
-// it), or on Advance. A removed host is purged as many reads later (at
-// least two), or on the next Advance.
+// A resource in a transitioning state (transitioning "yes") reaches the
+// next one on its Options.ProvisioningReads-th read (a GET of it or a
+// list page holding it), on Advance, or, with Options.SettleAfter
+// (cmd/cloudsim's --settle-after, 2s by default; tests leave it 0), that
+// long after it started, read or not, as Cattle's processes run on the
+// server (simkit.Lifecycle.WithTime). A removed host is purged as many
+// reads later (at least two), on the next Advance, or SettleAfter later.
 //
 // # For tests
 //
@@ -206,12 +248,41 @@
 //
 // # Not simulated
 //
-// Containers, volumes, networks, environments beyond the key's and
-// OtherEnvironment, sorting (sort, order), the include parameter but for a
-// host's ipAddresses, host label
-// scheduling affinity, toServiceStrategy upgrades and cancelupgrade,
-// websockets and events; account API keys (an environment key's scope is
-// all there is). Where Cattle's behaviour is not documented (the code of
-// a malformed port, a DELETE of an active host: 409), the choice is
-// plausible and marked so here.
+// Containers, volumes and secrets (their types answer empty), networks,
+// environments beyond the key's and OtherEnvironment, the include
+// parameter but for a host's ipAddresses, host label scheduling
+// affinity, toServiceStrategy upgrades, catalog templates, websockets and
+// events (/v2-beta/subscribe: the Rancher CLI's --wait needs them);
+// account API keys (an environment key's scope is all there is); MySQL's
+// case-insensitive comparisons in filters and sorting (the simulator
+// compares exactly). Cattle keeps one set of conditions per field when a
+// request names a field twice with different modifiers (name=a&name_ne=b:
+// which one is not defined); the simulator applies all of them. Where
+// Cattle's behaviour is not documented (the code of a malformed port, a
+// DELETE of an active host: 409), the choice is plausible and marked so
+// here.
+//
+// # Fidelity
+//
+// Checked with the Rancher CLI v0.6.14 (github.com/rancher/cli, commit
+// 7173311, the last CLI for Rancher 1.6), unchanged, built in GOPATH mode
+// from its vendor/ with Go 1.26, against cmd/cloudsim on
+// hack/fidelity/rancher.yaml by hack/fidelity/rancher.sh (make fidelity;
+// the Go module proxy does not serve that CLI, so the script builds it
+// from $RANCHER_CLI_SRC, a clone of rancher/cli, and else skips).
+// RANCHER_URL is the server's URL with RANCHER_ENVIRONMENT 1a5, as
+// `rancher config` stores them; with an environment's URL every command
+// but stacks works too, and stacks fails as on Rancher, whose catalog
+// service has no /v1-catalog/projects/<id>. Read: environment, hosts
+// [-a], ps [-a] [-c], stacks (with the catalog service), volumes,
+// inspect by ID and by stack/service name. Write: stop, start, scale and
+// restart of a load balancer, stop and start of a host, rm of a service,
+// each until Cattle settles it; a second API key. Result: every command
+// answers as against Rancher 1.6 (the CLI's own quirks remain: it shows
+// no ENDPOINTS, since FormatEndpoint wants untyped JSON, and a lookup by
+// a name that is no service's creates the Default stack, as Lookup does
+// on Rancher). Before the fixes of issue 27 every command failed at
+// start-up on /schemas/schemas (404), then on limit=-2 (422). Also
+// checked: go-rancher v2 (v0.1.1-0.20200505164325-7577995d47c0), the
+// provider's client, by every test here.
 package ranchersim

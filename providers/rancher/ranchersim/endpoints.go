@@ -58,7 +58,7 @@ func parsePort(spec string) (public, private int, protocol string, err error) {
 func running(state string) bool {
 	switch state {
 	case StateActive, StateUpdatingActive, StateUpgrading, StateUpgraded, StateFinishingUpgrade,
-		StateRollingBack, StateRestarting:
+		StateRollingBack, StateRestarting, StateCancelingUpgrade, StateCanceledUpgrade:
 		return true
 	}
 	return false

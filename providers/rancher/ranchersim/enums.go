@@ -13,6 +13,8 @@ const (
 	StateUpgraded         = "upgraded"
 	StateFinishingUpgrade = "finishing-upgrade"
 	StateRollingBack      = "rolling-back"
+	StateCancelingUpgrade = "canceling-upgrade"
+	StateCanceledUpgrade  = "canceled-upgrade"
 	StateRestarting       = "restarting"
 	StateRemoving         = "removing"
 	StateRemoved          = "removed"
@@ -28,7 +30,7 @@ var HostStates = []string{StateActive, StateInactive, StateDisconnected, StateRe
 // ServiceStates are the states a service may be seeded in.
 var ServiceStates = []string{StateRegistering, StateInactive, StateActivating, StateActive, StateDeactivating,
 	StateUpdatingActive, StateUpdatingInactive, StateUpgrading, StateUpgraded, StateFinishingUpgrade,
-	StateRollingBack, StateRestarting, StateRemoving, StateRemoved}
+	StateRollingBack, StateRestarting, StateCancelingUpgrade, StateCanceledUpgrade, StateRemoving, StateRemoved}
 
 // Kinds of services.
 const (

@@ -6,5 +6,5 @@ import "github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 // written as the routes are, e.g. "GET /v2-beta/projects/{project}/hosts",
 // or a pattern as simkit.Fault.Op takes it; "" matches every endpoint
 // (never /_sim). Code and Message make the error body's code and message:
-// "" means the ones Cattle sends for Status (NotFound for 404...).
+// "" means the ones Cattle sends for Status ("Not Found" for 404...).
 type Fault = simkit.Fault

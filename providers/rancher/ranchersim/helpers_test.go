@@ -1,7 +1,10 @@
 package ranchersim
 
 import (
+	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -57,4 +60,77 @@ func filters(kv ...any) *rancher.ListOpts {
 		o.Filters[kv[i].(string)] = kv[i+1]
 	}
 	return o
+}
+
+// answer is a raw HTTP answer of the API: status, headers, JSON body.
+type answer struct {
+	status int
+	header http.Header
+	body   map[string]any
+}
+
+// call sends method path (under the project URL unless it starts with
+// "/v2-beta" or "http") with body (raw, "" for none) as the environment's
+// key, and decodes the answer.
+func call(t *testing.T, s *Server, method, path, body string) answer {
+	t.Helper()
+	env := s.Env(s.URL())
+	return callAs(t, env["CATTLE_ACCESS_KEY"], env["CATTLE_SECRET_KEY"], method, apiURL(s, path), body)
+}
+
+// apiURL is path's absolute URL: under the project URL unless absolute
+// or under /v2-beta.
+func apiURL(s *Server, path string) string {
+	switch {
+	case strings.HasPrefix(path, "http"):
+		return path
+	case strings.HasPrefix(path, APIVersion):
+		return s.URL() + path
+	}
+	return s.ProjectURL(s.URL()) + path
+}
+
+// callAs is call with the key access:secret ("" for no credentials) and
+// an absolute URL.
+func callAs(t *testing.T, access, secret, method, u, body string) answer {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), method, u, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if access != "" {
+		req.SetBasicAuth(access, secret)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	a := answer{status: resp.StatusCode, header: resp.Header}
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > 0 {
+		if err := json.Unmarshal(data, &a.body); err != nil {
+			t.Fatalf("%s %s: %s, body not a JSON object: %q", method, u, resp.Status, data)
+		}
+	}
+	return a
+}
+
+// dataIDs are the IDs of a collection answer's data, in order.
+func (a answer) dataIDs() []string {
+	var ids []string
+	data, _ := a.body["data"].([]any)
+	for _, d := range data {
+		doc, _ := d.(map[string]any)
+		id, _ := doc["id"].(string)
+		ids = append(ids, id)
+	}
+	return ids
 }

@@ -136,6 +136,7 @@ func (v view) host(st *state, h *Host) hostDoc {
 		PublicEndpoints: v.hostEndpoints(st, h.ID),
 		Created:         h.Created.Format(time.RFC3339), CreatedTS: h.Created.UnixMilli(),
 		Removed: timestamp(h.Removed), Transitioning: transitioning(h.State),
+		TransitioningMessage: transitioningMessage(h.State),
 	}
 	if d.Labels == nil {
 		d.Labels = map[string]string{}
@@ -240,7 +241,7 @@ func (s *Server) hostAction(r *http.Request) simkit.Response {
 func checkAction(d schemaDef, available []string, name string) (simkit.Response, bool) {
 	switch {
 	case name == "":
-		return fail(http.StatusMethodNotAllowed, "POST needs an action"), true
+		return methodNotAllowed(), true
 	case !hasAction(d, name):
 		return invalid(codeInvalidAction, "action"), true
 	case !slices.Contains(available, name):

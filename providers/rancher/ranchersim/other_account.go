@@ -1,6 +1,10 @@
 package ranchersim
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
+)
 
 // The other environment's settings: OtherEnvironment serves them.
 const (
@@ -31,12 +35,13 @@ const otherEnvironmentIDs = 900_000
 // it with the other environment's resources only, so a list of hosts
 // (the provider's lookup of a host by uuid is a list filtered on uuid)
 // holds none of this environment's, a GET of one of this environment's
-// hosts by ID is 404 NotFound (go-rancher's ById: nil, nil), and this
+// hosts by ID is 404 Not Found (go-rancher's ById: nil, nil), and this
 // environment's project URL is 404. The first call creates the
 // environment; later ones return it.
 func (s *Server) OtherEnvironment() *Server {
 	s.otherOnce.Do(func() {
 		o := New(Options{
+			Common:  simkit.Common{SettleAfter: s.opts.SettleAfter},
 			Project: OtherProject, AccessKey: OtherAccessKey, SecretKey: OtherSecretKey,
 			LBImage: s.opts.LBImage, ProvisioningReads: s.opts.ProvisioningReads, Now: s.opts.Now,
 		})

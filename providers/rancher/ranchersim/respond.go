@@ -1,15 +1,21 @@
 package ranchersim
 
 import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"strings"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
 // apiError is the body of every Cattle error (gdapi's error resource):
 // go-rancher's newApiError turns its keys other than id, links, actions,
-// type and status into ApiError.Body ("code=NotFound, message=...").
+// type and status into ApiError.Body ("code=Not Found, message=...").
 type apiError struct {
 	ID        string            `json:"id"`
 	Type      string            `json:"type"`
@@ -23,19 +29,31 @@ type apiError struct {
 	FieldName string            `json:"fieldName,omitempty"`
 }
 
-// Error codes: gdapi's ResponseCodes names for the statuses, and its
-// ValidationErrorCodes for the 422s a request's fields get.
+// Error codes. An error Cattle raises with a status only (404, 405,
+// 409, 401...) gets its code from the status's line in api/
+// messages.properties, which Cattle loads as the ExceptionHandler's
+// standard error codes, and the same text as its message (Cattle v0.183,
+// code/packaging/app-config/.../IaasApiConfig.java ExceptionHandler,
+// gdapi's ExceptionHandler.populateError): {"status":404,"code":"Not
+// Found","message":"Not Found"}. A status the file lacks (429) has the
+// status as its code. Validation errors carry gdapi's
+// ValidationErrorCodes and the field.
 const (
-	codeBadRequest       = "BadRequest"
+	codeBadRequest       = "Bad Request"
 	codeUnauthorized     = "Unauthorized"
 	codeForbidden        = "Forbidden"
-	codeNotFound         = "NotFound"
-	codeMethodNotAllowed = "MethodNotAllowed"
+	codeNotFound         = "Not Found"
+	codeMethodNotAllowed = "Method not allowed"
 	codeConflict         = "Conflict"
-	codeTooLarge         = "RequestEntityTooLarge"
-	codeTooManyRequests  = "TooManyRequests"
-	codeServerError      = "InternalServerError"
-	codeUnavailable      = "ServiceUnavailable"
+	codeTooLarge         = "Request Entity Too Long"
+	codeUnprocessable    = "Unprocessable Entity"
+	codeTooManyRequests  = "429"
+	codeServerError      = "Internal Server Error"
+	codeUnavailable      = "Service Unavailable"
+
+	// codeInvalidBodyContent is BodyParserRequestHandler's 400 for a body
+	// that is not JSON.
+	codeInvalidBodyContent = "InvalidBodyContent"
 
 	codeMissingRequired   = "MissingRequired"
 	codeInvalidReference  = "InvalidReference"
@@ -55,7 +73,7 @@ const (
 // validation errors.
 func errorDoc(status int, code, field, msg string) apiError {
 	e := apiError{
-		ID: fmt.Sprintf("%d-%s", status, code), Type: "error", BaseType: "error",
+		ID: fmt.Sprintf("%d-%s", status, strings.ReplaceAll(code, " ", "")), Type: "error", BaseType: "error",
 		Links: map[string]string{}, Actions: map[string]string{},
 		Status: status, Code: code, FieldName: field,
 	}
@@ -65,27 +83,29 @@ func errorDoc(status int, code, field, msg string) apiError {
 	return e
 }
 
-// apiErrors are Cattle's errors: gdapi's code for each status
-// (InternalServerError for the others) and Cattle's messages for the
-// failures the simulator injects.
+// statusCodes are Cattle's codes (and default messages) of the errors it
+// raises with a status only: api/messages.properties.
+var statusCodes = map[int]string{
+	http.StatusBadRequest:            codeBadRequest,
+	http.StatusUnauthorized:          codeUnauthorized,
+	http.StatusForbidden:             codeForbidden,
+	http.StatusNotFound:              codeNotFound,
+	http.StatusMethodNotAllowed:      codeMethodNotAllowed,
+	http.StatusConflict:              codeConflict,
+	http.StatusRequestEntityTooLarge: codeTooLarge,
+	http.StatusUnprocessableEntity:   codeUnprocessable,
+	http.StatusTooManyRequests:       codeTooManyRequests,
+	http.StatusServiceUnavailable:    codeUnavailable,
+}
+
+// apiErrors are Cattle's errors: its code for each status
+// (InternalServerError for the others) and, as Cattle writes them, the
+// same text as the message of the failures the simulator injects.
 var apiErrors = simkit.ErrorFormat{
-	Codes: map[int]string{
-		http.StatusBadRequest:            codeBadRequest,
-		http.StatusUnauthorized:          codeUnauthorized,
-		http.StatusForbidden:             codeForbidden,
-		http.StatusNotFound:              codeNotFound,
-		http.StatusMethodNotAllowed:      codeMethodNotAllowed,
-		http.StatusConflict:              codeConflict,
-		http.StatusRequestEntityTooLarge: codeTooLarge,
-		http.StatusTooManyRequests:       codeTooManyRequests,
-		http.StatusServiceUnavailable:    codeUnavailable,
-	},
+	Codes:     statusCodes,
 	OtherCode: codeServerError,
-	Messages: map[int]string{
-		http.StatusNotFound:           "Not Found",
-		http.StatusServiceUnavailable: "Service Unavailable",
-	},
-	Body: func(status int, code, message string) any { return errorDoc(status, code, "", message) },
+	Messages:  statusCodes,
+	Body:      func(status int, code, message string) any { return errorDoc(status, code, "", message) },
 }
 
 // fail is an error answer with the usual code for status.
@@ -94,8 +114,17 @@ func fail(status int, format string, args ...any) simkit.Response {
 }
 
 // notFound is Cattle's 404 for an unknown ID, type or path.
-func notFound() simkit.Response {
-	return simkit.JSON(http.StatusNotFound, errorDoc(http.StatusNotFound, codeNotFound, "", "Not Found"))
+func notFound() simkit.Response { return statusError(http.StatusNotFound) }
+
+// methodNotAllowed is Cattle's 405 for a method the type's schema does
+// not list (ValidationHandler.validateMethod).
+func methodNotAllowed() simkit.Response { return statusError(http.StatusMethodNotAllowed) }
+
+// statusError is an error Cattle raises with a status only: its code and
+// message are the status's line of messages.properties.
+func statusError(status int) simkit.Response {
+	code := cmp.Or(statusCodes[status], codeServerError)
+	return simkit.JSON(status, errorDoc(status, code, "", code))
 }
 
 // invalid is a 422 validation error: code (MissingRequired,
@@ -106,13 +135,38 @@ func invalid(code, field string) simkit.Response {
 }
 
 // decode reads r's JSON body into v; an empty body leaves v as it is (go-
-// rancher posts actions without input with no body).
+// rancher posts actions without input with no body), and so does JSON
+// that is not an object or a list, which Cattle's body parser drops. A
+// body that is not JSON is 400 InvalidBodyContent; a field of the wrong
+// type, 422 InvalidFormat about the field, as Cattle's validation
+// answers it.
 func decode(r *http.Request, v any) *simkit.Response {
-	if err := simkit.DecodeOptional(r, v); err != nil {
-		resp := simkit.JSON(http.StatusBadRequest, errorDoc(http.StatusBadRequest, codeInvalidFormat, "", err.Error()))
+	data, err := io.ReadAll(r.Body)
+	if err != nil || !json.Valid(data) && len(bytes.TrimSpace(data)) > 0 {
+		resp := invalidBody()
+		return &resp
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' && data[0] != '[' {
+		return nil
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			resp := invalid(codeInvalidFormat, te.Field[strings.LastIndex(te.Field, ".")+1:])
+			return &resp
+		}
+		resp := invalidBody()
 		return &resp
 	}
 	return nil
+}
+
+// invalidBody is Cattle's answer to a body that is not JSON
+// (BodyParserRequestHandler): 400, code and message InvalidBodyContent.
+func invalidBody() simkit.Response {
+	return simkit.JSON(http.StatusBadRequest,
+		errorDoc(http.StatusBadRequest, codeInvalidBodyContent, "", codeInvalidBodyContent))
 }
 
 func ok(body any) simkit.Response      { return simkit.JSON(http.StatusOK, body) }

@@ -16,6 +16,8 @@ import (
 //	project: 1a5                 # the environment (CATTLE_URL ends in /v2-beta/projects/<project>)
 //	accessKey: 5C1D0A4F1B6E7C9D2E3F   # the environment API key (CATTLE_ACCESS_KEY, CATTLE_SECRET_KEY)
 //	secretKey: s3cret
+//	apiKeys:                     # more environment API keys the API accepts
+//	- {accessKey: 9A8B7C6D5E4F3A2B1C0D, secretKey: another-secret}
 //	lbImage: rancher/lb-service-haproxy:v0.9.14   # the lb.instance.image setting
 //	seed: 42                     # seeds fault rates, so runs repeat
 //	latency: 30ms                # added to every API request (not /_sim)
@@ -60,16 +62,26 @@ type Scenario struct {
 	// ScenarioHeader holds provider, description, seed, latency,
 	// provisioningReads and faults.
 	simkit.ScenarioHeader
-	Project   string            `json:"project,omitempty"`
-	AccessKey string            `json:"accessKey,omitempty"`
-	SecretKey string            `json:"secretKey,omitempty"`
-	LBImage   string            `json:"lbImage,omitempty"`
-	Hosts     []ScenarioHost    `json:"hosts,omitempty"`
-	Stacks    []ScenarioStack   `json:"stacks,omitempty"`
-	Services  []ScenarioService `json:"services,omitempty"`
+	Project   string `json:"project,omitempty"`
+	AccessKey string `json:"accessKey,omitempty"`
+	SecretKey string `json:"secretKey,omitempty"`
+	// APIKeys are more environment API keys the API accepts besides
+	// accessKey (which cmd/cloudsim prints).
+	APIKeys  []ScenarioAPIKey  `json:"apiKeys,omitempty"`
+	LBImage  string            `json:"lbImage,omitempty"`
+	Hosts    []ScenarioHost    `json:"hosts,omitempty"`
+	Stacks   []ScenarioStack   `json:"stacks,omitempty"`
+	Services []ScenarioService `json:"services,omitempty"`
 	// Certificates are added before the services, which name them by
 	// name or ID.
 	Certificates []ScenarioCertificate `json:"certificates,omitempty"`
+}
+
+// ScenarioAPIKey is an environment API key of a Scenario: an access key
+// and its secret.
+type ScenarioAPIKey struct {
+	AccessKey string `json:"accessKey"`
+	SecretKey string `json:"secretKey"`
 }
 
 // ScenarioCertificate is a certificate of a Scenario: Cattle reads its
@@ -145,6 +157,9 @@ var Operations = map[string]string{
 	"externalServices.update": "PUT " + projectPath + "/" + collExternal + "/{id}",
 	"externalServices.delete": "DELETE " + projectPath + "/" + collExternal + "/{id}",
 	"externalServices.action": "POST " + projectPath + "/" + collExternal + "/{id}",
+	"services.list":           "GET " + projectPath + "/" + collServices,
+	"services.update":         "PUT " + projectPath + "/" + collServices + "/{id}",
+	"catalog":                 "GET " + catalogPath,
 	"certificates.list":       "GET " + projectPath + "/certificates",
 	"certificates.create":     "POST " + projectPath + "/certificates",
 	"certificates.get":        "GET " + projectPath + "/certificates/{id}",
@@ -185,6 +200,9 @@ func (sc *Scenario) Options() Options {
 // refuses.
 func (sc *Scenario) Apply(s *Server) (err error) {
 	defer simkit.RecoverRefusal("ranchersim: ", &err)
+	if err := sc.applyAPIKeys(s); err != nil {
+		return err
+	}
 	for i, h := range sc.Hosts {
 		if h.Hostname == "" {
 			return fmt.Errorf("hosts[%d].hostname: required", i)
@@ -270,6 +288,24 @@ func (ss ScenarioService) service(at string, stacks, services, certs map[string]
 		return Service{}, fmt.Errorf("%s.launchConfig.ports: %v is not [ip:][public:]private[/tcp|udp]", at, svc.LaunchConfig.Ports)
 	}
 	return svc, nil
+}
+
+// applyAPIKeys makes s accept sc's other API keys.
+func (sc *Scenario) applyAPIKeys(s *Server) error {
+	seen := map[string]bool{s.opts.AccessKey: true, OtherAccessKey: true}
+	for i, k := range sc.APIKeys {
+		switch {
+		case k.AccessKey == "":
+			return fmt.Errorf("apiKeys[%d].accessKey: required", i)
+		case k.SecretKey == "":
+			return fmt.Errorf("apiKeys[%d].secretKey: required", i)
+		case seen[k.AccessKey]:
+			return fmt.Errorf("apiKeys[%d].accessKey: %q is taken", i, k.AccessKey)
+		}
+		seen[k.AccessKey] = true
+		s.AddAPIKey(k.AccessKey, k.SecretKey)
+	}
+	return nil
 }
 
 // applyCertificates adds sc's certificates to s and returns their IDs by

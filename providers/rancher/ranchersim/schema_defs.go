@@ -56,7 +56,7 @@ func serviceActions(withLinks bool) map[string]action {
 		"activate": {Output: "service"}, "deactivate": {Output: "service"}, "remove": {Output: "service"},
 		"update": {Output: "service"}, "restart": {Input: in("serviceRestart"), Output: "service"},
 		"upgrade": {Input: in("serviceUpgrade"), Output: "service"}, "finishupgrade": {Output: "service"},
-		"rollback": {Output: "service"},
+		"rollback": {Output: "service"}, "cancelupgrade": {Output: "service"}, "continueupgrade": {Output: "service"},
 	}
 	if withLinks {
 		m["setservicelinks"] = action{Input: in("setServiceLinksInput"), Output: "service"}
@@ -68,7 +68,7 @@ func serviceActions(withLinks bool) map[string]action {
 
 // serviceFilters are the filters of service collections.
 var serviceFilters = []string{"accountId", "created", "description", "externalId", "healthState", "id", "kind",
-	"name", "removeTime", "removed", "stackId", "state", "uuid", "vip"}
+	"name", "removeTime", "removed", "stackId", "state", "system", "uuid", "vip"}
 
 // schemaDefs are the types the simulator serves: go-rancher knows a type
 // only from here, and says "Unknown schema type" for the others.
@@ -220,8 +220,15 @@ func init() {
 			collectionMethods: getPost, actions: serviceActions(true), filters: serviceFilters, fields: serviceFields(true)},
 		schemaDef{id: KindExternal, plural: "externalServices", resourceMethods: getPutDel,
 			collectionMethods: getPost, actions: serviceActions(false), filters: serviceFilters, fields: serviceFields(false)},
-		schemaDef{id: "service", plural: "services", resourceMethods: get, collectionMethods: get,
-			filters: serviceFilters, fields: commonFields(map[string]field{"stackId": ro("reference[stack]")})},
+		// service: every kind's parent type, whose resources are read,
+		// updated (scale, as the Rancher CLI's scale sends it), removed
+		// and acted on as under their own type.
+		schemaDef{id: "service", plural: "services", resourceMethods: getPutDel, collectionMethods: get,
+			actions: serviceActions(true), filters: serviceFilters, fields: commonFields(map[string]field{
+				"stackId": ro("reference[stack]"), "scale": withRange(rw("int"), 0, 1000000),
+				"description": rw("string"), "metadata": rw("map[json]"),
+			})},
 	)
+	schemaDefs = append(schemaDefs, emptyTypes...)
 	schemaDefs = append(schemaDefs, embedded...)
 }

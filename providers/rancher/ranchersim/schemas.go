@@ -112,15 +112,40 @@ func orEmpty(s []string) []string {
 }
 
 // filterModifiers are the modifiers of a filter on field, by the field's
-// kind as Cattle's schemas give them.
+// kind as Cattle's schemas give them (go-rancher's docs/input/
+// schemas.json): numbers and dates compare, references, enums and
+// booleans only equal, strings also match prefixes and patterns.
 func filterModifiers(field string) []string {
 	switch field {
 	case "id", "created", "createIndex", "removed", "removeTime":
 		return []string{"eq", "ne", "lt", "lte", "gt", "gte", "null", "notnull"}
-	case "accountId", "stackId", "physicalHostId":
+	case "accountId", "stackId", "physicalHostId", "state", "system", "isPublic":
 		return []string{"eq", "ne", "null", "notnull"}
 	}
 	return []string{"eq", "ne", "prefix", "like", "notlike", "null", "notnull"}
+}
+
+// projectName is the environment's name.
+const projectName = "Default"
+
+// schemaByName returns the served type that name names, as Cattle's
+// SchemaFactoryImpl.addToMap registers each schema: under its id, its id
+// in lower case, its plural name and its plural in lower case ("schema",
+// "schemas"; "loadBalancerService", "loadbalancerservice",
+// "loadBalancerServices", "loadbalancerservices"). Schema lookups
+// (/schemas/{name}) and collection paths both resolve through it.
+func schemaByName(name string) (schemaDef, bool) {
+	for _, d := range schemaDefs {
+		if slices.Contains(d.names(), name) {
+			return d, true
+		}
+	}
+	return schemaDef{}, false
+}
+
+// names are the names Cattle knows the type by.
+func (d schemaDef) names() []string {
+	return []string{d.id, strings.ToLower(d.id), d.plural, strings.ToLower(d.plural)}
 }
 
 // schemaByID returns the served type with id (case-insensitive, as the
@@ -153,14 +178,7 @@ func (s *Server) getRoot(r *http.Request) simkit.Response {
 		},
 		"actions": map[string]string{},
 	}
-	return withSchemasHeader(ok(doc), v)
-}
-
-// withSchemasHeader adds X-API-Schemas, the URL of the schema collection,
-// to a root answer.
-func withSchemasHeader(resp simkit.Response, v view) simkit.Response {
-	resp.Header = http.Header{"X-Api-Schemas": {v.project + "/schemas"}}
-	return resp
+	return ok(doc)
 }
 
 // listSchemas answers GET .../schemas: every type the simulator serves,
@@ -177,12 +195,12 @@ func (s *Server) listSchemas(r *http.Request) simkit.Response {
 	for _, d := range schemaDefs {
 		c.Data = append(c.Data, v.schema(d))
 	}
-	return withSchemasHeader(ok(c), v)
+	return ok(c)
 }
 
 // getSchema answers GET .../schemas/{id}.
 func (s *Server) getSchema(r *http.Request) simkit.Response {
-	d, found := schemaByID(r.PathValue("id"))
+	d, found := schemaByName(r.PathValue("id"))
 	if !found {
 		return notFound()
 	}
@@ -209,15 +227,14 @@ func (s *Server) projectDoc(v view) projectDoc {
 	}
 	return projectDoc{
 		resource: resource{ID: s.opts.Project, Type: "project", BaseType: "account", Links: links, Actions: map[string]string{}},
-		Name:     "Default", State: StateActive, Kind: "project", UUID: uuidFor(s.opts.Project), Orchestration: "cattle",
+		Name:     projectName, State: StateActive, Kind: "project", UUID: uuidFor(s.opts.Project), Orchestration: "cattle",
 	}
 }
 
 // getProject answers GET <project URL> (go-rancher's first request, for
 // X-API-Schemas).
 func (s *Server) getProject(r *http.Request) simkit.Response {
-	v := s.view(r)
-	return withSchemasHeader(ok(s.projectDoc(v)), v)
+	return ok(s.projectDoc(s.view(r)))
 }
 
 // listProjects answers GET /v2-beta/projects: the key's one environment.

@@ -70,6 +70,10 @@ type Server struct {
 	// otherOnce creates other, the other environment (OtherEnvironment).
 	otherOnce sync.Once
 	other     *Server
+
+	// routed are the endpoints registered (handle), for the answers to
+	// the methods a type's schema does not allow (typeRoutes).
+	routed map[string]bool
 }
 
 // Request is one entry of the request log.
@@ -79,13 +83,14 @@ type Request = simkit.Request
 // Handler at the root of a listener.
 func New(opts Options) *Server {
 	opts = withDefaults(opts)
-	s := &Server{opts: opts}
+	s := &Server{opts: opts, routed: map[string]bool{}}
 	s.keys.Set(opts.AccessKey, opts.SecretKey)
-	s.st = newState(opts)
+	s.st = newState(opts, &s.mu)
 	s.Base = simkit.NewBase(simkit.Options{
 		Common:    opts.Common,
 		ErrorBody: apiErrors.ErrorBody,
 		Auth:      s.authenticate,
+		Respond:   s.respond,
 		Lock:      &s.mu,
 	}, s.State)
 	s.routes()
@@ -166,6 +171,7 @@ const projectPath = APIVersion + "/projects/{project}"
 // handle registers an API endpoint behind the Kit; an endpoint under
 // projectPath answers 404 for any project but the environment's.
 func (s *Server) handle(op string, h simkit.HandlerFunc) {
+	s.routed[op] = true
 	if strings.Contains(op, "{project}") {
 		inner := h
 		h = func(r *http.Request) simkit.Response {
@@ -192,5 +198,13 @@ func (s *Server) routes() {
 	s.stackRoutes()
 	s.serviceRoutes()
 	s.certificateRoutes()
-	s.NotFound(func(*http.Request) simkit.Response { return notFound() })
+	s.emptyRoutes()
+	s.catalogRoutes()
+	s.typeRoutes()
+	s.NotFound(func(r *http.Request) simkit.Response {
+		if r.URL.Path == catalogPath || strings.HasPrefix(r.URL.Path, catalogPath+"/") {
+			return catalogNoRoute()
+		}
+		return s.respond(r, "", notFound())
+	})
 }

@@ -51,7 +51,7 @@ func (s *Server) updateService(kind string) simkit.HandlerFunc {
 			return notFound()
 		}
 		var in serviceInput
-		if resp := decodeUpdate(r, mustSchema(kind), &in); resp != nil {
+		if resp := decodeUpdate(r, mustSchema(svc.Kind), &in); resp != nil {
 			return *resp
 		}
 		if in.Name != nil {
@@ -127,7 +127,7 @@ func (s *Server) serviceAction(kind string) simkit.HandlerFunc {
 			return notFound()
 		}
 		name := r.URL.Query().Get("action")
-		if resp, bad := checkAction(mustSchema(kind), serviceActionsIn(kind, svc.State), name); bad {
+		if resp, bad := checkAction(mustSchema(svc.Kind), serviceActionsIn(svc.Kind, svc.State), name); bad {
 			return resp
 		}
 		if resp, bad := s.st.act(r, svc, name); bad {
@@ -155,6 +155,10 @@ func (st *state) act(r *http.Request, svc *Service, name string) (simkit.Respons
 		return st.upgrade(r, svc)
 	case "finishupgrade":
 		st.transition(svc.ID, set, StateFinishingUpgrade, StateActive)
+	case "cancelupgrade":
+		st.transition(svc.ID, set, StateCancelingUpgrade, StateCanceledUpgrade)
+	case "continueupgrade":
+		st.transition(svc.ID, set, StateUpgrading, StateUpgraded)
 	case "rollback":
 		if u := svc.Upgrade; u != nil && u.InServiceStrategy != nil && u.InServiceStrategy.PreviousLaunchConfig != nil {
 			svc.LaunchConfig = u.InServiceStrategy.PreviousLaunchConfig.clone()

@@ -2,9 +2,11 @@ package ranchersim
 
 import (
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
@@ -43,7 +45,12 @@ func decodeUpdate(r *http.Request, def schemaDef, in any) *simkit.Response {
 		err = json.Unmarshal(b, in)
 	}
 	if err != nil {
-		resp := simkit.JSON(http.StatusBadRequest, errorDoc(http.StatusBadRequest, codeInvalidFormat, "", "invalid JSON body: "+err.Error()))
+		var te *json.UnmarshalTypeError
+		field := ""
+		if errors.As(err, &te) {
+			field = te.Field[strings.LastIndex(te.Field, ".")+1:]
+		}
+		resp := invalid(codeInvalidFormat, field)
 		return &resp
 	}
 	return nil

@@ -35,29 +35,54 @@ func (s *Server) serviceRoutes() {
 		s.handle("GET "+p+"/{id}/consumedservices", s.consumed(kind, true))
 		s.handle("GET "+p+"/{id}/consumedbyservices", s.consumed(kind, false))
 	}
-	s.handle("GET "+projectPath+"/"+collServices, s.listServices(""))
-	s.handle("GET "+projectPath+"/"+collServices+"/{id}", s.getService(""))
+	// The service type is every kind's parent: a service is read,
+	// updated (the Rancher CLI's scale), removed and acted on under it as
+	// under its own type.
+	p := projectPath + "/" + collServices
+	s.handle("GET "+p, s.listServices(""))
+	s.handle("GET "+p+"/{id}", s.getService(""))
+	s.handle("PUT "+p+"/{id}", s.updateService(""))
+	s.handle("DELETE "+p+"/{id}", s.deleteService(""))
+	s.handle("POST "+p+"/{id}", s.serviceAction(""))
 	s.handle("GET "+projectPath+"/stacks/{id}/services", s.stackServices)
+}
+
+// serviceProcesses are the states each service action's process starts
+// from: Cattle v0.183's spring-process-context.xml (service.activate,
+// service.deactivate, service.remove, service.update, service.upgrade,
+// service.continueupgrade, service.cancelupgrade, service.rollback,
+// service.finishupgrade, service.restart). A resource offers an action
+// whose process can start from its state (AbstractObjectResourceManager.
+// addActions); the service-link actions are no process, and a load
+// balancer offers them in every state.
+var serviceProcesses = []struct {
+	action string
+	from   []string
+}{
+	{"activate", []string{StateInactive, StateRestarting}},
+	{"deactivate", []string{StateRestarting, StateActive, StateActivating, StateUpdatingInactive, StateUpdatingActive}},
+	{"remove", []string{StateInactive, StateRegistering, StateActive, StateActivating, StateUpdatingInactive,
+		StateUpdatingActive, StateUpgrading, StateCancelingUpgrade, StateRollingBack, StateDeactivating,
+		StateCanceledUpgrade, StateUpgraded, StateFinishingUpgrade, StateRestarting}},
+	{"update", []string{StateInactive, StateActive, StateUpdatingActive, StateFinishingUpgrade, StateActivating,
+		StateCancelingUpgrade, StateUpgrading, StateRollingBack}},
+	{"restart", []string{StateActive}},
+	{"upgrade", []string{StateActive, StateActivating, StateInactive, StateUpdatingActive}},
+	{"cancelupgrade", []string{StateUpgrading, StateFinishingUpgrade}},
+	{"continueupgrade", []string{StateCanceledUpgrade}},
+	{"finishupgrade", []string{StateUpgraded}},
+	{"rollback", []string{StateUpgrading, StateUpgraded, StateCanceledUpgrade}},
 }
 
 // serviceActionsIn are the actions a service of kind offers in state.
 func serviceActionsIn(kind, state string) []string {
 	var out []string
-	links := kind == KindLoadBalancer
-	switch state {
-	case StateActive:
-		out = []string{"deactivate", "remove", "update", "restart", "upgrade"}
-	case StateInactive:
-		out = []string{"activate", "remove", "update"}
-	case StateUpgraded:
-		out = []string{"finishupgrade", "rollback", "remove"}
-		links = false
-	case StateRemoving, StateRemoved:
-		return nil
-	default:
-		return []string{"remove"}
+	for _, p := range serviceProcesses {
+		if slices.Contains(p.from, state) {
+			out = append(out, p.action)
+		}
 	}
-	if links {
+	if kind == KindLoadBalancer {
 		out = append(out, "setservicelinks", "addservicelink", "removeservicelink")
 	}
 	return out
@@ -113,6 +138,7 @@ func (v view) service(st *state, svc *Service) serviceDoc {
 		AccountID: st.opts.Project, LaunchConfig: svc.LaunchConfig, Metadata: svc.Metadata, Upgrade: svc.Upgrade,
 		Created: svc.Created.Format(time.RFC3339), CreatedTS: svc.Created.UnixMilli(),
 		Removed: timestamp(svc.Removed), Transitioning: transitioning(svc.State),
+		TransitioningMessage: transitioningMessage(svc.State),
 	}
 	if d.Metadata == nil {
 		d.Metadata = map[string]any{}

@@ -19,7 +19,7 @@ func defaultSettings(opts Options) []Setting {
 	return []Setting{
 		{Name: "api.host", Value: ""},
 		{Name: SettingLBImage, Value: opts.LBImage},
-		{Name: "rancher.server.version", Value: "v1.6.30"},
+		{Name: "rancher.server.version", Value: RancherVersion},
 	}
 }
 

@@ -101,6 +101,7 @@ func (v view) stack(st *state, k *Stack) stackDoc {
 		ServiceIDs: []string{}, UUID: uuidFor(k.ID), AccountID: st.opts.Project,
 		Created: k.Created.Format(time.RFC3339), CreatedTS: k.Created.UnixMilli(),
 		Removed: timestamp(k.Removed), Transitioning: transitioning(k.State),
+		TransitioningMessage: transitioningMessage(k.State),
 	}
 	for _, svc := range st.services.All() {
 		if svc.StackID == k.ID && svc.Removed == nil {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
@@ -30,17 +31,19 @@ type state struct {
 	certs    *simkit.Table[Certificate]
 	settings []Setting
 	// life moves resources out of their transitioning states: each
-	// pending resource settles on its ProvisioningReads-th read, or on
-	// Advance.
+	// pending resource settles on its ProvisioningReads-th read, on
+	// Advance, or, with Options.SettleAfter, that long after it started.
 	life *simkit.Lifecycle
 	// purge drops removed hosts after as many reads (at least
-	// DefaultProvisioningReads), or on the Advance after they were
-	// removed.
+	// DefaultProvisioningReads), on the Advance after they were removed,
+	// or SettleAfter after they were.
 	purge *simkit.Lifecycle
 	seq   map[string]int
 }
 
-func newState(opts Options) *state {
+// newState is an empty cloud; mu is the Server's state lock, which the
+// lifecycles' timers take.
+func newState(opts Options, mu sync.Locker) *state {
 	return &state{
 		opts:     opts,
 		hosts:    simkit.NewTable[Host](),
@@ -48,8 +51,8 @@ func newState(opts Options) *state {
 		services: simkit.NewTable[Service](),
 		certs:    simkit.NewTable[Certificate](),
 		settings: defaultSettings(opts),
-		life:     simkit.NewLifecycle(opts.ProvisioningReads),
-		purge:    simkit.NewLifecycle(max(opts.ProvisioningReads, 0)),
+		life:     simkit.NewLifecycle(opts.ProvisioningReads).WithTime(opts.SettleAfter, mu),
+		purge:    simkit.NewLifecycle(max(opts.ProvisioningReads, 0)).WithTime(opts.SettleAfter, mu),
 		seq:      map[string]int{},
 	}
 }
@@ -141,10 +144,25 @@ func transitioning(state string) string {
 	return "no"
 }
 
+// transitioningMessage is the transitioningMessage of a resource in
+// state: Cattle's default, "In Progress", while it is transitioning
+// (DefaultObjectMetaDataManager.getTransitionFields, ObjectMetaDataManager.
+// TRANSITIONING_MESSAGE_DEFAULT_FIELD), null otherwise.
+func transitioningMessage(state string) *string {
+	if isTransitioning(state) {
+		return ptr(messageInProgress)
+	}
+	return nil
+}
+
+// messageInProgress is Cattle's transitioningMessage of a resource whose
+// process has said nothing more.
+const messageInProgress = "In Progress"
+
 func isTransitioning(state string) bool {
 	switch state {
 	case StateRegistering, StateActivating, StateDeactivating, StateUpdatingActive, StateUpdatingInactive,
-		StateUpgrading, StateFinishingUpgrade, StateRollingBack, StateRestarting, StateRemoving:
+		StateUpgrading, StateFinishingUpgrade, StateRollingBack, StateRestarting, StateCancelingUpgrade, StateRemoving:
 		return true
 	}
 	return false
