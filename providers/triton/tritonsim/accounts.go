@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -62,21 +63,38 @@ func NewAccountKey() []byte {
 // RotateAccountKey makes keyPEM, an RSA key in PKCS #1 PEM (NewAccountKey
 // makes one), the account key, as an operator rotates the key the CCM
 // signs with: the account accepts the new key's signatures from now on,
-// and no longer the old key's. AccountKey, AccountKeyPEM, the
-// fingerprints and Env give the new key.
+// and no longer the old key's, which ListKeys lists no more (the new one
+// takes its name). AccountKey, AccountKeyPEM, the fingerprints and Env
+// give the new key.
 func (s *Server) RotateAccountKey(keyPEM []byte) error {
 	key, err := loadAccountKey(keyPEM)
 	if err != nil {
 		return err
 	}
-	if _, _, err := s.sig.AddKey(s.opts.Account, "", &key.private.PublicKey); err != nil {
+	pub, err := ssh.NewPublicKey(&key.private.PublicKey)
+	if err != nil {
 		return err
 	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	old := s.key
+	name := DefaultKeyName
+	if i := slices.IndexFunc(s.st.keys, func(k *Key) bool { return k.Fingerprint == old.md5 }); i >= 0 {
+		name = s.st.keys[i].Name
+		// Off the list first, so the new key may take its name; the old
+		// key signs until the new one does.
+		s.st.keys = slices.Delete(s.st.keys, i, i+1)
+	}
+	if key.md5 != old.md5 {
+		s.removeAccountKey(key.md5) // added before with AddKey: it takes the account key's name now
+	}
+	if _, err := s.addAccountKey(name, pub); err != nil {
+		return err
+	}
 	s.key = key
-	s.mu.Unlock()
-	s.sig.RemoveKey(s.opts.Account, "", old.md5)
+	if old.md5 != key.md5 {
+		s.sig.RemoveKey(s.opts.Account, "", old.md5)
+	}
 	return nil
 }
 
@@ -106,15 +124,39 @@ func (s *Server) KeyFingerprintSHA256() string { return s.currentKey().sha256 }
 // AddKey lets user of account (the account itself for "") sign requests
 // with the private half of pub: an *rsa.PublicKey, *ecdsa.PublicKey,
 // ed25519.PublicKey or ssh.PublicKey. It returns the key's MD5 and SHA256
-// fingerprints. Only the account's own login reaches its resources.
+// fingerprints. Only the account's own login reaches its resources. A key
+// of this account itself is listed by ListKeys, named by its fingerprint
+// (as CloudAPI names a key uploaded without a name); adding it twice is an
+// error.
 func (s *Server) AddKey(account, user string, pub any) (md5, sha256 string, err error) {
-	return s.sig.AddKey(account, user, pub)
+	if account != s.opts.Account || user != "" {
+		return s.sig.AddKey(account, user, pub)
+	}
+	sshPub, isSSH := pub.(ssh.PublicKey)
+	if !isSSH {
+		if sshPub, err = ssh.NewPublicKey(pub); err != nil {
+			return "", "", fmt.Errorf("signing key: %w", err)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, err := s.addAccountKey("", sshPub)
+	if err != nil {
+		return "", "", err
+	}
+	return k.Fingerprint, k.sha256, nil
 }
 
 // RemoveKey revokes a key AddKey added (or the account key), by either
 // fingerprint.
 func (s *Server) RemoveKey(account, user, fingerprint string) {
-	s.sig.RemoveKey(account, user, fingerprint)
+	if account != s.opts.Account || user != "" {
+		s.sig.RemoveKey(account, user, fingerprint)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.removeAccountKey(fingerprint)
 }
 
 // SetCNSEnabled sets the account's triton_cns_enabled: with it off, CNS

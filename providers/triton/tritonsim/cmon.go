@@ -69,19 +69,26 @@ func newCMONService(zone string, now time.Time) (*cmonService, error) {
 	}, nil
 }
 
-func (c *cmonService) start() {
+// start serves CMON on a loopback port unless it is served already; it
+// reports whether it started it.
+func (c *cmonService) start() (started bool, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ts != nil {
-		return
+		return false, nil
 	}
-	c.ts = httptest.NewUnstartedServer(c.mux)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return false, fmt.Errorf("CMON's listener: %w", err)
+	}
+	c.ts = &httptest.Server{Listener: ln, Config: &http.Server{Handler: c.mux, ReadHeaderTimeout: 10 * time.Second}}
 	c.ts.TLS = &tls.Config{
 		Certificates: []tls.Certificate{c.cert},
 		ClientAuth:   tls.RequestClientCert,
 		MinVersion:   tls.VersionTLS12,
 	}
 	c.ts.StartTLS()
+	return true, nil
 }
 
 func (c *cmonService) close() {
@@ -105,10 +112,27 @@ func (c *cmonService) url() string {
 	return strings.Replace(c.ts.URL, "://127.0.0.1:", "://localhost:", 1)
 }
 
-// Start serves CloudAPI and CMON, each on a loopback port.
+// Start serves CloudAPI and its companions (ServeCompanions), each on a
+// loopback port.
 func (s *Server) Start() {
 	s.Base.Start()
-	s.cmon.start()
+	if _, err := s.ServeCompanions(); err != nil {
+		panic("tritonsim: " + err.Error())
+	}
+}
+
+// ServeCompanions serves what the simulator advertises besides CloudAPI,
+// which Handler serves: CMON on its own TLS listener, on a loopback port,
+// unless it is served already, so that the services list (cmon) and Env
+// (TRITON_CMON_URL) give a URL that answers. stop closes what it started
+// (nothing, when CMON was served already); Close closes it too. A program
+// that mounts Handler itself (cmd/cloudsim) calls it before Env.
+func (s *Server) ServeCompanions() (stop func(), err error) {
+	started, err := s.cmon.start()
+	if err != nil || !started {
+		return func() {}, err
+	}
+	return s.cmon.close, nil
 }
 
 // Close stops serving CloudAPI and CMON.

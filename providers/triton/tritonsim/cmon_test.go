@@ -15,12 +15,18 @@ import (
 	"encoding/json"
 	"math/big"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/crypto/ssh"
 
+	triton "github.com/joyent/triton-go"
+	"github.com/joyent/triton-go/authentication"
 	"github.com/joyent/triton-go/compute"
 )
 
@@ -259,4 +265,72 @@ func TestCMONAuthentication(t *testing.T) {
 	if code := cmonGet(t, s, cmonCert{login: acct, signer: s.AccountKey()}.mint(t), "/v1/discover", &body); code != http.StatusUnauthorized {
 		t.Errorf("signed by a removed key: %d %+v, want 401", code, body)
 	}
+}
+
+// TestServeCompanions: a program that mounts Handler on a listener of its
+// own (cmd/cloudsim) starts CMON with ServeCompanions; CloudAPI's services
+// list (cmon) and Env (TRITON_CMON_URL, TRITON_CMON_CA_FILE, which
+// WriteKeyFile writes) then name a CMON that answers, as the provider's
+// metrics controller reads them (providers/triton/cmon_config.go).
+func TestServeCompanions(t *testing.T) {
+	keyFile := filepath.Join(t.TempDir(), "acct.pem")
+	s := New(Options{KeyFile: keyFile})
+	api := httptest.NewServer(s.Handler())
+	t.Cleanup(api.Close)
+	if _, set := s.Env(api.URL)["TRITON_CMON_URL"]; set || s.CMONURL() != "" {
+		t.Fatalf("CMON advertised before it is served: %q, %v", s.CMONURL(), s.Env(api.URL))
+	}
+	stop, err := s.ServeCompanions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	if err := s.WriteKeyFile(); err != nil {
+		t.Fatal(err)
+	}
+	env := s.Env(api.URL)
+	caFile := strings.TrimSuffix(keyFile, ".pem") + "-cmon-ca.pem"
+	if env["TRITON_CMON_URL"] != s.CMONURL() || !strings.HasPrefix(s.CMONURL(), "https://localhost:") || env["TRITON_CMON_CA_FILE"] != caFile {
+		t.Fatalf("env %v, CMON at %q", env, s.CMONURL())
+	}
+	if ca, err := os.ReadFile(caFile); err != nil || string(ca) != string(s.CMONCAPEM()) {
+		t.Fatalf("CA file %s: %v", caFile, err)
+	}
+	cc := computeAt(t, api.URL, s)
+	services, err := cc.Services().List(ctx(), &compute.ListServicesInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(services) != 2 || services[1].Name != "cmon" || services[1].Endpoint != s.CMONURL() {
+		t.Fatalf("services %+v, want cmon at %s", services, s.CMONURL())
+	}
+	cert := cmonCert{login: s.Account(), signer: s.AccountKey()}.mint(t)
+	var d discovered
+	if code := cmonGet(t, s, cert, "/v1/discover", &d); code != http.StatusOK {
+		t.Fatalf("discover: %d", code)
+	}
+
+	url := s.CMONURL()
+	again, err := s.ServeCompanions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again() // it started nothing: CMON stays
+	if s.CMONURL() != url || cmonGet(t, s, cert, "/v1/discover", &d) != http.StatusOK {
+		t.Fatal("a second ServeCompanions' stop closed CMON")
+	}
+	stop()
+	if s.CMONURL() != "" {
+		t.Fatalf("CMON still advertised at %s after stop", s.CMONURL())
+	}
+}
+
+// computeAt is a triton-go compute client for s's account at url.
+func computeAt(t *testing.T, url string, s *Server) *compute.ComputeClient {
+	t.Helper()
+	cc, err := compute.NewClient(&triton.ClientConfig{TritonURL: url, AccountName: s.Account(), Signers: []authentication.Signer{signerOf(t, s)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cc
 }

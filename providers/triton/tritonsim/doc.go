@@ -1,8 +1,10 @@
 // Package tritonsim is a simulated Triton CloudAPI (version 9, as
-// triton-go v1.8.5 speaks it) with a view of Triton CNS: the subset a
+// triton-go v1.8.5 and Joyent's own CLI, node-triton, speak it) with a
+// view of Triton CNS and Container Monitor: the subset a
 // cloud-controller-manager uses, close enough that the real triton-go
-// clients talk to it unchanged over real HTTP, signing every request.
-// State lives in memory; tests never need credentials or the internet.
+// clients and the `triton` command talk to it unchanged over real HTTP,
+// signing every request (see Fidelity). State lives in memory; tests
+// never need credentials or the internet.
 //
 //	s := tritonsim.NewServer(t, tritonsim.Options{})
 //	signer, _ := authentication.NewPrivateKeySigner(authentication.PrivateKeySignerInput{
@@ -18,11 +20,17 @@
 // rsa-sha1/256/512, ecdsa-sha256/384/512 or ed25519 as the key fits, and a
 // signed Date within five minutes of the server's clock. The account key
 // is RSA (AccountKey, AccountKeyPEM in PKCS #1, KeyFingerprint in MD5, as
-// triton-go's PrivateKeySigner wants them); RotateAccountKey replaces it
-// with a new one (NewAccountKey), revoking the old; AddKey adds others,
-// for the account or a sub-user. An unknown key or a malformed header gets 401
-// InvalidCredentials, a signature that does not verify or a skewed Date
-// 401 InvalidSignature, a path under another account 403 NotAuthorized.
+// triton-go's PrivateKeySigner wants them), named Options.KeyName
+// (account-key) in ListKeys; RotateAccountKey replaces it with a new one
+// (NewAccountKey), revoking the old; AddKey adds others, for the account
+// or a sub-user, CreateKey (POST /{account}/keys) and a scenario's keys
+// (ScenarioKey: given, or generated RSA, ECDSA or Ed25519 keys written to
+// files) more of the account's. An unknown key or a malformed header gets
+// 401 InvalidCredentials, a signature that does not verify or a skewed
+// Date 401 InvalidSignature, a path under another account 403
+// NotAuthorized. The path's account "my" is the signer's own (a sub-user's
+// account's), as CloudAPI's loadAccount reads it: /my/machines is
+// /<login>/machines for whoever signs.
 //
 // OtherAccountServer serves a second account on the same URL, as CloudAPI
 // serves every account of the datacenter: OtherAccountLogin, with a key
@@ -36,16 +44,27 @@
 // {"code", "message"}:
 //
 //	GET    /--ping                              unauthenticated; Triton-Datacenter-Name header
-//	GET    /{account}                           id (UUID), login, triton_cns_enabled...
+//	GET    /{account}                           id (UUID), login, triton_cns_enabled...; "my" for {account}
+//	                                            everywhere is the caller's own
+//	GET    /{account}/limits                    Options.Limits with their use ([] for none: the plugin off)
+//	GET|POST /{account}/keys, GET|DELETE /{account}/keys/{name or fingerprint}
+//	                                            {name, fingerprint (MD5), key (OpenSSH)}
 //	GET    /{account}/machines                  offset/limit (≤1000, default 1000); name, state, brand, image,
 //	                                            memory, type and tag.<key>=<value> filters (all must match);
 //	                                            X-Resource-Count; deleted machines only with tombstone=true
 //	HEAD   /{account}/machines                  X-Resource-Count, no body
 //	POST   /{account}/machines                  201, provisioning; name, package, image, networks, tag.*,
-//	                                            metadata.*, firewall_enabled (locality, affinity ignored)
+//	                                            metadata.*, firewall_enabled (locality, affinity ignored);
+//	                                            403 NotAuthorized "Quota exceeded" over a limit
 //	GET    /{account}/machines/{id}             200; 410 Gone with the machine (state deleted), then 404
-//	POST   /{account}/machines/{id}?action=     start, stop, reboot, rename, resize, enable_firewall,
-//	                                            disable_firewall, (en|dis)able_deletion_protection: 202
+//	POST   /{account}/machines/{id}?action=     start, stop, reboot, rename (name), resize (package),
+//	                                            enable_firewall, disable_firewall,
+//	                                            (en|dis)able_deletion_protection: 202; the action and its
+//	                                            parameters in the query (triton-go) or a JSON body
+//	                                            (node-triton), the query's first, as restify's req.params
+//	GET    /{account}/machines/{id}/audit       the finished actions, newest first: {action, success "yes",
+//	                                            time (ms), caller {type signature, ip, keyId}}; a deleted
+//	                                            machine's too, until purged
 //	DELETE /{account}/machines/{id}             204; 409 CannotDestroyMachine under deletion protection
 //	GET    /{account}/machines/{id}/nics[/{mac}]
 //	GET|POST|PUT|DELETE /{account}/machines/{id}/tags     POST merges, PUT replaces; answers the tags
@@ -60,6 +79,8 @@
 //	GET    /{account}/datacenters               {name: url}; .../{name} is a 302 to it
 //	GET    /{account}/services                  cloudapi, and cmon: CMONURL once started
 //	GET|POST /{account}/fwrules, GET|POST(update)|DELETE /{account}/fwrules/{id}
+//	                                            {id, rule, enabled, log, global if true, description if set};
+//	                                            a global rule cannot be updated
 //	POST   /{account}/fwrules/{id}/enable|disable
 //	GET    /{account}/fwrules/{id}/machines
 //	GET    /_sim/cns?name=<fqdn>                what a CNS name resolves to (A records, SRV, machines)
@@ -69,7 +90,12 @@
 //
 // Container Monitor is served on its own TLS listener (CMONURL; its
 // self-signed server certificate, CMONCAPEM, names 127.0.0.1, localhost
-// and cmon.<public zone>), started and closed with the Server:
+// and cmon.<public zone>), started by Start, or by ServeCompanions for a
+// program that mounts Handler itself (cmd/cloudsim), and closed with the
+// Server. While it is served the services list names it and Env gives
+// TRITON_CMON_URL, and with a KeyFile TRITON_CMON_CA_FILE, where
+// WriteKeyFile writes CMONCAPEM (the provider's metrics controller reads
+// both):
 //
 //	GET /v1/discover[?groups=a,b]   {"containers":[{vm_uuid, vm_alias, vm_image_uuid, vm_brand, vm_owner_uuid,
 //	                                server_uuid, groups}]}: the account's running machines, with any of the
@@ -123,20 +149,31 @@
 //
 // # Asynchronous state
 //
-// Nothing moves on a timer (simkit.Lifecycle). A created machine is
-// provisioning until its Options.ProvisioningReads-th read (a GET, or a
-// list page holding it), then running; stop makes it stopping, then
-// stopped; start (or reboot) of a stopped machine makes it running on as
-// many reads. A deleted machine answers 410 for Options.GoneReads GETs,
-// then 404; Purge forgets it at once. Advance settles everything pending.
+// Pending work settles on reads, with time, or on Advance
+// (simkit.Lifecycle). A created machine is provisioning until its
+// Options.ProvisioningReads-th read (a GET, a list page holding it, or a
+// read of its audit), then running; stop makes it stopping, then stopped;
+// start (or reboot) of a stopped machine makes it running, and a reboot
+// of a running one finishes, on as many reads. Every other action
+// (rename, resize, firewall, deletion protection, tags, metadata, delete)
+// changes the machine at once, and its VMAPI job finishes on as many
+// reads: an action's audit record appears when it finishes, after the
+// answer, as on Triton. With Options.SettleAfter (cmd/cloudsim's
+// --settle-after, a scenario's settleAfter) each also settles that long
+// after it started, read or not, as Triton's jobs finish on their own;
+// tests leave it 0, and nothing moves on a timer. A deleted machine
+// answers 410 for Options.GoneReads GETs, then 404; Purge forgets it at
+// once. Advance settles everything pending.
 //
 // # For tests
 //
 // AddMachine, AddNetwork, AddPackage, AddImage and AddFirewallRule seed
 // the cloud; DeleteMachine, SetMachineState, SetTags, SetMetadata and
-// SetCNSEnabled change it; Machine, Machines, FirewallRules, State,
-// Resolve and ResolveCNS read it. Env is the provider's environment
-// (TRITON_URL, TRITON_ACCOUNT, TRITON_KEY_ID, TRITON_KEY_MATERIAL). Base
+// SetCNSEnabled change it; Machine, Machines, FirewallRules, Keys, Limits,
+// Audit, State, Resolve and ResolveCNS read it; LookupHost answers a DNS
+// server in front of it (CNS names, and CMON's). Env is the provider's
+// environment (TRITON_URL, TRITON_ACCOUNT, TRITON_KEY_ID,
+// TRITON_KEY_MATERIAL, and CMON's while it is served). Base
 // brings Stats, Writes, Inject, Fail, RateLimit (429 RequestThrottled),
 // ResetConnections and SetLatency. Cloud adapts the Server to
 // simkit.Cloud (Moirai machines as its load balancers), and Scenario seeds
@@ -146,8 +183,31 @@
 //
 // Creating networks, VLANs, images or packages; NIC add and remove;
 // volumes, snapshots, users and roles (sub-user keys are added with
-// AddKey); account updates; locality and affinity placement; CNS's
+// AddKey, and /{account}/users/{user}/keys is not served); key
+// attestation; account updates; a failed job (every audit record says
+// success "yes"); limits on resize; locality and affinity placement; CNS's
 // use_login names and the TXT records of empty services; CMON's
 // per-machine /metrics, its Host header check, and certificates signed by
 // a sub-user with the administrator role.
+//
+// # Fidelity
+//
+// Checked with Joyent's own CLI, node-triton 7.17.0 (npm package
+// "triton"), unchanged, against cmd/cloudsim on hack/fidelity/triton.yaml
+// by hack/fidelity/triton.sh (make fidelity), signing through an
+// ssh-agent with the account's RSA key and the scenario's generated RSA,
+// ECDSA and Ed25519 keys: triton info; account get and limits; key list,
+// get, add and delete; network list and get; vlan list; package list and
+// get; image list and get; datacenters; services (and CMON's URL
+// answering 401 without a client certificate); instance list, get, nic
+// list, ip, create --wait, stop, start, reboot, rename, resize,
+// enable-firewall, disable-firewall, enable- and
+// disable-deletion-protection (all --wait), delete refused under
+// deletion protection, tag set/delete/replace-all --wait, metadata
+// set/get/delete (one, all) --wait, audit, delete --wait, get of the
+// deleted instance (InstanceDeleted); fwrule create --log, get, disable,
+// enable, update, instances, instance fwrules, delete. All pass. Before
+// this check the JSON-body actions, /my, keys, limits, audit and
+// fwrule log were missing; the triton-go clients (its compute, network
+// and account packages) are what the tests here drive.
 package tritonsim

@@ -8,13 +8,17 @@ import (
 )
 
 // FirewallRule is a Cloud Firewall rule, as GetFirewallRule serves it
-// (triton-go's network.FirewallRule).
+// (sdc-cloudapi lib/rules.js translate; triton-go's network.FirewallRule):
+// id, rule, enabled and log always, global only when true, description
+// only when set.
 type FirewallRule struct {
-	ID          string `json:"id"`
-	Rule        string `json:"rule"`
-	Enabled     bool   `json:"enabled"`
-	Global      bool   `json:"global"`
-	Description string `json:"description"`
+	ID      string `json:"id"`
+	Rule    string `json:"rule"`
+	Enabled bool   `json:"enabled"`
+	// Log: the rule's traffic is logged (FWAPI's log, default false).
+	Log         bool   `json:"log"`
+	Global      bool   `json:"global,omitempty"`
+	Description string `json:"description,omitempty"`
 }
 
 // AddFirewallRule adds a rule, as if created earlier, and returns it; an
@@ -45,6 +49,7 @@ func (s *Server) FirewallRules() []FirewallRule {
 // ruleRequest is the body of CreateFirewallRule and UpdateFirewallRule.
 type ruleRequest struct {
 	Enabled     *bool   `json:"enabled"`
+	Log         *bool   `json:"log"`
 	Rule        *string `json:"rule"`
 	Description *string `json:"description"`
 }
@@ -85,6 +90,9 @@ func applyRule(rule *FirewallRule, req ruleRequest) *simkit.Response {
 	if req.Enabled != nil {
 		rule.Enabled = *req.Enabled
 	}
+	if req.Log != nil {
+		rule.Log = *req.Log
+	}
 	if req.Description != nil {
 		rule.Description = *req.Description
 	}
@@ -109,11 +117,14 @@ func (s *Server) getRule(r *http.Request) simkit.Response {
 }
 
 // updateRule serves UpdateFirewallRule (POST): the fields the body gives
-// change.
+// change; a global rule is the operator's, 409 InvalidArgument.
 func (s *Server) updateRule(r *http.Request) simkit.Response {
 	rule, fail := s.rule(r)
 	if fail != nil {
 		return *fail
+	}
+	if rule.Global {
+		return invalid("global rules cannot be modified")
 	}
 	var req ruleRequest
 	if fail := decode(r, &req); fail != nil {

@@ -163,3 +163,44 @@ func TestMachineFirewallToggle(t *testing.T) {
 	err := inst.EnableFirewall(ctx(), &compute.EnableFirewallInput{ID: "00000000-0000-0000-0000-000000000000"})
 	wantAPIError(t, err, http.StatusNotFound, "ResourceNotFound")
 }
+
+// TestFirewallRuleLog: a rule carries log, false unless the create or an
+// update sets it; global only when true, description only when set; a
+// global rule cannot be updated (sdc-cloudapi lib/rules.js translate,
+// create, update). Sent as node-triton sends them (`triton fwrule create
+// --log`, `triton fwrule update RULE log=false`).
+func TestFirewallRuleLog(t *testing.T) {
+	s, c := setup(t, Options{})
+	path := "/" + s.Account() + "/fwrules"
+	var plain, logged map[string]any
+	if _, err := call(t, c, http.MethodPost, path, map[string]any{"rule": "FROM any TO all vms ALLOW tcp PORT 22", "enabled": true}, &plain); err != nil {
+		t.Fatal(err)
+	}
+	if plain["log"] != false || plain["global"] != nil || plain["description"] != nil {
+		t.Fatalf("a rule created without log: %v", plain)
+	}
+	if _, err := call(t, c, http.MethodPost, path, map[string]any{"rule": "FROM any TO all vms ALLOW tcp PORT 80", "log": true, "description": "web"}, &logged); err != nil {
+		t.Fatal(err)
+	}
+	if logged["log"] != true || logged["description"] != "web" {
+		t.Fatalf("a rule created with log: %v", logged)
+	}
+	id, _ := logged["id"].(string)
+	var updated map[string]any
+	if _, err := call(t, c, http.MethodPost, path+"/"+id, map[string]any{"log": false}, &updated); err != nil {
+		t.Fatal(err)
+	}
+	if updated["log"] != false || updated["description"] != "web" {
+		t.Fatalf("after log=false: %v", updated)
+	}
+	if rules := s.FirewallRules(); rules[1].Log || rules[0].Log {
+		t.Fatalf("rules %+v", rules)
+	}
+
+	global, err := s.AddFirewallRule(FirewallRule{Rule: "FROM any TO all vms ALLOW icmp TYPE 8", Global: true, Enabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = call(t, c, http.MethodPost, path+"/"+global.ID, map[string]any{"log": true}, nil)
+	wantAPIError(t, err, http.StatusConflict, "InvalidArgument")
+}

@@ -2,6 +2,7 @@ package tritonsim
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	triton "github.com/joyent/triton-go"
 	"github.com/joyent/triton-go/account"
 	"github.com/joyent/triton-go/authentication"
+	"github.com/joyent/triton-go/client"
 	"github.com/joyent/triton-go/compute"
 	tritonerrors "github.com/joyent/triton-go/errors"
 	"github.com/joyent/triton-go/network"
@@ -77,6 +79,25 @@ func wantAPIError(t *testing.T, err error, status int, code string) {
 }
 
 func ctx() context.Context { return context.Background() }
+
+// call sends method path (the whole path: "/my/..." is one) with body as
+// JSON, as node-triton sends its requests, through triton-go's own
+// client, which signs it; into, when not nil, gets the JSON answer. It
+// returns the answer (its body read) or triton-go's error.
+func call(t *testing.T, c clients, method, path string, body, into any) (*http.Response, error) {
+	t.Helper()
+	resp, err := c.compute.Client.ExecuteRequestRaw(ctx(), client.RequestInput{Method: method, Path: path, Body: body})
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if into != nil {
+		if err := json.NewDecoder(resp.Body).Decode(into); err != nil {
+			t.Fatalf("%s %s: decoding the answer: %v", method, path, err)
+		}
+	}
+	return resp, nil
+}
 
 // get is an unauthenticated GET of the simulator.
 func get(t *testing.T, url string) *http.Response {

@@ -39,11 +39,19 @@ func (s *Server) createMachine(r *http.Request) simkit.Response {
 		return *fail
 	}
 	m.State = StateProvisioning
+	if fail := s.st.allowProvision(&m); fail != nil {
+		return *fail
+	}
 	added, err := s.st.addMachine(m)
 	if err != nil {
 		return invalid("%s", err.Error())
 	}
-	s.st.settling.Start(added.ID, func() { added.State = StateRunning; s.st.touch(added) })
+	caller := callerOf(r)
+	s.st.settling.Start(added.ID, func() {
+		added.State = StateRunning
+		s.st.touch(added)
+		s.st.record(added.ID, auditProvision, caller)
+	})
 	resp := created(s.st.machineJSON(added))
 	resp.Header = http.Header{"Location": {"/" + s.opts.Account + "/machines/" + added.ID}}
 	return resp
@@ -193,56 +201,7 @@ func (s *Server) deleteMachine(r *http.Request) simkit.Response {
 	if m.DeletionProtection {
 		return failCode(http.StatusConflict, "CannotDestroyMachine", "VM %s has deletion protection enabled", m.ID)
 	}
+	s.st.job(m.ID, auditDestroy, callerOf(r))
 	s.st.destroy(m)
 	return noContent()
-}
-
-// machineAction serves POST /{account}/machines/{id}?action=...: start,
-// stop, reboot, rename, resize, enable_firewall, disable_firewall,
-// enable_deletion_protection, disable_deletion_protection. 202, no body.
-func (s *Server) machineAction(r *http.Request) simkit.Response {
-	m, fail := s.liveMachine(r)
-	if fail != nil {
-		return *fail
-	}
-	q := r.URL.Query()
-	switch action := q.Get("action"); action {
-	case "start", "reboot":
-		if m.State == StateStopped || m.State == StateStopping {
-			s.st.transition(m, StateStopped, StateRunning)
-		}
-	case "stop":
-		if m.State != StateStopped {
-			s.st.transition(m, StateStopping, StateStopped)
-		}
-	case "rename":
-		name := q.Get("name")
-		if !aliasPattern.MatchString(name) || s.st.nameTaken(name) && name != m.Name {
-			return invalid("name %q is not valid or already taken", name)
-		}
-		m.Name = name
-	case "resize":
-		p, found := s.st.pkg(q.Get("package"))
-		if !found {
-			return invalid("package %s does not exist", q.Get("package"))
-		}
-		m.Package, m.Memory, m.Disk = p.Name, int(p.Memory), int(p.Disk)
-	case "enable_firewall", "disable_firewall":
-		m.FirewallEnabled = action == "enable_firewall"
-	case "enable_deletion_protection", "disable_deletion_protection":
-		m.DeletionProtection = action == "enable_deletion_protection"
-	case "":
-		return failCode(http.StatusConflict, codeMissingParameter, "action is required")
-	default:
-		return invalid("%s is not a valid action", action)
-	}
-	s.st.touch(m)
-	return accepted()
-}
-
-// transition puts m in state now and settles it to final (on its reads,
-// or Advance).
-func (st *state) transition(m *Machine, now, final string) {
-	m.State = now
-	st.settling.Start(m.ID, func() { m.State = final; st.touch(m) })
 }

@@ -15,13 +15,20 @@ type machineMap[V any] struct {
 	kind string
 	// of is the map of a machine.
 	of func(*Machine) *map[string]V
+	// removed and cleared are the audit actions of deleting one key and
+	// every key: CloudAPI deletes a tag, every tag and a metadata key
+	// through VMAPI's remove_*, but every metadata key by replacing them
+	// all (keeping the credentials), so replace_metadata.
+	removed, cleared string
 }
 
 var (
 	// machineTags are a machine's tags: strings, numbers or booleans.
-	machineTags = machineMap[any]{kind: "tag", of: func(m *Machine) *map[string]any { return &m.Tags }}
+	machineTags = machineMap[any]{kind: "tag", of: func(m *Machine) *map[string]any { return &m.Tags },
+		removed: auditRemoveTags, cleared: auditRemoveTags}
 	// machineMetadata are a machine's metadata: strings.
-	machineMetadata = machineMap[string]{kind: "metadata key", of: func(m *Machine) *map[string]string { return &m.Metadata }}
+	machineMetadata = machineMap[string]{kind: "metadata key", of: func(m *Machine) *map[string]string { return &m.Metadata },
+		removed: auditRemoveMetadata, cleared: auditReplaceMetadata}
 )
 
 // updateMetadata serves UpdateMachineMetadata (POST): the body's keys
@@ -46,6 +53,7 @@ func (s *Server) updateMetadata(r *http.Request) simkit.Response {
 	}
 	maps.Copy(m.Metadata, values)
 	s.st.touch(m)
+	s.st.job(m.ID, auditSetMetadata, callerOf(r))
 	return ok(cloneMap(m.Metadata))
 }
 
@@ -90,6 +98,7 @@ func (mm machineMap[V]) delete(s *Server) simkit.HandlerFunc {
 		}
 		delete(values, r.PathValue("key"))
 		s.st.touch(m)
+		s.st.job(m.ID, mm.removed, callerOf(r))
 		return noContent()
 	}
 }
@@ -104,6 +113,7 @@ func (mm machineMap[V]) deleteAll(s *Server) simkit.HandlerFunc {
 		}
 		*mm.of(m) = map[string]V{}
 		s.st.touch(m)
+		s.st.job(m.ID, mm.cleared, callerOf(r))
 		return noContent()
 	}
 }

@@ -295,7 +295,7 @@ func (s *Server) listMachines(r *http.Request) simkit.Response {
 	}
 	out := make([]machineJSON, 0, page.End-page.Start)
 	for _, m := range all[page.Start:page.End] {
-		s.st.settling.Read(m.ID)
+		s.st.read(m.ID)
 		out = append(out, s.st.machineJSON(m))
 	}
 	resp := ok(out)
@@ -325,7 +325,7 @@ func (s *Server) getMachine(r *http.Request) simkit.Response {
 		}
 		return simkit.JSON(http.StatusGone, body)
 	}
-	s.st.settling.Read(id)
+	s.st.read(id)
 	return ok(s.st.machineJSON(m))
 }
 

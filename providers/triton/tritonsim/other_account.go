@@ -53,7 +53,7 @@ func (s *Server) OtherAccountServer() *Server {
 	s.otherOnce.Do(func() {
 		opts := s.opts
 		o := newServer(Options{
-			Common:  simkit.Common{Seed: opts.Seed},
+			Common:  simkit.Common{Seed: opts.Seed, SettleAfter: opts.SettleAfter},
 			Account: OtherAccountLogin, Datacenter: opts.Datacenter,
 			CNSPublicZone: opts.CNSPublicZone, CNSPrivateZone: opts.CNSPrivateZone,
 			NoLoadBalancerImage: opts.NoLoadBalancerImage, PrivateKeyPEM: otherKeyPEM,

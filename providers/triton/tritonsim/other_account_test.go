@@ -1,6 +1,8 @@
 package tritonsim
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
 	"net/http"
 	"testing"
 
@@ -78,4 +80,47 @@ func computeAs(t *testing.T, s *Server, account string, signer authentication.Si
 		t.Fatal(err)
 	}
 	return cc
+}
+
+// TestMyIsTheCallersAccount: /my/... is the signer's own account's path
+// (sdc-cloudapi lib/auth.js loadAccount; docs/index.md's examples use it
+// throughout), a sub-user's its account's: triton-go with AccountName
+// "my" reads and acts on the machines of the account whose key signs.
+func TestMyIsTheCallersAccount(t *testing.T) {
+	s, mine := setup(t, Options{ProvisioningReads: 1})
+	m := s.AddMachine(Machine{Name: "node-0"})
+	my := computeAs(t, s, MyAccount, signerOf(t, s))
+	list, err := my.Instances().List(ctx(), &compute.ListInstancesInput{})
+	if err != nil || len(list) != 1 || list[0].ID != m.ID {
+		t.Fatalf("/my/machines: %+v, %v", list, err)
+	}
+	if err := my.Instances().Stop(ctx(), &compute.StopInstanceInput{InstanceID: m.ID}); err != nil {
+		t.Fatalf("POST /my/machines/{id}?action=stop: %v", err)
+	}
+	s.Advance()
+	if got, _ := s.Machine(m.ID); got.State != StateStopped {
+		t.Fatalf("after a stop through /my: %s", got.State)
+	}
+	var acct accountJSON
+	if _, err := call(t, mine, http.MethodGet, "/"+MyAccount, nil, &acct); err != nil || acct.Login != s.Account() {
+		t.Fatalf("GET /my: %+v, %v", acct, err)
+	}
+
+	o := s.OtherAccountServer()
+	list, err = computeAs(t, s, MyAccount, signerOf(t, o)).Instances().List(ctx(), &compute.ListInstancesInput{})
+	if err != nil || len(list) != 1 || list[0].Name != OtherMachineName {
+		t.Fatalf("/my/machines signed by the other account: %+v, %v", list, err)
+	}
+
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.AddKey(s.Account(), "operator", &k.PublicKey); err != nil {
+		t.Fatal(err)
+	}
+	list, err = computeAs(t, s, MyAccount, rsaSigner(t, k, s.Account(), "operator")).Instances().List(ctx(), &compute.ListInstancesInput{})
+	if err != nil || len(list) != 1 || list[0].ID != m.ID {
+		t.Fatalf("/my/machines signed by a sub-user: %+v, %v", list, err)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
@@ -19,7 +20,16 @@ import (
 //	account: ccmkit               # the login (TRITON_ACCOUNT)
 //	accountID: 9f1c...            # the account's UUID, which CNS names hold; default derived from the seed
 //	keyFile: /tmp/ccmkit.pem      # where the account key is written; TRITON_KEY_MATERIAL is this path
-//	                              # (default: tritonsim-<account>.pem in the temporary directory)
+//	                              # (default: tritonsim-<account>.pem in the temporary directory); CMON's
+//	                              # CA certificate goes next to it (/tmp/ccmkit-cmon-ca.pem)
+//	keyName: ccm                  # the account key's name in ListKeys; default account-key
+//	keys:                         # more keys of the account, each signing as the account key does
+//	- {name: ops, publicKey: "ssh-ed25519 AAAA... ops@example.com"}
+//	- {name: ci, generate: ed25519}             # rsa, ecdsa or ed25519; written to /tmp/ccmkit-ci.pem
+//	- {name: backup, privateKey: "-----BEGIN OPENSSH PRIVATE KEY-----\n..."}
+//	limits:                       # provisioning limits (GET /{account}/limits); creates over one get 403
+//	- {by: machines, value: 20}
+//	- {by: ram, value: 65536, check: os, os: smartos}   # by machines, ram (MiB) or quota (GiB)
 //	datacenter: us-east-1
 //	cnsEnabled: false             # the account's triton_cns_enabled; default true
 //	cnsPublicZone: us-east-1.triton.zone
@@ -27,7 +37,9 @@ import (
 //	noLoadBalancerImage: true     # leave the cloud-load-balancer image out
 //	seed: 42                      # seeds fault rates and IDs, so runs repeat
 //	latency: 30ms                 # added to every API request (not /_sim)
-//	provisioningReads: 2          # reads until a machine settles; -1: at once
+//	provisioningReads: 2          # reads until a machine or an action's job settles; -1: at once
+//	settleAfter: 2s               # and it settles that long after it started, read or not
+//	                              # (default: cmd/cloudsim's --settle-after; 0s: only on reads)
 //	goneReads: 3                  # GETs a deleted machine answers 410 for; -1: none
 //	networks:                     # besides Joyent-SDC-Public and My-Fabric-Network
 //	- {name: k8s-fabric, fabric: true, vlan: 3, subnet: 10.50.0.0/16, gateway: 10.50.0.1,
@@ -54,11 +66,14 @@ import (
 // Short operation names: see Operations.
 type Scenario struct {
 	// ScenarioHeader holds provider, description, seed, latency,
-	// provisioningReads and faults.
+	// provisioningReads, settleAfter and faults.
 	simkit.ScenarioHeader
 	Account             string            `json:"account,omitempty"`
 	AccountID           string            `json:"accountID,omitempty"`
 	KeyFile             string            `json:"keyFile,omitempty"`
+	KeyName             string            `json:"keyName,omitempty"`
+	Keys                []ScenarioKey     `json:"keys,omitempty"`
+	Limits              []Limit           `json:"limits,omitempty"`
 	Datacenter          string            `json:"datacenter,omitempty"`
 	CNSEnabled          *bool             `json:"cnsEnabled,omitempty"`
 	CNSPublicZone       string            `json:"cnsPublicZone,omitempty"`
@@ -107,6 +122,10 @@ type ScenarioFault = simkit.ScenarioFault
 // Operations are the short names of the endpoints, for scenario faults.
 var Operations = map[string]string{
 	"account.get":      "GET /{account}",
+	"limits.get":       "GET /{account}/limits",
+	"keys.list":        "GET /{account}/keys",
+	"keys.get":         "GET /{account}/keys/{name}",
+	"machines.audit":   "GET /{account}/machines/{id}/audit",
 	"machines.list":    "GET /{account}/machines",
 	"machines.count":   "HEAD /{account}/machines",
 	"machines.create":  "POST /{account}/machines",
@@ -174,6 +193,16 @@ func (sc *Scenario) validate() []error {
 	if sc.GoneReads < -1 {
 		errs = append(errs, errors.New("goneReads: must be -1 (none), 0 (the default) or more"))
 	}
+	for i, k := range sc.Keys {
+		if err := k.validate(); err != nil {
+			errs = append(errs, fmt.Errorf("keys[%d]: %w", i, err))
+		}
+	}
+	for i, l := range sc.Limits {
+		if err := l.validate(); err != nil {
+			errs = append(errs, fmt.Errorf("limits[%d]: %w", i, err))
+		}
+	}
 	return errs
 }
 
@@ -184,7 +213,7 @@ func (sc *Scenario) Options() Options {
 		Common: sc.Common(scenarioOperations), Account: sc.Account, AccountID: sc.AccountID, KeyFile: sc.keyFile(),
 		Datacenter: sc.Datacenter, CNSDisabled: sc.CNSEnabled != nil && !*sc.CNSEnabled, CNSPublicZone: sc.CNSPublicZone,
 		CNSPrivateZone: sc.CNSPrivateZone, NoLoadBalancerImage: sc.NoLoadBalancerImage,
-		ProvisioningReads: sc.ProvisioningReads, GoneReads: sc.GoneReads,
+		ProvisioningReads: sc.ProvisioningReads, GoneReads: sc.GoneReads, KeyName: sc.KeyName, Limits: sc.Limits,
 	}
 }
 
@@ -197,6 +226,12 @@ func (sc *Scenario) keyFile() string {
 // Apply adds sc's resources to s; it reports the first one the cloud
 // refuses.
 func (sc *Scenario) Apply(s *Server) error {
+	for i, k := range sc.Keys {
+		keyFile := cmp.Or(k.KeyFile, strings.TrimSuffix(sc.keyFile(), ".pem")+"-"+k.Name+".pem")
+		if err := s.addScenarioKey(k, keyFile); err != nil {
+			return fmt.Errorf("keys[%d] (%s): %w", i, k.Name, err)
+		}
+	}
 	for _, n := range sc.Networks {
 		s.AddNetwork(Network{ID: n.ID, Name: n.Name, Public: n.Public, Fabric: n.Fabric, VLAN: n.VLAN,
 			Subnet: n.Subnet, Gateway: n.Gateway, ProvisionStartIP: n.ProvisionStartIP,

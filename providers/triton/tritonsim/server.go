@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/crypto/ssh"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
@@ -57,6 +60,14 @@ type Options struct {
 	// PrivateKeyPEM is the account key (PKCS #1 PEM); nil means the
 	// simulator's fixed key, so every run signs alike.
 	PrivateKeyPEM []byte
+	// KeyName is the account key's name in ListKeys; "" means
+	// DefaultKeyName.
+	KeyName string
+	// Limits are the account's provisioning limits (CloudAPI's
+	// provision_limits plugin), as GetAccountLimits serves them with
+	// their use; none means the plugin is off: an empty list, and no
+	// limit on creates.
+	Limits []Limit
 	// KeyFile, when set, is where the account key's PEM is kept on disk
 	// (WriteKeyFile writes it): Env then gives its path as
 	// TRITON_KEY_MATERIAL, for environments that cannot hold a multi-line
@@ -122,14 +133,18 @@ func newServer(opts Options, from numbering) *Server {
 	if err != nil {
 		panic("tritonsim: " + err.Error())
 	}
-	if _, _, err := s.sig.AddKey(opts.Account, "", &key.private.PublicKey); err != nil {
-		panic("tritonsim: " + err.Error())
-	}
 	s.key = key
 	if s.cmon, err = newCMONService(opts.CNSPublicZone, time.Now()); err != nil {
 		panic("tritonsim: " + err.Error())
 	}
-	s.st = newState(opts, from)
+	s.st = newState(opts, from, &s.mu)
+	pub, err := ssh.NewPublicKey(&key.private.PublicKey)
+	if err == nil {
+		_, err = s.addAccountKey(opts.KeyName, pub)
+	}
+	if err != nil {
+		panic("tritonsim: " + err.Error())
+	}
 	s.Base = simkit.NewBase(simkit.Options{
 		Common:    opts.Common,
 		ErrorBody: apiErrors.ErrorBody,
@@ -144,6 +159,7 @@ func newServer(opts Options, from numbering) *Server {
 func withDefaults(o Options) Options {
 	o.Account = cmp.Or(o.Account, DefaultAccount)
 	o.Datacenter = cmp.Or(o.Datacenter, DefaultDatacenter)
+	o.KeyName = cmp.Or(o.KeyName, DefaultKeyName)
 	o.CNSPublicZone = cmp.Or(o.CNSPublicZone, o.Datacenter+".triton.zone")
 	o.CNSPrivateZone = cmp.Or(o.CNSPrivateZone, o.Datacenter+".cns.joyent.com")
 	if o.GoneReads == 0 {
@@ -171,25 +187,59 @@ func NewServer(t TB, opts Options) *Server {
 // Env returns the environment variables that point the Triton provider
 // (and triton-go's own tools) at this cloud served at baseURL, signing
 // with the account key: TRITON_KEY_MATERIAL is the key's PEM, or the path
-// of Options.KeyFile when set.
+// of Options.KeyFile when set. While CMON is served (Start,
+// ServeCompanions) it adds what the provider's metrics controller needs to
+// reach it: TRITON_CMON_URL, and with Options.KeyFile set
+// TRITON_CMON_CA_FILE, the path of CMON's CA certificate (CMONCAFile,
+// which WriteKeyFile writes).
 func (s *Server) Env(baseURL string) map[string]string {
 	key := s.currentKey()
-	return map[string]string{
+	env := map[string]string{
 		"TRITON_URL":          baseURL,
 		"TRITON_ACCOUNT":      s.opts.Account,
 		"TRITON_KEY_ID":       key.md5,
 		"TRITON_KEY_MATERIAL": cmp.Or(s.opts.KeyFile, string(key.pem)),
 	}
+	if u := s.CMONURL(); u != "" {
+		env["TRITON_CMON_URL"] = u
+		if f := s.CMONCAFile(); f != "" {
+			env["TRITON_CMON_CA_FILE"] = f
+		}
+	}
+	return env
+}
+
+// CMONCAFile is where WriteKeyFile writes CMON's CA certificate
+// (CMONCAPEM): next to Options.KeyFile, its name ending -cmon-ca.pem
+// instead of .pem; "" without a KeyFile.
+func (s *Server) CMONCAFile() string {
+	if s.opts.KeyFile == "" {
+		return ""
+	}
+	return strings.TrimSuffix(s.opts.KeyFile, ".pem") + "-cmon-ca.pem"
 }
 
 // WriteKeyFile writes the account key's PEM to Options.KeyFile (mode
-// 0600); it does nothing when that is unset.
+// 0600), CMON's CA certificate to CMONCAFile, and the private half of
+// each key a scenario generated to its keyFile (0600); it does nothing
+// when Options.KeyFile is unset.
 func (s *Server) WriteKeyFile() error {
 	if s.opts.KeyFile == "" {
 		return nil
 	}
 	if err := os.WriteFile(s.opts.KeyFile, s.currentKey().pem, 0o600); err != nil {
 		return fmt.Errorf("writing the account key: %w", err)
+	}
+	if err := os.WriteFile(s.CMONCAFile(), s.CMONCAPEM(), 0o600); err != nil {
+		return fmt.Errorf("writing CMON's CA certificate: %w", err)
+	}
+	for _, k := range s.Keys() {
+		if k.keyFile == "" {
+			continue
+		}
+		if err := os.WriteFile(k.keyFile, k.privatePEM, 0o600); err != nil {
+			return fmt.Errorf("writing key %s: %w", k.Name, err)
+		}
 	}
 	return nil
 }
@@ -200,9 +250,15 @@ func (s *Server) Account() string { return s.opts.Account }
 // Datacenter is the datacenter's name.
 func (s *Server) Datacenter() string { return s.opts.Datacenter }
 
+// MyAccount is the path's account that names the caller's own account,
+// whichever it is (sdc-cloudapi lib/auth.js loadAccount): /my/machines is
+// the signer's /<login>/machines, a sub-user's its account's.
+const MyAccount = "my"
+
 // authenticate lets through requests signed (HTTP Signature) by a key of
-// the account the path names, or of one of its sub-users: a missing or
-// bad signature gets 401, another account's path 403 NotAuthorized.
+// the account the path names (or "my"), or of one of its sub-users: a
+// missing or bad signature gets 401, another account's path 403
+// NotAuthorized.
 func (s *Server) authenticate(r *http.Request) *simkit.Response {
 	signer, err := s.sig.Verify(r)
 	if err != nil {
@@ -213,7 +269,11 @@ func (s *Server) authenticate(r *http.Request) *simkit.Response {
 		resp := failCode(http.StatusUnauthorized, code, "%s", err.Error())
 		return &resp
 	}
-	if acct := r.PathValue("account"); acct != signer.Account || acct != s.opts.Account {
+	acct := r.PathValue("account")
+	if acct == MyAccount {
+		acct = signer.Account
+	}
+	if acct != signer.Account || acct != s.opts.Account {
 		resp := failCode(http.StatusForbidden, codeNotAuthorized, "%s is not allowed to access %s", signer.Account, r.URL.Path)
 		return &resp
 	}
@@ -237,6 +297,11 @@ func (s *Server) routes() {
 	s.Handle("GET /--ping", s.ping, simkit.NoAuth)
 	s.HandleFunc("GET /_sim/cns", s.serveCNS)
 	s.Handle("GET /{account}", s.getAccount)
+	s.Handle("GET /{account}/limits", s.getLimits)
+	s.Handle("GET /{account}/keys", s.listKeys)
+	s.Handle("POST /{account}/keys", s.createKey)
+	s.Handle("GET /{account}/keys/{name}", s.getKey)
+	s.Handle("DELETE /{account}/keys/{name}", s.deleteKey)
 	s.machineRoutes()
 	s.Handle("GET /{account}/networks", s.listNetworks)
 	s.Handle("GET /{account}/networks/{id}", s.getNetwork)
@@ -264,6 +329,7 @@ func (s *Server) machineRoutes() {
 	s.Handle("GET /{account}/machines/{id}", s.getMachine)
 	s.Handle("POST /{account}/machines/{id}", s.machineAction)
 	s.Handle("DELETE /{account}/machines/{id}", s.deleteMachine)
+	s.Handle("GET /{account}/machines/{id}/audit", s.machineAudit)
 	s.Handle("GET /{account}/machines/{id}/nics", s.listNICs)
 	s.Handle("GET /{account}/machines/{id}/nics/{mac}", s.getNIC)
 	s.Handle("GET /{account}/machines/{id}/tags", machineTags.list(s))

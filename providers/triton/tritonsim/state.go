@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
@@ -35,6 +36,16 @@ type state struct {
 	settling *simkit.Lifecycle
 	// gone counts the GETs a deleted machine still answers 410 for.
 	gone map[string]int
+	// jobs finish the machines' actions whose change is made at once
+	// (job): their audit records appear as they settle.
+	jobs *simkit.Lifecycle
+	// jobKeys are each machine's pending jobs' keys in jobs.
+	jobKeys map[string][]string
+	jobSeq  int
+	// audits are each machine's finished actions, oldest first.
+	audits map[string][]AuditRecord
+	// keys are the account's keys, as ListKeys serves them, oldest first.
+	keys []*Key
 	now  func() time.Time
 }
 
@@ -49,7 +60,9 @@ type numbering struct {
 	publicIP    netip.Addr
 }
 
-func newState(opts Options, from numbering) *state {
+// newState is an account's state; lock is the Server's mutex, which its
+// Lifecycle's timers take (Options.SettleAfter).
+func newState(opts Options, from numbering, lock sync.Locker) *state {
 	st := &state{
 		opts:       opts,
 		seq:        from.seq,
@@ -61,8 +74,11 @@ func newState(opts Options, from numbering) *state {
 		images:     simkit.NewTable[Image](),
 		rules:      simkit.NewTable[FirewallRule](),
 		nextIP:     map[string]netip.Addr{},
-		settling:   simkit.NewLifecycle(opts.ProvisioningReads),
+		settling:   simkit.NewLifecycle(opts.ProvisioningReads).WithTime(opts.SettleAfter, lock),
 		gone:       map[string]int{},
+		jobs:       simkit.NewLifecycle(opts.ProvisioningReads).WithTime(opts.SettleAfter, lock),
+		jobKeys:    map[string][]string{},
+		audits:     map[string][]AuditRecord{},
 		now:        func() time.Time { return opts.Now().UTC().Truncate(time.Second) },
 	}
 	st.accountID = st.uuid("account")
@@ -188,12 +204,13 @@ func (s *Server) AccountID() string {
 	return s.st.accountID
 }
 
-// Advance settles every machine being provisioned, stopped or started
-// now.
+// Advance settles every machine being provisioned, stopped, started or
+// rebooted now, and finishes every pending job (their audit records).
 func (s *Server) Advance() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.st.settling.Advance()
+	s.st.jobs.Advance()
 }
 
 // Purge drops a deleted machine's history now: GETs of it answer 404
@@ -209,6 +226,11 @@ func (s *Server) Purge(id string) {
 func (st *state) purge(id string) {
 	st.machines.Del(id)
 	delete(st.gone, id)
+	delete(st.audits, id)
+	for _, key := range st.jobKeys[id] {
+		st.jobs.Stop(key)
+	}
+	delete(st.jobKeys, id)
 }
 
 func cloneMap[K comparable, V any](m map[K]V) map[K]V {

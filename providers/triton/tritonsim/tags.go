@@ -117,8 +117,17 @@ func (s *Server) writeTags(r *http.Request, replace bool) simkit.Response {
 	if err := validateTags(next); err != nil {
 		return validationFailed("%s", err.Error())
 	}
+	// VMAPI's setMetadata removes the keys the new tags leave out: a
+	// replace that removes one is replace_tags, else set_tags.
+	action := auditSetTags
+	for k := range m.Tags {
+		if _, kept := next[k]; !kept {
+			action = auditReplaceTags
+		}
+	}
 	m.Tags = next
 	s.st.touch(m)
+	s.st.job(m.ID, action, callerOf(r))
 	return ok(cloneMap(m.Tags))
 }
 
