@@ -225,8 +225,20 @@ func walkMicroversions(t *testing.T, c rawClient, computeURL string) {
 // resource, attribute or filter it adds; an advertised alias without a
 // probe fails the test, so nothing is advertised unchecked.
 var extensionProbes = map[string]func(p probe) bool{
+	"agent":                 func(p probe) bool { return p.list("/agents", "agents") == 0 },
 	"allowed-address-pairs": func(p probe) bool { return p.has(p.port, "allowed_address_pairs") },
-	"binding":               func(p probe) bool { return p.has(p.port, "binding:vnic_type") },
+	"availability_zone":     func(p probe) bool { return p.list("/availability_zones", "availability_zones") >= 2 },
+	"availability_zone_filter": func(p probe) bool {
+		return p.list("/availability_zones?resource=router", "availability_zones") == 1 &&
+			p.list("/availability_zones?name=no-such-zone", "availability_zones") == 0
+	},
+	"network_availability_zone": func(p probe) bool {
+		return p.has(p.network, "availability_zones") && p.has(p.network, "availability_zone_hints")
+	},
+	"router_availability_zone": func(p probe) bool {
+		return p.has(p.router, "availability_zones") && p.has(p.router, "availability_zone_hints")
+	},
+	"binding": func(p probe) bool { return p.has(p.port, "binding:vnic_type") },
 	"external-net": func(p probe) bool {
 		return p.list("/networks?router:external=True", "networks") > 0 && p.has(p.network, "router:external")
 	},

@@ -63,15 +63,19 @@
 //	                                             servers_links; all_tenants 403
 //	GET    /compute/v2.1/servers/{id}            404 itemNotFound (also another project's);
 //	                                             shaped per microversion (see below)
-//	DELETE /compute/v2.1/servers/{id}            204
-//	POST   /compute/v2.1/servers/{id}/action     os-stop / os-start, 202 (409 in the wrong state);
+//	DELETE /compute/v2.1/servers/{id}            204, a task (deleting), then gone
+//	POST   /compute/v2.1/servers/{id}/action     os-stop / os-start, 202, a task (powering-off/-on;
+//	                                             409 in the wrong state or during a task);
 //	                                             os-resetState, migrate, … 403
 //	GET    /compute/v2.1/servers/{id}/metadata, /os-interface
 //	GET    /compute/v2.1/flavors[/detail]        minRam, minDisk, sort_key, sort_dir, limit/marker
 //	GET    /compute/v2.1/flavors/{id}, /flavors/{id}/os-extra_specs[/{key}]
 //	GET    /compute/v2.1/os-availability-zone, /limits, /os-quota-sets/{project}[/detail|/defaults],
 //	       /os-keypairs, /os-server-groups
-//	GET    /network/v2.0/extensions[/{alias}]    extraroute, extraroute-atomic, allowed-address-pairs, …
+//	GET    /network/v2.0/extensions[/{alias}]    extraroute, extraroute-atomic, allowed-address-pairs,
+//	                                             availability_zone, …
+//	GET    /network/v2.0/availability_zones      {name, resource, state}; name=, resource=, state=
+//	GET    /network/v2.0/agents[/{id}]           none a member may see (the agent extension)
 //	GET|PUT|DELETE /network/v2.0/{collection}/{id}/tags[/{tag}]   networks, subnets, ports, routers,
 //	                                             floatingips, security-groups
 //	GET    /network/v2.0/quotas/{project}[/details], /subnetpools (empty)
@@ -88,12 +92,14 @@
 //	GET|POST /load-balancer/v2.0/lbaas/loadbalancers      POST 201 PENDING_CREATE, fully populated trees too
 //	GET|PUT|DELETE …/loadbalancers/{id}                    PUT 200; DELETE 204, ?cascade=true
 //	GET    …/loadbalancers/{id}/status                     the status tree
+//	GET    …/loadbalancers/{id}/stats, …/listeners/{id}/stats   statistics, all 0
 //	GET|POST …/listeners; GET|PUT|DELETE …/listeners/{id}
 //	GET|POST …/pools; GET|PUT|DELETE …/pools/{id}
 //	GET|POST|PUT …/pools/{id}/members                      PUT: batch replace, 202
 //	GET|PUT|DELETE …/pools/{id}/members/{mid}
 //	GET|POST …/healthmonitors; GET|PUT|DELETE …/healthmonitors/{id}
 //	GET    …/providers, …/flavors, …/availabilityzones
+//	GET    …/quotas, …/quotas/{project_id}[/default]    the project's own (see below)
 //	GET    /image/v2/images                      visibility, name, property and "in:" filters;
 //	                                             sort_key/sort_dir or sort; limit/marker with
 //	                                             Glance's relative next link
@@ -104,6 +110,9 @@
 //	GET /_sim/stats       requests per operation, writes, latency
 //	GET /_sim/state       a Snapshot of everything the cloud holds
 //	GET /_sim/cloud.conf  CloudConfig for the URL it is fetched from
+//
+// Octavia's resources answer under /v2.0 and /v2, with or without the
+// lbaas segment, as Octavia's V2 controller serves them.
 //
 // # Behaviour
 //
@@ -139,15 +148,30 @@
 //
 // Pagination: Nova caps pages at Options.MaxLimit and gives a full page a
 // next link even when nothing follows (so clients read an empty last
-// page); Neutron returns everything unless asked for a limit; Octavia caps
-// at MaxLimit. Links are absolute and keep the request's filters.
+// page); Neutron returns everything unless asked for a limit; both links
+// are absolute and keep the request's filters. Octavia pages by its own
+// PaginationHelper's rules (see octavia_pages.go): a limit capped at
+// MaxLimit (below 1: none), a next link on every full page
+// (len >= limit), a previous link when the request had a marker,
+// page_reverse, links carrying limit, sort, sort_key and the marker only,
+// and <plural>_links always there.
+//
+// Every answer carries x-openstack-request-id (Nova's also
+// x-compute-request-id), "req-" and a random UUID, as oslo.middleware's
+// RequestId filter and Glance set it, except the version roots of Nova
+// and Neutron, which run without it (see requestid.go).
 //
 // Octavia is asynchronous: every change to a load balancer or a child
 // puts the load balancer in PENDING_CREATE/UPDATE/DELETE (and the child in
 // PENDING_*); the Options.ProvisioningReads-th read of the load balancer
 // (GET, status tree, or a list page holding it) shows it settled: ACTIVE,
 // ERROR when FailProvisioning matches it, or gone (404) after a delete.
-// Advance settles everything at once. While a tree is not ACTIVE, any
+// So do Nova's server tasks (os-stop, os-start, delete: see
+// nova_tasks.go), on reads of the server. Advance settles everything at
+// once, and with Common.SettleAfter (cmd/cloudsim's --settle-after) a
+// pending load balancer or task also settles that long after it started,
+// read or not, as the real services move on; tests leave it 0 and need no
+// sleep. While a tree is not ACTIVE, any
 // change to it is 409 "Load Balancer <id> is immutable and cannot be
 // updated." (a load balancer in ERROR may only be deleted). Deleting one
 // with children needs ?cascade=true (400 otherwise). The VIP is allocated
@@ -185,6 +209,35 @@
 // counts requests per operation (e.g. "GET /compute/v2.1/servers/detail"),
 // Writes the successful mutations, Requests is the request log. The
 // machinery is framework/frameworktest/simkit.
+//
+// Octavia's quotas are a project member's view of them (default policy):
+// its own project's quota with Octavia's defaults (-1) filled in, the
+// quota list holding the project's record (limits null) once it has
+// created a load balancer, the defaults at /quotas/{project_id}/default;
+// another project's quota, quota changes and /quotas/defaults (which the
+// api-ref lists but Octavia routes as the quota of a project called
+// "defaults") are 403 (see octavia_quotas.go).
+//
+// # Fidelity
+//
+// hack/fidelity/openstack.sh (make fidelity) drives cmd/cloudsim's
+// examples/cloudsim/openstack.yaml with Debian bookworm's
+// python3-openstackclient 6.0.0-4 (OpenStack client 6.0.0, openstacksdk
+// 0.101.0, keystoneauth1 5.0.0) and python3-octaviaclient 3.1.0-2,
+// unchanged, through the OS_* variables cloudsim prints: token issue,
+// also as the scenario's other user (another project: no servers) and
+// with its application credential (v3applicationcredential);
+// server list/show; flavor, image, network, subnet, port, router,
+// security group and floating ip list; availability zone list --compute
+// and --network; quota show; loadbalancer list, quota show and quota
+// list; server stop and start (waiting for SHUTOFF, ACTIVE); security
+// group create, rule create/list/delete, group delete; floating ip
+// create/delete; port create/delete; loadbalancer create --wait, show,
+// stats show, listener create --wait, listener stats show, pool, member
+// and healthmonitor create --wait, member list, status show, delete
+// --cascade --wait. All 51 commands pass, answers checked. Before the
+// availability zones, Octavia statistics and quotas were served, the
+// network zone list was empty and stats and quota list answered 404.
 //
 // Cloud returns the server as a simkit.Cloud (frameworktest.SimCloud makes
 // it the conformance suite's), StartCloud starts one. Scenarios:

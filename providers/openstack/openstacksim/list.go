@@ -24,9 +24,7 @@ const (
 	// neutronPages: no limit means everything and no links; a next link
 	// only when more items follow; an unknown marker is 404.
 	neutronPages
-	// octaviaPages: limit defaults to and is capped at MaxLimit; a next
-	// link only when more items follow; an unknown marker is 400.
-	octaviaPages
+	// Octavia pages by its own rules: see octaviaPage.
 )
 
 // page is one page of a list: its items and its links (next, previous).
@@ -62,7 +60,7 @@ func (s *Server) paginate(r *http.Request, items []map[string]any, style pageSty
 	if mp.More(len(items)) || style == novaPages && mp.Full() {
 		p.links = append(p.links, link{Rel: "next", Href: pageURL(r, itemID(p.items[len(p.items)-1]), mp.Limit, false)})
 	}
-	if mp.Marker != "" && style != novaPages {
+	if mp.Marker != "" && style == neutronPages {
 		p.links = append(p.links, link{Rel: "previous", Href: pageURL(r, itemID(p.items[0]), mp.Limit, true)})
 	}
 	return p, nil
@@ -78,16 +76,12 @@ func (s *Server) listError(style pageStyle, status int, kind, detail string) res
 	switch {
 	case status == http.StatusBadRequest && style == novaPages:
 		return novaError(status, "%s", detail)
-	case status == http.StatusBadRequest && style == neutronPages:
-		return neutronBadRequest("%s", detail)
 	case status == http.StatusBadRequest:
-		return octaviaInvalid("%s", detail)
+		return neutronBadRequest("%s", detail)
 	case style == novaPages:
 		return novaError(http.StatusBadRequest, "marker [%s] not found", detail)
-	case style == neutronPages:
-		return neutronNotFound(kind, detail)
 	default:
-		return octaviaError(http.StatusBadRequest, "Invalid input for field/attribute marker. Value: '%s'. Marker not found.", detail)
+		return neutronNotFound(kind, detail)
 	}
 }
 

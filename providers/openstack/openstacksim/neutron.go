@@ -15,18 +15,23 @@ import (
 // Options.DisabledExtensions): each one's resources, attributes or
 // filters are served (see TestEveryAdvertisedEntryAnswers).
 var neutronExtensions = []struct{ alias, name string }{
+	{"agent", "agent"},
 	{"allowed-address-pairs", "Allowed Address Pairs"},
+	{"availability_zone", "Availability Zone"},
+	{"availability_zone_filter", "Availability Zone Filter Extension"},
 	{"binding", "Port Binding"},
 	{"external-net", "Neutron external network"},
 	{"extraroute", "Neutron Extra Route"},
 	{"extraroute-atomic", "Atomically add/remove extra routes"},
 	{"filter-validation", "Filter parameters validation"},
+	{"network_availability_zone", "Network Availability Zone"},
 	{"port-security", "Port Security"},
 	{"port-security-groups-filtering", "Port filtering on security groups"},
 	{"quota_details", "Quota details management support"},
 	{"quotas", "Quota management support"},
 	{"revision-if-match", "If-Match constraints based on revision_number"},
 	{"router", "Neutron L3 Router"},
+	{"router_availability_zone", "Router Availability Zone"},
 	{"security-group", "security-group"},
 	{"standard-attr-description", "standard-attr-description"},
 	{"standard-attr-revisions", "Resource revision numbers"},
@@ -83,6 +88,7 @@ func (s *Server) neutronRoutes() {
 	s.Handle("DELETE "+n+"/security-group-rules/{id}", s.deleteSecurityGroupRule)
 	s.neutronTagRoutes()
 	s.neutronQuotaRoutes()
+	s.availabilityZoneRoutes()
 }
 
 // networkResources is GET /v2.0/: the core resources, each with a link

@@ -68,6 +68,7 @@ func (s *Server) AddNetwork(n Network) Network {
 	if n.AvailabilityZones == nil {
 		n.AvailabilityZones = []string{"nova"}
 	}
+	n.AvailabilityZoneHints = nonNil(n.AvailabilityZoneHints)
 	n.TaggedAttributes = newTaggedAttributes(n.Tags, cmpOr(n.ProjectID, s.st.projectID))
 	s.st.networks.Put(n.ID, &n)
 	return n.clone()

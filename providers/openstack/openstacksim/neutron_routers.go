@@ -20,6 +20,7 @@ func (s *Server) AddRouter(rt Router, gatewayNetworkID string, subnetIDs ...stri
 	}
 	rt.Status, rt.AdminStateUp = "ACTIVE", true
 	rt.Routes, rt.AvailabilityZones = nonNil(rt.Routes), []string{"nova"}
+	rt.AvailabilityZoneHints = nonNil(rt.AvailabilityZoneHints)
 	rt.TaggedAttributes = newTaggedAttributes(rt.Tags, cmpOr(rt.ProjectID, s.st.projectID))
 	if gatewayNetworkID != "" {
 		p, errResp := s.newPort(Port{NetworkID: gatewayNetworkID, DeviceID: rt.ID, DeviceOwner: OwnerRouterGateway, SecurityGroups: []string{}}, nil)

@@ -18,11 +18,14 @@ type Network struct {
 	MTU                 int      `json:"mtu"`
 	PortSecurityEnabled bool     `json:"port_security_enabled"`
 	AvailabilityZones   []string `json:"availability_zones"`
+	// AvailabilityZoneHints are the zones asked for at creation.
+	AvailabilityZoneHints []string `json:"availability_zone_hints"`
 	TaggedAttributes
 }
 
 func (n Network) clone() Network {
 	n.Subnets, n.Tags, n.AvailabilityZones = slices.Clone(n.Subnets), slices.Clone(n.Tags), slices.Clone(n.AvailabilityZones)
+	n.AvailabilityZoneHints = slices.Clone(n.AvailabilityZoneHints)
 	return n
 }
 
@@ -136,6 +139,8 @@ type Router struct {
 	ExternalGatewayInfo *GatewayInfo `json:"external_gateway_info"`
 	Routes              []Route      `json:"routes"`
 	AvailabilityZones   []string     `json:"availability_zones"`
+	// AvailabilityZoneHints are the zones asked for at creation.
+	AvailabilityZoneHints []string `json:"availability_zone_hints"`
 	TaggedAttributes
 }
 
@@ -146,6 +151,7 @@ func (r Router) clone() Router {
 		r.ExternalGatewayInfo = &g
 	}
 	r.Routes, r.Tags, r.AvailabilityZones = slices.Clone(r.Routes), slices.Clone(r.Tags), slices.Clone(r.AvailabilityZones)
+	r.AvailabilityZoneHints = slices.Clone(r.AvailabilityZoneHints)
 	return r
 }
 

@@ -134,6 +134,12 @@ func (s *Server) listServers(detail bool) novaHandlerFunc {
 			return novaError(http.StatusBadRequest, "%v", err)
 		}
 		project := s.tokenProject(r)
+		view := func(v *serverRec) map[string]any {
+			if detail {
+				return s.serverJSON(r, v, minor, false)
+			}
+			return map[string]any{"id": v.ID, "name": v.Name, "links": serverLinks(r, v.ID)}
+		}
 		items := []map[string]any{}
 		all := s.st.servers.All()
 		for i := len(all) - 1; i >= 0; i-- {
@@ -141,16 +147,21 @@ func (s *Server) listServers(detail bool) novaHandlerFunc {
 			if all[i].project != project || !match(v) || q.Get("flavor") != "" && all[i].flavorID != q.Get("flavor") {
 				continue
 			}
-			if detail {
-				items = append(items, s.serverJSON(r, all[i], minor, false))
-			} else {
-				items = append(items, map[string]any{"id": v.ID, "name": v.Name, "links": serverLinks(r, v.ID)})
-			}
+			items = append(items, view(all[i]))
 		}
 		p, errResp := s.paginate(r, items, novaPages, "")
 		if errResp != nil {
 			return *errResp
 		}
+		// The page is a read of each server on it, which may settle its
+		// task: it shows what the read left.
+		shown := []map[string]any{}
+		for _, m := range p.items {
+			if v, ok := s.st.servers.Get(itemID(m)); ok && s.readServer(v) {
+				shown = append(shown, view(v))
+			}
+		}
+		p.items = shown
 		return jsonOK(listBody("servers", p))
 	}
 }

@@ -19,25 +19,21 @@ func (s *Server) server(r *http.Request) (*serverRec, *response) {
 	return v, nil
 }
 
+// getServer counts a read of the server (see nova_tasks.go).
 func (s *Server) getServer(r *http.Request, minor int) response {
 	v, errResp := s.server(r)
 	if errResp != nil {
 		return *errResp
 	}
+	if !s.readServer(v) {
+		return novaError(http.StatusNotFound, "Instance %s could not be found.", v.ID)
+	}
 	return jsonOK(map[string]any{"server": s.serverJSON(r, v, minor, true)})
 }
 
-func (s *Server) deleteServerAPI(r *http.Request, _ int) response {
-	v, errResp := s.server(r)
-	if errResp != nil {
-		return *errResp
-	}
-	s.deleteServer(v.ID)
-	return noContent()
-}
-
-// serverAction serves os-stop and os-start (202), 409 when the server is
-// not in a state to do it; the admin actions (os-resetState, migrate, …)
+// serverAction serves os-stop and os-start (202, done as a task: see
+// nova_tasks.go), 409 when the server is not in a state to do it; the
+// admin actions (os-resetState, migrate, …)
 // are 403 for the member the simulator's users are.
 func (s *Server) serverAction(r *http.Request, _ int) response {
 	v, errResp := s.server(r)
@@ -55,19 +51,11 @@ func (s *Server) serverAction(r *http.Request, _ int) response {
 	}
 	switch {
 	case hasKey(body, "os-stop"):
-		if v.Status != StatusActive {
-			return novaError(http.StatusConflict, "Cannot 'stop' instance %s while it is in vm_state %s", v.ID, vmState(v.Status))
-		}
-		v.Status = StatusShutoff
+		return s.stopServer(v)
 	case hasKey(body, "os-start"):
-		if v.Status != StatusShutoff {
-			return novaError(http.StatusConflict, "Cannot 'start' instance %s while it is in vm_state %s", v.ID, vmState(v.Status))
-		}
-		v.Status = StatusActive
-	default:
-		return novaError(http.StatusBadRequest, "There is no such action: %v", slices.Sorted(mapKeys(body)))
+		return s.startServer(v)
 	}
-	return simkit.NoContent(http.StatusAccepted)
+	return novaError(http.StatusBadRequest, "There is no such action: %v", slices.Sorted(mapKeys(body)))
 }
 
 func (s *Server) serverMetadata(r *http.Request, _ int) response {

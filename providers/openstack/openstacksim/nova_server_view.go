@@ -32,7 +32,7 @@ func (s *Server) serverJSON(r *http.Request, rec *serverRec, minor int, show boo
 		"image":      map[string]any{"id": rec.imageID, "links": []link{{Rel: "bookmark", Href: base + computePrefix + "/images/" + rec.imageID}}},
 		"accessIPv4": v.AccessIPv4, "accessIPv6": v.AccessIPv6, "key_name": nil, "config_drive": "",
 		"OS-DCF:diskConfig": "MANUAL", "OS-EXT-AZ:availability_zone": v.AZ,
-		"OS-EXT-STS:vm_state": vmState(v.Status), "OS-EXT-STS:power_state": powerState(v.Status), "OS-EXT-STS:task_state": nil,
+		"OS-EXT-STS:vm_state": vmState(v.Status), "OS-EXT-STS:power_state": powerState(v.Status), "OS-EXT-STS:task_state": nullable(v.TaskState),
 		"OS-SRV-USG:launched_at": "2024-01-01T00:00:00.000000", "OS-SRV-USG:terminated_at": nil,
 		"os-extended-volumes:volumes_attached": []any{},
 	}

@@ -36,6 +36,9 @@ type NovaServer struct {
 	// Ports are the server's network interfaces; none means one on the
 	// default network. AddServer fills in what it allocated.
 	Ports []ServerPort `json:"ports"`
+	// TaskState is the task under way (powering-off, powering-on,
+	// deleting: see nova_tasks.go), "" for none; AddServer ignores it.
+	TaskState string `json:"task_state,omitempty"`
 }
 
 // ServerPort is a network interface of a NovaServer: a Neutron port with
@@ -104,6 +107,7 @@ func (s *Server) addServer(v NovaServer) (NovaServer, error) {
 		return NovaServer{}, fmt.Errorf("server %s exists", v.ID)
 	}
 	v.Flavor, v.Image, v.Status, v.AZ = fl.Name, img.ID, cmpOr(v.Status, StatusActive), cmpOr(v.AZ, "nova")
+	v.TaskState = ""
 	if len(v.Ports) == 0 {
 		v.Ports = []ServerPort{{}}
 	}
@@ -194,6 +198,9 @@ func (s *Server) DeleteServer(id string) {
 }
 
 func (s *Server) deleteServer(id string) {
+	if v, ok := s.st.servers.Get(id); ok {
+		s.stopTask(v)
+	}
 	for _, p := range s.st.ports.All() {
 		if p.DeviceID == id {
 			for _, ip := range p.FixedIPs {
@@ -205,13 +212,14 @@ func (s *Server) deleteServer(id string) {
 	s.st.servers.Del(id)
 }
 
-// SetServerStatus sets a server's status (SHUTOFF to power it off); false
-// if there is no such server.
+// SetServerStatus sets a server's status (SHUTOFF to power it off),
+// ending any task it had; false if there is no such server.
 func (s *Server) SetServerStatus(id, status string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v, ok := s.st.servers.Get(id)
 	if ok {
+		s.stopTask(v)
 		v.Status = status
 	}
 	return ok

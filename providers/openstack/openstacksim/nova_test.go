@@ -106,15 +106,41 @@ func TestServerGetAndNotFound(t *testing.T) {
 	}
 }
 
+// TestServerActionsAndAZs: os-stop, os-start and delete are Nova tasks
+// (see nova_tasks.go): 202/204 at once, the server showing the task in
+// OS-EXT-STS:task_state with its status unchanged until the task settles
+// (here on the second read), another action meanwhile 409.
 func TestServerActionsAndAZs(t *testing.T) {
 	s, c := setup(t, Options{})
 	v := s.AddServer(NovaServer{Name: "n", AZ: "az-2"})
+	task := func() (status string, task any) {
+		t.Helper()
+		var got struct {
+			Status string
+			Task   any `json:"OS-EXT-STS:task_state"`
+		}
+		if err := servers.Get(ctx(), c.compute, v.ID).ExtractIntoStructPtr(&got, "server"); err != nil {
+			t.Fatal(err)
+		}
+		return got.Status, got.Task
+	}
 	if err := servers.Stop(ctx(), c.compute, v.ID).ExtractErr(); err != nil {
 		t.Fatal(err)
 	}
+	if status, tk := task(); status != StatusActive || tk != "powering-off" {
+		t.Errorf("stopping: %s %v, want ACTIVE powering-off", status, tk)
+	}
 	wantCode(t, servers.Stop(ctx(), c.compute, v.ID).ExtractErr(), http.StatusConflict)
+	wantCode(t, servers.Start(ctx(), c.compute, v.ID).ExtractErr(), http.StatusConflict)
+	if status, tk := task(); status != StatusShutoff || tk != nil {
+		t.Errorf("stopped: %s %v, want SHUTOFF and no task", status, tk)
+	}
 	if err := servers.Start(ctx(), c.compute, v.ID).ExtractErr(); err != nil {
 		t.Fatal(err)
+	}
+	s.Advance()
+	if status, tk := task(); status != StatusActive || tk != nil {
+		t.Errorf("started: %s %v", status, tk)
 	}
 	pages, err := availabilityzones.List(c.compute).AllPages(ctx())
 	if err != nil {
@@ -127,11 +153,17 @@ func TestServerActionsAndAZs(t *testing.T) {
 	if err := servers.Delete(ctx(), c.compute, v.ID).ExtractErr(); err != nil {
 		t.Fatal(err)
 	}
+	if err := servers.Delete(ctx(), c.compute, v.ID).ExtractErr(); err != nil {
+		t.Errorf("deleting again: %v", err)
+	}
+	if _, tk := task(); tk != "deleting" {
+		t.Errorf("deleting: task %v", tk)
+	}
+	_, err = servers.Get(ctx(), c.compute, v.ID).Extract()
+	wantCode(t, err, http.StatusNotFound)
 	for _, p := range s.State().Ports {
 		if p.DeviceID == v.ID {
 			t.Errorf("port %s of the deleted server is left", p.ID)
 		}
 	}
-	_, err = servers.Get(ctx(), c.compute, v.ID).Extract()
-	wantCode(t, err, http.StatusNotFound)
 }

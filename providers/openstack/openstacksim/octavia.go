@@ -19,11 +19,15 @@ func (s *Server) octaviaRoutes() {
 	}
 	// Octavia serves its API under /v2 as under /v2.0; the version
 	// document links to /v2.
-	s.HandleFunc(lbPrefix+"/v2/", func(w http.ResponseWriter, r *http.Request) {
-		r2 := r.Clone(r.Context())
-		r2.URL.Path, r2.URL.RawPath = lbV2+strings.TrimPrefix(r.URL.Path, lbPrefix+"/v2"), ""
-		s.Handler().ServeHTTP(w, r2)
-	})
+	s.HandleFunc(lbPrefix+"/v2/", s.rewrite(lbPrefix+"/v2", lbV2))
+	// Its version root serves every lbaas resource without the lbaas too
+	// (octavia/api/v2/controllers/__init__.py: V2Controller is a
+	// BaseV2Controller); gophercloud's quotas use /v2.0/quotas.
+	for _, c := range []string{"loadbalancers", "listeners", "pools", "healthmonitors", "quotas", "providers", "flavors", "availabilityzones"} {
+		for _, p := range []string{"/" + c, "/" + c + "/"} {
+			s.HandleFunc(lbV2+p, s.rewrite(lbV2, lbaas))
+		}
+	}
 	l := lbaas
 	s.Handle("GET "+l+"/loadbalancers", s.listLoadBalancers)
 	s.Handle("POST "+l+"/loadbalancers", s.createLoadBalancer)
@@ -31,11 +35,13 @@ func (s *Server) octaviaRoutes() {
 	s.Handle("PUT "+l+"/loadbalancers/{id}", s.updateLoadBalancer)
 	s.Handle("DELETE "+l+"/loadbalancers/{id}", s.deleteLoadBalancer)
 	s.Handle("GET "+l+"/loadbalancers/{id}/status", s.loadBalancerStatus)
+	s.Handle("GET "+l+"/loadbalancers/{id}/stats", s.loadBalancerStats)
 	s.Handle("GET "+l+"/listeners", s.listListeners)
 	s.Handle("POST "+l+"/listeners", s.createListener)
 	s.Handle("GET "+l+"/listeners/{id}", s.getListener)
 	s.Handle("PUT "+l+"/listeners/{id}", s.updateListener)
 	s.Handle("DELETE "+l+"/listeners/{id}", s.deleteListener)
+	s.Handle("GET "+l+"/listeners/{id}/stats", s.listenerStats)
 	s.Handle("GET "+l+"/pools", s.listPools)
 	s.Handle("POST "+l+"/pools", s.createPool)
 	s.Handle("GET "+l+"/pools/{id}", s.getPool)
@@ -53,8 +59,28 @@ func (s *Server) octaviaRoutes() {
 	s.Handle("PUT "+l+"/healthmonitors/{id}", s.updateMonitor)
 	s.Handle("DELETE "+l+"/healthmonitors/{id}", s.deleteMonitor)
 	s.Handle("GET "+l+"/providers", s.listProviders)
-	s.Handle("GET "+l+"/flavors", func(*http.Request) response { return jsonOK(map[string]any{"flavors": []any{}}) })
-	s.Handle("GET "+l+"/availabilityzones", func(*http.Request) response { return jsonOK(map[string]any{"availability_zones": []any{}}) })
+	s.Handle("GET "+l+"/quotas", s.listOctaviaQuotas)
+	s.Handle("GET "+l+"/quotas/{project_id}", s.getOctaviaQuota)
+	s.Handle("GET "+l+"/quotas/{project_id}/default", s.getOctaviaQuotaDefaults)
+	for _, m := range []string{"PUT", "DELETE"} {
+		s.Handle(m+" "+l+"/quotas/{project_id}", func(*http.Request) response { return octaviaForbidden() })
+	}
+	s.Handle("GET "+l+"/flavors", func(r *http.Request) response { return s.octaviaList(r, "flavors", nil) })
+	s.Handle("GET "+l+"/availabilityzones", func(r *http.Request) response { return s.octaviaList(r, "availability_zones", nil) })
+}
+
+// rewrite serves a request for a path under from as the same request
+// under to; Octavia's links repeat the path the client asked for.
+func (s *Server) rewrite(from, to string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		if _, rewritten := ctx.Value(origPathKey{}).(string); !rewritten {
+			ctx = withOrigPath(ctx, r.URL.Path)
+		}
+		r2 := r.Clone(ctx)
+		r2.URL.Path, r2.URL.RawPath = to+strings.TrimPrefix(r.URL.Path, from), ""
+		s.Handler().ServeHTTP(w, r2)
+	}
 }
 
 // octaviaVersionDates are the updated timestamps of Octavia's API
@@ -109,8 +135,8 @@ func (s *Server) listProviders(*http.Request) response {
 // loadbalancer_id on listeners) and removed from the answer.
 func (s *Server) octaviaList(r *http.Request, plural string, items []map[string]any, hidden ...string) response {
 	q := r.URL.Query()
-	items, _ = filter(q, items, false)
-	p, errResp := s.paginate(r, items, octaviaPages, "")
+	kept, _ := filter(q, items, false)
+	p, errResp := s.octaviaPage(r, items, kept)
 	if errResp != nil {
 		return *errResp
 	}
@@ -120,7 +146,7 @@ func (s *Server) octaviaList(r *http.Request, plural string, items []map[string]
 		}
 	}
 	p.items = project(q, p.items)
-	return jsonOK(listBody(plural, p))
+	return jsonOK(octaviaListBody(plural, p))
 }
 
 // lbView is a load balancer with its listeners and pools.

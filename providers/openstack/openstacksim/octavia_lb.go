@@ -14,8 +14,8 @@ func (s *Server) listLoadBalancers(r *http.Request) response {
 	for _, lb := range s.st.lbs.All() {
 		items = append(items, s.lbJSON(lb))
 	}
-	items, _ = filter(q, items, false)
-	p, errResp := s.paginate(r, items, octaviaPages, "")
+	kept, _ := filter(q, items, false)
+	p, errResp := s.octaviaPage(r, items, kept)
 	if errResp != nil {
 		return *errResp
 	}
@@ -27,7 +27,7 @@ func (s *Server) listLoadBalancers(r *http.Request) response {
 		}
 	}
 	p.items = project(q, shown)
-	return jsonOK(listBody("loadbalancers", p))
+	return jsonOK(octaviaListBody("loadbalancers", p))
 }
 
 func (s *Server) getLoadBalancer(r *http.Request) response {
@@ -84,6 +84,7 @@ func (s *Server) createLB(req *lbCreate) (map[string]any, *lbRec, *response) {
 		lb.VipAddress = port.FixedIPs[0].IPAddress
 	}
 	s.st.lbs.Put(lb.ID, lb)
+	s.st.octaviaQuotaRows[lb.ProjectID] = true
 	var made []*Listener
 	var madePools []*Pool
 	for i := range req.Listeners {

@@ -166,11 +166,13 @@ func (s *Server) FailProvisioning(ref string) (restore func()) {
 	}
 }
 
-// Advance settles every pending load balancer at once.
+// Advance settles every pending load balancer, and every server's task,
+// at once.
 func (s *Server) Advance() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.st.pending.Advance()
+	s.st.serverTasks.Advance()
 }
 
 // SetLoadBalancerStatus sets a load balancer's provisioning status (e.g.

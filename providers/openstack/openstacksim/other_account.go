@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/netip"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
 // The other project's credentials: OtherProject serves them.
@@ -52,6 +54,8 @@ func (s *Server) OtherProject() *Server {
 	s.otherOnce.Do(func() {
 		first := s.opts.Users[0]
 		o := New(Options{
+			// It moves on with time as this project does.
+			Common: simkit.Common{SettleAfter: s.opts.SettleAfter},
 			Region: s.opts.Region,
 			Users: []User{{Name: OtherUsername, Password: OtherPassword, Domain: first.Domain,
 				Project: OtherProjectName, ProjectDomain: first.ProjectDomain}},

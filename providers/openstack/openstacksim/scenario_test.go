@@ -6,8 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/quotas"
 )
 
 const fullScenario = `
@@ -121,5 +123,43 @@ func TestExampleScenario(t *testing.T) {
 	env := s.Env("http://127.0.0.1:1234")
 	if env["OS_AUTH_URL"] != "http://127.0.0.1:1234/identity/v3" || env["OS_REGION_NAME"] != "RegionOne" {
 		t.Errorf("Env = %v", env)
+	}
+}
+
+// TestScenarioSeveralCredentials: a scenario registers several users and
+// application credentials, and each of them authenticates (Keystone v3
+// password and application_credential methods), scoped to its own
+// project.
+func TestScenarioSeveralCredentials(t *testing.T) {
+	s, err := NewFromScenario([]byte(`
+users:
+- {name: ccm, password: pw-1}
+- {name: ops, password: pw-2, project: ops}
+applicationCredentials:
+- {id: ac-1, secret: s-1, user: ccm}
+- {name: ac-ops, secret: s-2, user: ops}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start()
+	defer s.Close()
+	for _, ao := range []gophercloud.AuthOptions{
+		{IdentityEndpoint: s.AuthURL(), Username: "ccm", Password: "pw-1", DomainName: DefaultDomain, TenantName: DefaultProject},
+		{IdentityEndpoint: s.AuthURL(), Username: "ops", Password: "pw-2", DomainName: DefaultDomain, TenantName: "ops"},
+		{IdentityEndpoint: s.AuthURL(), ApplicationCredentialID: "ac-1", ApplicationCredentialSecret: "s-1"},
+		{IdentityEndpoint: s.AuthURL(), ApplicationCredentialName: "ac-ops", ApplicationCredentialSecret: "s-2", Username: "ops", DomainName: DefaultDomain},
+	} {
+		c := connect(t, s, ao)
+		if _, err := servers.List(c.compute, nil).AllPages(ctx()); err != nil {
+			t.Errorf("%s%s: %v", ao.Username, ao.ApplicationCredentialID, err)
+		}
+		project := s.opts.Users[0].ProjectID
+		if ao.Username == "ops" {
+			project = s.opts.Users[1].ProjectID
+		}
+		if _, err := quotas.Get(ctx(), c.lb, project).Extract(); err != nil {
+			t.Errorf("%s%s: own project's quota: %v", ao.Username, ao.ApplicationCredentialID, err)
+		}
 	}
 }

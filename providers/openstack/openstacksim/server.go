@@ -60,9 +60,10 @@ type Options struct {
 	NoAuth bool
 	// ProvisioningReads is how many reads (GET of it, its status tree, or
 	// a list page holding it) of a PENDING_* load balancer it takes to
-	// leave that state (the N-th read shows it ACTIVE, ERROR or gone); 0
-	// means DefaultProvisioningReads and a negative value settles every
-	// change at once.
+	// leave that state (the N-th read shows it ACTIVE, ERROR or gone), and
+	// of a server to end its task (os-stop, os-start, delete); 0 means
+	// DefaultProvisioningReads and a negative value settles every change
+	// at once. Common.SettleAfter also settles them with time.
 	ProvisioningReads int
 	// MaxLimit caps Nova and Octavia pages; 0 means DefaultMaxLimit.
 	// Neutron lists are unpaginated unless the client sends limit.
@@ -143,8 +144,11 @@ func New(opts Options) *Server {
 		Common:    opts.Common,
 		ErrorBody: errorBody,
 		Auth:      s.authenticate,
+		Respond:   withRequestID,
 		Lock:      &s.mu,
 	}, s.State)
+	s.st.pending.WithTime(opts.SettleAfter, &s.mu)
+	s.st.serverTasks.WithTime(opts.SettleAfter, &s.mu)
 	if !opts.NoDefaults {
 		s.addDefaults()
 	}
@@ -179,8 +183,5 @@ func (s *Server) routes() {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte(s.CloudConfigFor(simkit.BaseURL(r))))
 	})
-	s.NotFound(func(r *http.Request) simkit.Response {
-		return simkit.JSON(http.StatusNotFound,
-			errorBody(r, simkit.ErrorInfo{Op: r.Method + " " + r.URL.Path, Status: http.StatusNotFound, Message: "The resource could not be found."}))
-	})
+	s.NotFound(notFoundAnswer)
 }

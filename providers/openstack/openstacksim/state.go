@@ -64,8 +64,13 @@ type state struct {
 	monitors  *simkit.Table[HealthMonitor]
 	// pending settles load balancers in PENDING_* (see pend).
 	pending *simkit.Lifecycle
+	// serverTasks settles the servers' tasks (see nova_tasks.go).
+	serverTasks *simkit.Lifecycle
 	// failLBs are FailProvisioning references (IDs, names or "*").
 	failLBs []*string
+	// octaviaQuotaRows are the projects Octavia keeps a quota record for:
+	// those that have created a load balancer.
+	octaviaQuotaRows map[string]bool
 	// goneServers maps the fixed IPs of deleted servers to their IDs (see
 	// Cloud.LoadBalancers).
 	goneServers map[string]string
@@ -75,24 +80,26 @@ type state struct {
 
 func newState(projectID string, provisioningReads int) *state {
 	st := &state{
-		projectID:      projectID,
-		pending:        simkit.NewLifecycle(provisioningReads),
-		seq:            map[kind]int{},
-		goneServers:    map[string]string{},
-		servers:        simkit.NewTable[serverRec](),
-		flavors:        simkit.NewTable[Flavor](),
-		images:         simkit.NewTable[imageRec](),
-		networks:       simkit.NewTable[Network](),
-		subnets:        simkit.NewTable[subnetRec](),
-		ports:          simkit.NewTable[Port](),
-		routers:        simkit.NewTable[Router](),
-		floatingIPs:    simkit.NewTable[FloatingIP](),
-		securityGroups: simkit.NewTable[SecurityGroup](),
-		lbs:            simkit.NewTable[lbRec](),
-		listeners:      simkit.NewGroupedTable(func(l *Listener) string { return l.LoadBalancerID }),
-		pools:          simkit.NewGroupedTable(func(p *Pool) string { return p.LoadBalancerID }),
-		members:        simkit.NewGroupedTable(func(m *Member) string { return m.PoolID }),
-		monitors:       simkit.NewGroupedTable(func(hm *HealthMonitor) string { return hm.PoolID }),
+		projectID:        projectID,
+		pending:          simkit.NewLifecycle(provisioningReads),
+		serverTasks:      simkit.NewLifecycle(provisioningReads),
+		seq:              map[kind]int{},
+		goneServers:      map[string]string{},
+		octaviaQuotaRows: map[string]bool{},
+		servers:          simkit.NewTable[serverRec](),
+		flavors:          simkit.NewTable[Flavor](),
+		images:           simkit.NewTable[imageRec](),
+		networks:         simkit.NewTable[Network](),
+		subnets:          simkit.NewTable[subnetRec](),
+		ports:            simkit.NewTable[Port](),
+		routers:          simkit.NewTable[Router](),
+		floatingIPs:      simkit.NewTable[FloatingIP](),
+		securityGroups:   simkit.NewTable[SecurityGroup](),
+		lbs:              simkit.NewTable[lbRec](),
+		listeners:        simkit.NewGroupedTable(func(l *Listener) string { return l.LoadBalancerID }),
+		pools:            simkit.NewGroupedTable(func(p *Pool) string { return p.LoadBalancerID }),
+		members:          simkit.NewGroupedTable(func(m *Member) string { return m.PoolID }),
+		monitors:         simkit.NewGroupedTable(func(hm *HealthMonitor) string { return hm.PoolID }),
 	}
 	st.addCatalog()
 	return st
