@@ -15,7 +15,16 @@
 //	GET    /v2/account
 //	GET    /v2/regions                          paginated
 //	GET    /v2/droplets                         paginated; tag_name=, name= (exact, case-insensitive)
+//	DELETE /v2/droplets?tag_name=               204; every droplet with the tag
 //	GET    /v2/droplets/{id}
+//	DELETE /v2/droplets/{id}                    204
+//	GET    /v2/droplets/{id}/firewalls          paginated; by ID or by one of its tags
+//	POST   /v2/droplets/{id}/actions            201, status "in-progress"
+//	GET    /v2/droplets/{id}/actions            paginated, newest first
+//	GET    /v2/droplets/{id}/actions/{action}
+//	GET    /v2/actions                          paginated, newest first
+//	GET    /v2/actions/{action}
+//	GET    /v2/sizes                            paginated
 //	GET    /v2/load_balancers                   paginated; names= and uuids= (repeatable)
 //	POST   /v2/load_balancers                   202, status "new"; validate_only honoured
 //	GET    /v2/load_balancers/{id}
@@ -34,10 +43,16 @@
 //	POST   /v2/tags/{name}/resources            204; droplet and load_balancer resources
 //	DELETE /v2/tags/{name}/resources            204
 //	GET    /v2/firewalls                        paginated
-//	POST   /v2/firewalls                        202, status "succeeded"
+//	POST   /v2/firewalls                        202, status "waiting"
 //	GET    /v2/firewalls/{id}
-//	PUT    /v2/firewalls/{id}                   full replace
+//	PUT    /v2/firewalls/{id}                   full replace, status "waiting"
 //	DELETE /v2/firewalls/{id}                   204
+//	POST   /v2/firewalls/{id}/droplets          204; {"droplet_ids":[…]}
+//	DELETE /v2/firewalls/{id}/droplets          204
+//	POST   /v2/firewalls/{id}/tags              204; {"tags":[…]}
+//	DELETE /v2/firewalls/{id}/tags              204
+//	POST   /v2/firewalls/{id}/rules             204; {"inbound_rules":[…],"outbound_rules":[…]}
+//	DELETE /v2/firewalls/{id}/rules             204
 //
 // and, outside the API (no auth, no faults, not logged):
 //
@@ -46,9 +61,11 @@
 //
 // # Behaviour
 //
-// Auth: every API request needs "Authorization: Bearer <token>"; anything
-// else gets 401 {"id":"unauthorized","message":"Unable to authenticate
-// you."}. SetToken rotates the token.
+// Auth: every API request needs "Authorization: Bearer <token>", the
+// token or one of Options.Tokens (more tokens of the same team; a
+// scenario's tokens:); anything else gets 401
+// {"id":"unauthorized","message":"Unable to authenticate you."}.
+// SetToken rotates the token.
 //
 // Errors are JSON {"id","message","request_id"} with the API's ids
 // (not_found, unprocessable_entity, too_many_requests, server_error, …);
@@ -64,14 +81,41 @@
 // Links.CurrentPage and IsLastPage work) and meta.total.
 //
 // Droplets are added with AddDroplet (or Cloud().AddInstance): deterministic
-// IDs from 100000001, private and public IPv4 and public IPv6, size
-// s-2vcpu-4gb, the Options region; SetDropletStatus("off") powers one off.
+// IDs from 100000001, size s-2vcpu-4gb, the Options region;
+// SetDropletStatus("off") powers one off. A droplet's memory, vcpus and
+// disk, and its size object (prices, regions, disk_info), are those of its
+// size slug in the sizes table GET /v2/sizes serves: DigitalOcean's own
+// slugs and figures (s-1vcpu-512mb-10gb, s-1vcpu-1gb, s-1vcpu-2gb,
+// s-2vcpu-2gb, s-2vcpu-4gb, s-4vcpu-8gb, s-8vcpu-16gb, g-2vcpu-8gb,
+// g-4vcpu-16gb, c-2, c-4, m-2vcpu-16gb), offered in every region. Its
+// addresses, derived from the ID, are a public IPv4 in DigitalOcean's own
+// public blocks (104.131.0.0/16, 159.203.0.0/16, …; never the shared
+// 100.64.0.0/10 nor RFC 1918) in a /20 whose first address is the
+// gateway, a private 10.x IPv4 (netmask 255.255.0.0, no gateway, as the
+// API gives a private interface none) and a public IPv6. DELETE removes a
+// droplet at once; it leaves its firewalls (its load balancers keep it
+// until updated).
+//
+// Droplet actions (POST /v2/droplets/{id}/actions, openapi
+// dropletActions_post.yml): power_off, shutdown, power_on, reboot,
+// power_cycle, resize (size, disk; only powered off, as DigitalOcean
+// requires), rename (name), snapshot (adds a snapshot_ids entry),
+// enable_ipv6, enable_backups, disable_backups, password_reset; another
+// type is 422. It answers 201 with the action "in-progress"; the action
+// completes, and only then changes the droplet, on its
+// Options.ProvisioningReads-th read (GET /v2/actions/{id}, as doctl
+// --wait polls, or the droplet's action), on Advance, or SettleAfter
+// after it started. A droplet with an action in progress refuses another
+// (422 "Droplet already has a pending event."); deleting the droplet ends
+// its action "errored".
 //
 // Load balancers: POST answers 202 with status "new" and no ip; the
 // Options.ProvisioningReads-th read (GET of it, or a list page holding it;
 // default 2) returns it "active" with an ip, plus an ipv6 when
 // network_stack is DUALSTACK. Advance makes every "new" one active at once;
-// SetLoadBalancerStatus sets "errored". PUT replaces the whole spec (what a
+// SetLoadBalancerStatus sets "errored". One that targets droplets by tag
+// answers in droplet_ids the droplets carrying the tag at that moment, as
+// the API does (openapi load_balancers/responses/examples.yml). PUT replaces the whole spec (what a
 // request leaves out gets the API default) and keeps status and addresses.
 // The size slug is the JSON field "size" as in godo. Defaults: algorithm
 // round_robin, type REGIONAL, network EXTERNAL, network_stack IPV4,
@@ -95,8 +139,20 @@
 // sessions none or cookies (with cookie_name and cookie_ttl_seconds);
 // http_idle_timeout_seconds 30-600; firewall rules "ip:<addr>" or
 // "cidr:<block>". Firewalls: a valid name, tcp/udp/icmp rules, ports a
-// port, a range, "0" or "all", at least one source/destination, existing
-// droplets and tags.
+// port, a range or "all" ("0" is refused: "You must specify a positive
+// value for ports.", doctl issue 247, api-v2 issue 171), action allow or
+// deny, at least one source/destination, existing droplets and tags.
+//
+// Firewalls answer as the API does (openapi firewalls/models/firewall.yml
+// and firewall_rule.yml, godo's firewalls_test.go, godo issue 149): the
+// ports of a rule sent as "all" come back "0", and every ICMP rule's are
+// "0". A create, update or sub-resource change leaves the firewall
+// "waiting", with a pending_changes entry {droplet_id, removing, status:
+// "waiting"} for each droplet it applies to (by ID or tag) and, removing,
+// each it no longer does; its Options.ProvisioningReads-th read (GET of
+// it, a list page holding it), Advance, or SettleAfter settles it to
+// "succeeded" with pending_changes []. DELETE …/rules removes the rules
+// equal to the request's, "all" matching "0".
 //
 // Faults: Inject (per endpoint, counted, at a seeded Rate), Fail,
 // RateLimit (429 too_many_requests with Retry-After; every injected 429
@@ -117,7 +173,29 @@
 // environment (DO_ACCESS_TOKEN, DO_OVERRIDE_URL, REGION) the provider
 // reads.
 //
+// Asynchronous work (load balancers provisioning, firewall changes,
+// droplet actions) settles on reads or Advance, so tests need no sleep,
+// and, with Options.SettleAfter (cmd/cloudsim's --settle-after, a
+// scenario's settleAfter), also that long after it started, read or not,
+// as the real cloud moves on.
+//
 // Scenarios: LoadScenario and NewFromScenario seed a server from YAML
-// (droplets, certificates, load balancers, faults; see Scenario), the hook
-// cmd/cloudsim uses to serve a cloud.
+// (tokens, droplets, certificates, load balancers, faults; see Scenario),
+// the hook cmd/cloudsim uses to serve a cloud.
+//
+// # Fidelity
+//
+// Checked with DigitalOcean's own CLI, doctl 1.166.0 (built from the Go
+// module github.com/digitalocean/doctl@v1.166.0 in its own module), unchanged,
+// against cmd/cloudsim on hack/fidelity/digitalocean.yaml with
+// --api-url and -t (make fidelity; hack/fidelity/digitalocean.sh): account
+// get (with both of the scenario's tokens, and a wrong one refused),
+// compute region list, size list, droplet list (all, by tag), droplet get,
+// droplet-action power-off/power-on/reboot --wait and power-cycle with
+// action get, droplet delete, tag create/list/get/delete, load-balancer
+// create --wait/get/update/add-droplets/list/delete by droplet IDs and by
+// tag, firewall create/get/add-droplets/add-tags/add-rules/list-by-droplet/
+// remove-rules/remove-droplets/remove-tags/delete, certificate list, and
+// a tag list of 205 tags over two pages of 200. Result: every check passes.
+// The provider's own client is godo v1.236.0, which every test here uses.
 package dosim

@@ -52,14 +52,6 @@ type Image struct {
 	Public       bool   `json:"public"`
 }
 
-// Size is a droplet size.
-type Size struct {
-	Slug   string `json:"slug"`
-	Memory int    `json:"memory"`
-	Vcpus  int    `json:"vcpus"`
-	Disk   int    `json:"disk"`
-}
-
 // Region is a region as the API serves it.
 type Region struct {
 	Slug      string   `json:"slug"`
@@ -75,11 +67,13 @@ type Networks struct {
 	V6 []NetworkV6 `json:"v6"`
 }
 
-// NetworkV4 is an IPv4 address of a droplet; Type is "public" or "private".
+// NetworkV4 is an IPv4 address of a droplet; Type is "public" or
+// "private". A private one has no gateway (openapi
+// specification/resources/droplets/models/network_v4.yml).
 type NetworkV4 struct {
 	IPAddress string `json:"ip_address"`
 	Netmask   string `json:"netmask"`
-	Gateway   string `json:"gateway"`
+	Gateway   string `json:"gateway,omitempty"`
 	Type      string `json:"type"`
 }
 
@@ -104,14 +98,25 @@ func region(slug string) Region {
 	if name == "" {
 		name = slug
 	}
-	return Region{Slug: slug, Name: name, Sizes: []string{"s-1vcpu-1gb", DefaultSize}, Available: true,
+	return Region{Slug: slug, Name: name, Sizes: sizeSlugs(), Available: true,
 		Features: []string{"backups", "ipv6", "metadata", "private_networking"}}
 }
 
+// regionSlugs are the regions' slugs, sorted.
+func regionSlugs() []string {
+	slugs := make([]string, 0, len(regionNames))
+	for slug := range regionNames {
+		slugs = append(slugs, slug)
+	}
+	slices.Sort(slugs)
+	return slugs
+}
+
 // AddDroplet creates a droplet from d and returns it as stored. Zero
-// fields get defaults: the next ID, status active, size DefaultSize, the
-// Options region, a private 10.x and a public 203.0.113.x-style IPv4 and a
-// public IPv6 derived from the ID, and a VPC. Tags are created.
+// fields get defaults: the next ID, status active, size DefaultSize (its
+// memory, vcpus and disk those of the size slug, see GET /v2/sizes), the
+// Options region, private and public IPv4 and public IPv6 addresses
+// derived from the ID (see dropletNetworks), and a VPC. Tags are created.
 func (s *Server) AddDroplet(d Droplet) Droplet {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -131,20 +136,14 @@ func (s *Server) AddDroplet(d Droplet) Droplet {
 		d.SizeSlug = DefaultSize
 	}
 	if d.Size.Slug == "" {
-		d.Size = Size{Slug: d.SizeSlug, Memory: 4096, Vcpus: 2, Disk: 80}
+		d.Size = dropletSize(d.SizeSlug)
 	}
 	d.Memory, d.Vcpus, d.Disk = d.Size.Memory, d.Size.Vcpus, d.Size.Disk
 	if d.Region.Slug == "" {
 		d.Region = region(s.opts.Region)
 	}
 	if d.Networks.V4 == nil && d.Networks.V6 == nil {
-		d.Networks = Networks{
-			V4: []NetworkV4{
-				{IPAddress: fmt.Sprintf("10.%d.%d.%d", 10+n/65536%200, n/256%256, n%256), Netmask: "255.255.0.0", Gateway: "10.10.0.1", Type: "private"},
-				{IPAddress: fmt.Sprintf("%d.%d.%d.%d", 100+n/65536%100, 64+n/256%64, n/256%256, n%256), Netmask: "255.255.240.0", Gateway: "104.131.0.1", Type: "public"},
-			},
-			V6: []NetworkV6{{IPAddress: fmt.Sprintf("2604:a880:800:10::%x:%x", n/65536, n%65536), Netmask: 64, Gateway: "2604:a880:800:10::1", Type: "public"}},
-		}
+		d.Networks = dropletNetworks(n)
 	}
 	if d.Networks.V4 == nil {
 		d.Networks.V4 = []NetworkV4{}
@@ -198,12 +197,48 @@ func (d *Droplet) clone() Droplet {
 func (s *Server) DeleteDroplet(id int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.st.droplets[id]; !ok {
+	return s.removeDroplet(id)
+}
+
+// removeDroplet deletes a droplet, as DELETE /v2/droplets/{id} does: it
+// leaves the firewalls it was assigned to, and its unfinished actions end
+// errored. The caller holds s.mu.
+func (s *Server) removeDroplet(id int) bool {
+	st := s.st
+	if _, ok := st.droplets[id]; !ok {
 		return false
 	}
-	delete(s.st.droplets, id)
-	s.st.dropletOrder = slices.DeleteFunc(s.st.dropletOrder, func(x int) bool { return x == id })
+	delete(st.droplets, id)
+	st.dropletOrder = slices.DeleteFunc(st.dropletOrder, func(x int) bool { return x == id })
+	for _, fw := range st.firewalls {
+		fw.DropletIDs = slices.DeleteFunc(fw.DropletIDs, func(x int) bool { return x == id })
+	}
+	s.abortActions(id)
 	return true
+}
+
+// deleteDropletAPI serves DELETE /v2/droplets/{id}: 204, then 404.
+func (s *Server) deleteDropletAPI(r *http.Request) (int, any) {
+	id, err := strconv.Atoi(r.PathValue("id"))
+	if err != nil || !s.removeDroplet(id) {
+		return notFound()
+	}
+	return http.StatusNoContent, nil
+}
+
+// deleteDropletsByTag serves DELETE /v2/droplets?tag_name=: every droplet
+// with the tag, 204 (none is no error); without tag_name, 422.
+func (s *Server) deleteDropletsByTag(r *http.Request) (int, any) {
+	tag := r.URL.Query().Get("tag_name")
+	if tag == "" {
+		return unprocessable("tag_name is required")
+	}
+	for _, d := range s.st.dropletList() {
+		if slices.Contains(d.Tags, tag) {
+			s.removeDroplet(d.ID)
+		}
+	}
+	return http.StatusNoContent, nil
 }
 
 // SetDropletStatus sets a droplet's status (e.g. StatusOff) and reports
@@ -267,11 +302,7 @@ func (s *Server) getDroplet(r *http.Request) (int, any) {
 }
 
 func (s *Server) listRegions(r *http.Request) (int, any) {
-	slugs := make([]string, 0, len(regionNames))
-	for slug := range regionNames {
-		slugs = append(slugs, slug)
-	}
-	slices.Sort(slugs)
+	slugs := regionSlugs()
 	rs := make([]Region, 0, len(slugs))
 	for _, slug := range slugs {
 		rs = append(rs, region(slug))

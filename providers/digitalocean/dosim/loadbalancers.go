@@ -145,6 +145,23 @@ func (lb *LoadBalancer) clone() LoadBalancer {
 	return c
 }
 
+// view is the load balancer as the API answers it: one that targets
+// droplets by tag lists the droplets carrying the tag now in droplet_ids
+// (openapi specification/resources/load_balancers/responses/examples.yml,
+// "tag: prod:web" with its droplet_ids).
+func (st *state) view(rec *lbRecord) LoadBalancer {
+	lb := rec.lb.clone()
+	if lb.Tag != "" {
+		lb.DropletIDs = []int{}
+		for _, id := range st.dropletOrder {
+			if slices.Contains(st.droplets[id].Tags, lb.Tag) {
+				lb.DropletIDs = append(lb.DropletIDs, id)
+			}
+		}
+	}
+	return lb
+}
+
 // apply replaces the record's spec by req (full replace), keeping ID,
 // status, addresses and creation time.
 func (rec *lbRecord) apply(req *lbRequest) {
@@ -291,7 +308,7 @@ func (s *Server) createLoadBalancer(r *http.Request) (int, any) {
 	st.lbs[rec.lb.ID] = rec
 	st.lbOrder = append(st.lbOrder, rec.lb.ID)
 	s.provision(rec)
-	return http.StatusAccepted, map[string]any{"load_balancer": rec.lb.clone()}
+	return http.StatusAccepted, map[string]any{"load_balancer": s.st.view(rec)}
 }
 
 func (s *Server) getLoadBalancer(r *http.Request) (int, any) {
@@ -300,7 +317,7 @@ func (s *Server) getLoadBalancer(r *http.Request) (int, any) {
 		return notFound()
 	}
 	s.st.provisioning.Read(rec.lb.ID)
-	return http.StatusOK, map[string]any{"load_balancer": rec.lb.clone()}
+	return http.StatusOK, map[string]any{"load_balancer": s.st.view(rec)}
 }
 
 // listLoadBalancers serves GET /v2/load_balancers with page, per_page and
@@ -326,7 +343,7 @@ func (s *Server) listLoadBalancers(r *http.Request) (int, any) {
 	out := page[LoadBalancer]{items: make([]LoadBalancer, 0, len(p.items)), links: p.links, meta: p.meta}
 	for _, rec := range p.items {
 		s.st.provisioning.Read(rec.lb.ID)
-		out.items = append(out.items, rec.lb.clone())
+		out.items = append(out.items, s.st.view(rec))
 	}
 	return http.StatusOK, listBody("load_balancers", out)
 }
@@ -348,7 +365,7 @@ func (s *Server) updateLoadBalancer(r *http.Request) (int, any) {
 	}
 	rec.apply(&req)
 	s.st.addTags(rec.lb.Tags)
-	return http.StatusOK, map[string]any{"load_balancer": rec.lb.clone()}
+	return http.StatusOK, map[string]any{"load_balancer": s.st.view(rec)}
 }
 
 func (s *Server) deleteLoadBalancer(r *http.Request) (int, any) {
@@ -373,16 +390,20 @@ func (s *Server) LoadBalancers() []LoadBalancer {
 func (st *state) lbList() []LoadBalancer {
 	out := make([]LoadBalancer, 0, len(st.lbOrder))
 	for _, id := range st.lbOrder {
-		out = append(out, st.lbs[id].lb.clone())
+		out = append(out, st.view(st.lbs[id]))
 	}
 	return out
 }
 
-// Advance makes every "new" load balancer active.
+// Advance settles all asynchronous work now: every "new" load balancer
+// becomes active, every firewall's pending changes are applied and every
+// droplet action completes.
 func (s *Server) Advance() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.st.provisioning.Advance()
+	s.st.applying.Advance()
+	s.st.acting.Advance()
 }
 
 // SetLoadBalancerStatus sets a load balancer's status (e.g.
@@ -443,5 +464,5 @@ func (s *Server) AddLoadBalancer(lb LoadBalancer) LoadBalancer {
 	if rec.lb.Status == LBStatusNew {
 		s.provision(rec)
 	}
-	return rec.lb.clone()
+	return s.st.view(rec)
 }

@@ -2,6 +2,8 @@ package dosim
 
 import (
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -302,5 +304,42 @@ func TestLoadBalancerSubresources(t *testing.T) {
 	got, _, _ := c.LoadBalancers.Get(ctx(), lb.ID)
 	if len(got.DropletIDs) != 1 || got.DropletIDs[0] != d2 || len(got.ForwardingRules) != 1 || got.ForwardingRules[0].EntryPort != 443 {
 		t.Errorf("after sub-resource calls: %+v", got)
+	}
+}
+
+// TestTagLoadBalancerDropletIDs: a load balancer that targets droplets by
+// tag answers, in droplet_ids, the droplets carrying the tag now (openapi
+// specification/resources/load_balancers/responses/examples.yml: "tag:
+// prod:web" with its droplet_ids), on create, get, list and update.
+func TestTagLoadBalancerDropletIDs(t *testing.T) {
+	s, c := setup(t, Options{ProvisioningReads: -1})
+	a := s.AddDroplet(Droplet{Tags: []string{"web"}}).ID
+	s.AddDroplet(Droplet{})
+	req := lbReq()
+	req.Tag = "web"
+	lb, _, err := c.LoadBalancers.Create(ctx(), req)
+	if err != nil || lb.Tag != "web" || !slices.Equal(lb.DropletIDs, []int{a}) {
+		t.Fatalf("created: tag %q droplet_ids %v, %v; want [%d]", lb.Tag, lb.DropletIDs, err, a)
+	}
+	b := s.AddDroplet(Droplet{Tags: []string{"web"}}).ID
+	got, _, err := c.LoadBalancers.Get(ctx(), lb.ID)
+	if err != nil || !slices.Equal(got.DropletIDs, []int{a, b}) {
+		t.Errorf("after tagging another droplet: %v %v; want [%d %d]", got.DropletIDs, err, a, b)
+	}
+	if _, err := c.Tags.UntagResources(ctx(), "web", &godo.UntagResourcesRequest{
+		Resources: []godo.Resource{{ID: strconv.Itoa(a), Type: godo.DropletResourceType}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	lbs, _, err := c.LoadBalancers.List(ctx(), nil)
+	if err != nil || len(lbs) != 1 || !slices.Equal(lbs[0].DropletIDs, []int{b}) {
+		t.Errorf("list after untagging: %+v %v", lbs, err)
+	}
+	got, _, err = c.LoadBalancers.Update(ctx(), lb.ID, req)
+	if err != nil || !slices.Equal(got.DropletIDs, []int{b}) {
+		t.Errorf("update: %v %v", got.DropletIDs, err)
+	}
+	if st := s.State(); !slices.Equal(st.LoadBalancers[0].DropletIDs, []int{b}) {
+		t.Errorf("state: %v", st.LoadBalancers[0].DropletIDs)
 	}
 }

@@ -22,7 +22,10 @@ const otherTeamIDs = 900_000_001
 // The first call creates the team; later ones return it.
 func (s *Server) OtherTeam() *Server {
 	s.otherOnce.Do(func() {
-		o := New(Options{Token: OtherTeamToken, Region: s.opts.Region, PerPage: s.opts.PerPage, ProvisioningReads: s.opts.ProvisioningReads})
+		o := New(Options{
+			Common: simkit.Common{SettleAfter: s.opts.SettleAfter}, Token: OtherTeamToken, Region: s.opts.Region,
+			PerPage: s.opts.PerPage, ProvisioningReads: s.opts.ProvisioningReads,
+		})
 		o.AddDroplet(Droplet{ID: otherTeamIDs, Name: "other-team-0"})
 		s.AddAccount(func(r *http.Request) bool { return simkit.HasBearer(r, o.Token()) }, o.Handler())
 		s.other = o

@@ -108,7 +108,7 @@ func TestFirewalls(t *testing.T) {
 		},
 	}
 	fw, _, err := c.Firewalls.Create(ctx(), req)
-	if err != nil || fw.ID == "" || fw.Status != "succeeded" || len(fw.InboundRules) != 2 || fw.InboundRules[0].PortRange != "30000-32767" {
+	if err != nil || fw.ID == "" || fw.Status != FirewallWaiting || len(fw.InboundRules) != 2 || fw.InboundRules[0].PortRange != "30000-32767" {
 		t.Fatalf("%+v %v", fw, err)
 	}
 	got, _, err := c.Firewalls.Get(ctx(), fw.ID)

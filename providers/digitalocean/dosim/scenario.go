@@ -13,16 +13,18 @@ import (
 //
 //	provider: digitalocean       # "" or "digitalocean"; cmd/cloudsim picks the simulator by it
 //	description: three nodes behind a slow API
-//	token: my-token              # default do-test-token
+//	token: my-token              # default: tokens[0], else do-test-token; what cloudsim prints
+//	tokens: [ro-token, ci-token] # more tokens of the same team the API accepts too
 //	region: nyc3                 # default region of droplets, LBs and Env's REGION
 //	seed: 42                     # seeds fault rates, so runs repeat
 //	latency: 30ms                # added to every API request (not /_sim)
 //	pageSize: 50                 # per_page when a list has none, 1-200 (default 20)
-//	provisioningReads: 2         # reads until a new LB is active; -1: created active
+//	provisioningReads: 2         # reads until a new LB is active, a firewall applied, an action done; -1: at once
+//	settleAfter: 2s              # and each settles that long after it started, read or not (cloudsim: --settle-after)
 //	droplets:
 //	- name: node-1               # required
 //	  id: 1001                   # default: the next ID from 100000001
-//	  size: s-4vcpu-8gb          # default s-2vcpu-4gb
+//	  size: s-4vcpu-8gb          # default s-2vcpu-4gb; one of GET /v2/sizes
 //	  region: sfo3
 //	  status: off                # new, active (default), off or archive
 //	  tags: [k8s-worker]
@@ -59,6 +61,7 @@ type Scenario struct {
 	// provisioningReads and faults.
 	simkit.ScenarioHeader
 	Token         string                 `json:"token,omitempty"`
+	Tokens        []string               `json:"tokens,omitempty"`
 	Region        string                 `json:"region,omitempty"`
 	PageSize      int                    `json:"pageSize,omitempty"`
 	Droplets      []ScenarioDroplet      `json:"droplets,omitempty"`
@@ -108,24 +111,33 @@ type ScenarioFault = simkit.ScenarioFault
 
 // Operations are the short names of the endpoints, for scenario faults.
 var Operations = map[string]string{
-	"account.get":          "GET /v2/account",
-	"regions.list":         "GET /v2/regions",
-	"droplets.list":        "GET /v2/droplets",
-	"droplets.get":         "GET /v2/droplets/{id}",
-	"loadBalancers.list":   "GET /v2/load_balancers",
-	"loadBalancers.create": "POST /v2/load_balancers",
-	"loadBalancers.get":    "GET /v2/load_balancers/{id}",
-	"loadBalancers.update": "PUT /v2/load_balancers/{id}",
-	"loadBalancers.delete": "DELETE /v2/load_balancers/{id}",
-	"certificates.list":    "GET /v2/certificates",
-	"certificates.get":     "GET /v2/certificates/{id}",
-	"tags.create":          "POST /v2/tags",
-	"tags.tagResources":    "POST /v2/tags/{name}/resources",
-	"firewalls.list":       "GET /v2/firewalls",
-	"firewalls.create":     "POST /v2/firewalls",
-	"firewalls.get":        "GET /v2/firewalls/{id}",
-	"firewalls.update":     "PUT /v2/firewalls/{id}",
-	"firewalls.delete":     "DELETE /v2/firewalls/{id}",
+	"account.get":           "GET /v2/account",
+	"regions.list":          "GET /v2/regions",
+	"droplets.list":         "GET /v2/droplets",
+	"droplets.get":          "GET /v2/droplets/{id}",
+	"droplets.delete":       "DELETE /v2/droplets/{id}",
+	"droplets.firewalls":    "GET /v2/droplets/{id}/firewalls",
+	"dropletActions.post":   "POST /v2/droplets/{id}/actions",
+	"dropletActions.get":    "GET /v2/droplets/{id}/actions/{action}",
+	"actions.get":           "GET /v2/actions/{action}",
+	"sizes.list":            "GET /v2/sizes",
+	"loadBalancers.list":    "GET /v2/load_balancers",
+	"loadBalancers.create":  "POST /v2/load_balancers",
+	"loadBalancers.get":     "GET /v2/load_balancers/{id}",
+	"loadBalancers.update":  "PUT /v2/load_balancers/{id}",
+	"loadBalancers.delete":  "DELETE /v2/load_balancers/{id}",
+	"certificates.list":     "GET /v2/certificates",
+	"certificates.get":      "GET /v2/certificates/{id}",
+	"tags.create":           "POST /v2/tags",
+	"tags.tagResources":     "POST /v2/tags/{name}/resources",
+	"firewalls.list":        "GET /v2/firewalls",
+	"firewalls.create":      "POST /v2/firewalls",
+	"firewalls.get":         "GET /v2/firewalls/{id}",
+	"firewalls.update":      "PUT /v2/firewalls/{id}",
+	"firewalls.delete":      "DELETE /v2/firewalls/{id}",
+	"firewalls.addDroplets": "POST /v2/firewalls/{id}/droplets",
+	"firewalls.addTags":     "POST /v2/firewalls/{id}/tags",
+	"firewalls.addRules":    "POST /v2/firewalls/{id}/rules",
 }
 
 // scenarios seeds a Server from a Scenario.
@@ -158,6 +170,16 @@ func (sc *Scenario) validate() []error {
 	if sc.PageSize < 0 || sc.PageSize > MaxPerPage {
 		bad("pageSize: %d is not between 1 and %d", sc.PageSize, MaxPerPage)
 	}
+	seen := map[string]bool{sc.Token: sc.Token != ""}
+	for i, t := range sc.Tokens {
+		switch {
+		case t == "":
+			bad("tokens[%d]: empty", i)
+		case seen[t]:
+			bad("tokens[%d]: %q appears twice", i, t)
+		}
+		seen[t] = true
+	}
 	names := map[string]bool{}
 	for i, d := range sc.Droplets {
 		f := fmt.Sprintf("droplets[%d]", i)
@@ -170,6 +192,9 @@ func (sc *Scenario) validate() []error {
 		}
 		if d.Region != "" && regionNames[d.Region] == "" {
 			bad("%s.region: unknown region %q", f, d.Region)
+		}
+		if _, ok := lookupSize(d.Size); d.Size != "" && !ok {
+			bad("%s.size: unknown size %q, want one of %v", f, d.Size, sizeSlugs())
 		}
 		for field, ip := range map[string]string{"privateIPv4": d.PrivateIPv4, "publicIPv4": d.PublicIPv4, "publicIPv6": d.PublicIPv6} {
 			if ip != "" && ip != "none" && net.ParseIP(ip) == nil {
@@ -201,10 +226,14 @@ func (sc *Scenario) validate() []error {
 
 // Options returns the server options sc asks for. sc must be valid.
 func (sc *Scenario) Options() Options {
-	return Options{
-		Common: sc.Common(scenarioOperations), Token: sc.Token, Region: sc.Region, PerPage: sc.PageSize,
+	o := Options{
+		Common: sc.Common(scenarioOperations), Token: sc.Token, Tokens: sc.Tokens, Region: sc.Region, PerPage: sc.PageSize,
 		ProvisioningReads: sc.ProvisioningReads,
 	}
+	if o.Token == "" && len(sc.Tokens) > 0 {
+		o.Token = sc.Tokens[0]
+	}
+	return o
 }
 
 // Apply adds sc's droplets, certificates and load balancers to s.
@@ -247,8 +276,12 @@ func (s *Server) setAddresses(id int, sd ScenarioDroplet) {
 			return
 		}
 		d.Networks.V4 = slices.DeleteFunc(d.Networks.V4, func(n NetworkV4) bool { return n.Type == typ })
-		if ip != "none" {
-			d.Networks.V4 = append(d.Networks.V4, NetworkV4{IPAddress: ip, Netmask: "255.255.0.0", Type: typ})
+		switch {
+		case ip == "none":
+		case typ == "public":
+			d.Networks.V4 = append(d.Networks.V4, publicNetwork(ip))
+		default:
+			d.Networks.V4 = append(d.Networks.V4, NetworkV4{IPAddress: ip, Netmask: privateNetmask, Type: typ})
 		}
 	}
 	set4("private", sd.PrivateIPv4)

@@ -104,3 +104,40 @@ func TestScenarioOperationsAreEndpoints(t *testing.T) {
 		}
 	}
 }
+
+// TestScenarioTokens: a scenario registers several tokens of the team;
+// the API takes each, the first is the one cloudsim prints, and a bad
+// list is reported.
+func TestScenarioTokens(t *testing.T) {
+	s, err := NewFromScenario([]byte("provider: digitalocean\ntokens: [ccm-token, ro-token]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start()
+	t.Cleanup(s.Close)
+	if got := s.Env(s.URL())["DO_ACCESS_TOKEN"]; got != "ccm-token" {
+		t.Errorf("DO_ACCESS_TOKEN = %q, want the first token", got)
+	}
+	for _, tok := range []string{"ccm-token", "ro-token"} {
+		if _, _, err := newClient(t, s, tok, 0).Account.Get(ctx()); err != nil {
+			t.Errorf("token %s: %v", tok, err)
+		}
+	}
+	_, _, err = newClient(t, s, DefaultToken, 0).Account.Get(ctx())
+	wantStatus(t, err, http.StatusUnauthorized)
+	s.SetToken("rotated") // rotating the main token leaves the others valid
+	if _, _, err := newClient(t, s, "ro-token", 0).Account.Get(ctx()); err != nil {
+		t.Errorf("ro-token after SetToken: %v", err)
+	}
+
+	s2, err := NewFromScenario([]byte("provider: digitalocean\ntoken: main\ntokens: [extra]\n"))
+	if err != nil || s2.Token() != "main" {
+		t.Fatalf("token and tokens: %v %v", s2, err)
+	}
+	_, err = LoadScenario([]byte("provider: digitalocean\ntoken: a\ntokens: [a, \"\"]\ndroplets:\n- {name: x, size: s-99vcpu}\n"))
+	for _, want := range []string{"tokens[0]", "tokens[1]", "droplets[0].size"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not mention %s: %v", want, err)
+		}
+	}
+}

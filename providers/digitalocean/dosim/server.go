@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -31,6 +32,10 @@ type Options struct {
 	simkit.Common
 	// Token is the bearer token the API accepts; "" means DefaultToken.
 	Token string
+	// Tokens are more tokens of the same team that the API accepts as
+	// well, e.g. a read-only one beside the CCM's (a team has as many
+	// personal access tokens as it makes). SetToken does not revoke them.
+	Tokens []string
 	// Region is the region of droplets added without one and what Env
 	// reports as REGION; "" means DefaultRegion.
 	Region string
@@ -39,8 +44,10 @@ type Options struct {
 	PerPage int
 	// ProvisioningReads is how many reads (GET of it, or a list page
 	// holding it) of a "new" load balancer it takes to become "active"
-	// (the N-th read returns it active); 0 means DefaultProvisioningReads
-	// and a negative value creates load balancers active.
+	// (the N-th read returns it active), of a "waiting" firewall to
+	// succeed and of an "in-progress" droplet action to complete; 0 means
+	// DefaultProvisioningReads and a negative value settles them at once.
+	// Common.SettleAfter settles them with time as well.
 	ProvisioningReads int
 }
 
@@ -78,23 +85,35 @@ func New(opts Options) *Server {
 		opts.PerPage = DefaultPerPage
 	}
 	opts.PerPage = min(opts.PerPage, MaxPerPage)
+	opts.Tokens = slices.Clone(opts.Tokens)
 	s := &Server{
 		opts:      opts,
-		st:        newState(opts.ProvisioningReads),
 		rateReset: time.Now().Add(time.Hour).Truncate(time.Second),
 	}
+	s.st = newState(opts.ProvisioningReads, opts.SettleAfter, &s.mu)
 	s.SetToken(opts.Token)
 	s.Base = simkit.NewBase(simkit.Options{
 		Common:          opts.Common,
 		ErrorBody:       apiErrors.ErrorBody,
 		RetryAfterOn:    func(status int) bool { return status == http.StatusTooManyRequests },
-		Auth:            s.Authenticate(apiErrors.Error(http.StatusUnauthorized, msgUnauthorized)),
+		Auth:            s.authenticate,
 		Respond:         s.respond,
 		Lock:            &s.mu,
 		WritesAnyStatus: true,
 	}, s.State)
 	s.routes()
 	return s
+}
+
+// authenticate lets through a request bearing the current token or one
+// of Options.Tokens, and answers the others 401.
+func (s *Server) authenticate(r *http.Request) *simkit.Response {
+	for _, t := range s.opts.Tokens {
+		if simkit.HasBearer(r, t) {
+			return nil
+		}
+	}
+	return s.Authenticate(apiErrors.Error(http.StatusUnauthorized, msgUnauthorized))(r)
 }
 
 // TB is the part of testing.TB that NewServer needs.
@@ -125,7 +144,16 @@ func (s *Server) routes() {
 	s.handle("GET /v2/account", s.getAccount)
 	s.handle("GET /v2/regions", s.listRegions)
 	s.handle("GET /v2/droplets", s.listDroplets)
+	s.handle("DELETE /v2/droplets", s.deleteDropletsByTag)
 	s.handle("GET /v2/droplets/{id}", s.getDroplet)
+	s.handle("DELETE /v2/droplets/{id}", s.deleteDropletAPI)
+	s.handle("GET /v2/droplets/{id}/firewalls", s.listDropletFirewalls)
+	s.handle("GET /v2/droplets/{id}/actions", s.listDropletActions)
+	s.handle("POST /v2/droplets/{id}/actions", s.postDropletAction)
+	s.handle("GET /v2/droplets/{id}/actions/{action}", s.getDropletAction)
+	s.handle("GET /v2/actions", s.listActions)
+	s.handle("GET /v2/actions/{action}", s.getAction)
+	s.handle("GET /v2/sizes", s.listSizes)
 	s.handle("GET /v2/load_balancers", s.listLoadBalancers)
 	s.handle("POST /v2/load_balancers", s.createLoadBalancer)
 	s.handle("GET /v2/load_balancers/{id}", s.getLoadBalancer)
@@ -148,6 +176,12 @@ func (s *Server) routes() {
 	s.handle("GET /v2/firewalls/{id}", s.getFirewall)
 	s.handle("PUT /v2/firewalls/{id}", s.updateFirewall)
 	s.handle("DELETE /v2/firewalls/{id}", s.deleteFirewall)
+	s.handle("POST /v2/firewalls/{id}/droplets", s.addFirewallDroplets)
+	s.handle("DELETE /v2/firewalls/{id}/droplets", s.removeFirewallDroplets)
+	s.handle("POST /v2/firewalls/{id}/tags", s.addFirewallTags)
+	s.handle("DELETE /v2/firewalls/{id}/tags", s.removeFirewallTags)
+	s.handle("POST /v2/firewalls/{id}/rules", s.addFirewallRules)
+	s.handle("DELETE /v2/firewalls/{id}/rules", s.removeFirewallRules)
 	s.NotFound(func(r *http.Request) simkit.Response {
 		return s.respond(r, "", apiErrors.Error(http.StatusNotFound, "no endpoint %s %s", r.Method, r.URL.Path))
 	})

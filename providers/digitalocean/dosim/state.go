@@ -3,6 +3,7 @@ package dosim
 import (
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
@@ -27,13 +28,26 @@ type state struct {
 	fwSeq        int
 	now          func() time.Time
 	dropletOrder []int
-	// provisioning makes new load balancers active.
-	provisioning *simkit.Lifecycle
+	actions      map[int]*Action
+	actionOrder  []int
+	nextAction   int
+	nextSnapshot int
+	// provisioning makes new load balancers active; applying settles a
+	// firewall's pending changes; acting completes droplet actions.
+	provisioning, applying, acting *simkit.Lifecycle
 }
 
-func newState(provisioningReads int) *state {
+// newState returns an empty cloud whose asynchronous work settles on its
+// reads-th read and, with settleAfter > 0, that long after it started on a
+// timer holding lock (the Server's mutex).
+func newState(reads int, settleAfter time.Duration, lock sync.Locker) *state {
 	return &state{
-		provisioning: simkit.NewLifecycle(provisioningReads),
+		provisioning: simkit.NewLifecycle(reads).WithTime(settleAfter, lock),
+		applying:     simkit.NewLifecycle(reads).WithTime(settleAfter, lock),
+		acting:       simkit.NewLifecycle(reads).WithTime(settleAfter, lock),
+		actions:      map[int]*Action{},
+		nextAction:   1_000_000_001,
+		nextSnapshot: 2_000_000_001,
 		droplets:     map[int]*Droplet{},
 		nextDroplet:  100000001,
 		lbs:          map[string]*lbRecord{},
