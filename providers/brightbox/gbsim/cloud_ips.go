@@ -69,6 +69,7 @@ func (s *Server) AddCloudIP(c CloudIP) CloudIP {
 	st.cips.Put(c.ID, &stored)
 	if target != "" {
 		stored.Target = st.seedTarget(c.ID, target)
+		st.mappedOnto(stored.Target)
 	}
 	return stored.clone()
 }
@@ -295,7 +296,10 @@ func (s *Server) mapCloudIP(r *http.Request) simkit.Response {
 	}
 	if strings.HasPrefix(dest, "lba-") {
 		c.pending = dest
-		s.st.mapping.Start(c.ID, func() { c.Target, c.pending = c.pending, "" })
+		s.st.mapping.Start(c.ID, func() {
+			c.Target, c.pending = c.pending, ""
+			s.st.mappedOnto(c.Target)
+		})
 	} else {
 		c.Target = dest
 	}

@@ -115,6 +115,7 @@ func (s *Server) AddLoadBalancer(lb LoadBalancer) LoadBalancer {
 	}
 	stored := lb.clone()
 	st.lbs.Put(lb.ID, &stored)
+	st.retiring.Stop(lb.ID)
 	switch lb.Status {
 	case StatusCreating:
 		st.settling.Start(lb.ID, func() { stored.Status = StatusActive })
@@ -205,9 +206,12 @@ func (s *Server) SetACMEDomainStatus(lbID, domain, status, message string) bool 
 func acmeKey(lbID string) string { return "acme:" + lbID }
 
 // startACME validates lb's pending ACME domains after the provisioning
-// reads; once all are valid the certificate is issued.
+// reads (or Options.SettleAfter), counted from when a cloud IP is mapped
+// to it: Let's Encrypt reaches the load balancer through one, so without
+// one they stay pending (mappedOnto starts them later). Once all are
+// valid the certificate is issued.
 func (st *state) startACME(lb *LoadBalancer) {
-	if !slices.ContainsFunc(lb.Domains, func(d ACMEDomain) bool { return d.Status == ACMEPending }) {
+	if !slices.ContainsFunc(lb.Domains, func(d ACMEDomain) bool { return d.Status == ACMEPending }) || !st.hasCloudIP(lb.ID) {
 		st.settling.Stop(acmeKey(lb.ID))
 		return
 	}
@@ -222,6 +226,25 @@ func (st *state) startACME(lb *LoadBalancer) {
 		now := st.now()
 		lb.ACMECertificate = &Certificate{Fingerprint: fingerprint(ids...), IssuedAt: now, ExpiresAt: now.Add(90 * 24 * time.Hour)}
 	})
+}
+
+// hasCloudIP reports whether a cloud IP is mapped to load balancer id.
+func (st *state) hasCloudIP(id string) bool {
+	for _, c := range st.cips.All() {
+		if c.Target == id {
+			return true
+		}
+	}
+	return false
+}
+
+// mappedOnto is what follows a cloud IP's mapping to target: a load
+// balancer's ACME domains start validating, unless they already are.
+func (st *state) mappedOnto(target string) {
+	lb, ok := st.lbs.Get(target)
+	if ok && !gone(lb.Status) && !st.settling.Pending(acmeKey(lb.ID)) {
+		st.startACME(lb)
+	}
 }
 
 func fingerprint(parts ...string) string {
@@ -253,7 +276,7 @@ func (s *Server) listLoadBalancers(r *http.Request) simkit.Response {
 	v := s.view(r)
 	out := []lbJSON{}
 	for _, lb := range s.st.lbs.All() {
-		if !s.st.listed(lb.ID, func() { s.st.lbs.Del(lb.ID) }) {
+		if !s.st.listed(lb.ID) {
 			continue
 		}
 		s.st.readLB(lb.ID)

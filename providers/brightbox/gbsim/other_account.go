@@ -52,6 +52,7 @@ var otherNumbering = numbering{seq: 36 * 36 * 36 * 36 * 36 / 2, serverSeq: 1 << 
 func (s *Server) OtherAccountServer() *Server {
 	s.otherOnce.Do(func() {
 		o := newServer(Options{
+			Common:  simkit.Common{SettleAfter: s.opts.SettleAfter},
 			Account: OtherAccountID, ClientID: OtherClientID, ClientSecret: OtherClientSecret,
 			TokenTTL: s.opts.TokenTTL, Now: s.opts.Now,
 			ProvisioningReads: s.opts.ProvisioningReads, MappingReads: s.opts.MappingReads,
@@ -60,9 +61,9 @@ func (s *Server) OtherAccountServer() *Server {
 		}, otherNumbering)
 		o.AddServer(CloudServer{Name: OtherServerName})
 		s.AddAccount(o.claims, o.Handler())
-		s.other = o
+		s.other.Store(o)
 	})
-	return s.other
+	return s.other.Load()
 }
 
 // claims reports whether r is a request of s's account, served beside

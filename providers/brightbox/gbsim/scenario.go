@@ -1,7 +1,9 @@
 package gbsim
 
 import (
+	"cmp"
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -18,10 +20,15 @@ import (
 //	clientSecret: s3cret
 //	username: me@example.com     # the password grant's user, through app-dkmch
 //	password: pa55word
+//	clients:                     # more API clients of the account, each with its own secret
+//	- {id: cli-ops01, secret: 0ps-s3cret}
+//	users:                       # more users of the password grant
+//	- {username: ops@example.com, password: 0ps-pa55}
 //	tokenTTL: 2h                 # expires_in of access tokens
 //	seed: 42                     # seeds fault rates, so runs repeat
 //	latency: 30ms                # added to every API request (not /_sim)
 //	provisioningReads: 2         # reads until an LB is active/deleted, ACME domains valid; -1: at once
+//	settleAfter: 2s              # and what is pending settles that long after it started, read or not
 //	mappingReads: 0              # reads until a cloud IP mapped onto an LB shows; 0: at once
 //	deletedReads: 3              # list reads a deleted LB or server stays listed; -1: none
 //	servers:
@@ -66,6 +73,8 @@ type Scenario struct {
 	ClientSecret     string                   `json:"clientSecret,omitempty"`
 	Username         string                   `json:"username,omitempty"`
 	Password         string                   `json:"password,omitempty"`
+	Clients          []APIClient              `json:"clients,omitempty"`
+	Users            []User                   `json:"users,omitempty"`
 	TokenTTL         string                   `json:"tokenTTL,omitempty"`
 	MappingReads     int                      `json:"mappingReads,omitempty"`
 	DeletedReads     int                      `json:"deletedReads,omitempty"`
@@ -193,6 +202,37 @@ func (sc *Scenario) validate() []error {
 	if sc.DeletedReads < -1 {
 		errs = append(errs, fmt.Errorf("deletedReads: must be -1 (none), 0 (the default) or more"))
 	}
+	return append(errs, sc.validateCredentials()...)
+}
+
+// validateCredentials reports clients and users without a secret or
+// password, and IDs or usernames given twice.
+func (sc *Scenario) validateCredentials() []error {
+	var errs []error
+	ids := map[string]bool{cmp.Or(sc.ClientID, DefaultClientID): true, DefaultAppID: true}
+	for i, c := range sc.Clients {
+		switch {
+		case !strings.HasPrefix(c.ID, "cli-"):
+			errs = append(errs, fmt.Errorf("clients[%d].id: %q is not an API client ID (cli-xxxxx)", i, c.ID))
+		case ids[c.ID]:
+			errs = append(errs, fmt.Errorf("clients[%d].id: %s is given twice", i, c.ID))
+		case c.Secret == "":
+			errs = append(errs, fmt.Errorf("clients[%d].secret: required", i))
+		}
+		ids[c.ID] = true
+	}
+	users := map[string]bool{cmp.Or(sc.Username, DefaultUsername): true}
+	for i, u := range sc.Users {
+		switch {
+		case u.Username == "":
+			errs = append(errs, fmt.Errorf("users[%d].username: required", i))
+		case users[u.Username]:
+			errs = append(errs, fmt.Errorf("users[%d].username: %s is given twice", i, u.Username))
+		case u.Password == "":
+			errs = append(errs, fmt.Errorf("users[%d].password: required", i))
+		}
+		users[u.Username] = true
+	}
 	return errs
 }
 
@@ -203,6 +243,7 @@ func (sc *Scenario) Options() Options {
 	return Options{
 		Common: sc.Common(scenarioOperations), Account: sc.Account, ClientID: sc.ClientID,
 		ClientSecret: sc.ClientSecret, Username: sc.Username, Password: sc.Password, TokenTTL: ttl,
+		Clients: sc.Clients, Users: sc.Users,
 		ProvisioningReads: sc.ProvisioningReads, MappingReads: sc.MappingReads, DeletedReads: sc.DeletedReads,
 	}
 }

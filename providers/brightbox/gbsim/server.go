@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
@@ -62,6 +63,12 @@ type Options struct {
 	// Username and Password are the user the password grant accepts; ""
 	// means DefaultUsername and DefaultPassword.
 	Username, Password string
+	// Clients are more API clients of the account, beside ClientID: the
+	// client_credentials grant accepts each (an account may have many).
+	Clients []APIClient
+	// Users are more users the password grant accepts, beside Username
+	// (collaborators of the account).
+	Users []User
 	// TokenTTL is how long an access token lasts (expires_in); 0 means
 	// DefaultTokenTTL.
 	TokenTTL time.Duration
@@ -86,6 +93,19 @@ type Options struct {
 	DeletedReads int
 }
 
+// APIClient is an API client's credentials: its ID (cli-xxxxx) and
+// secret.
+type APIClient struct {
+	ID     string `json:"id"`
+	Secret string `json:"secret"`
+}
+
+// User is a user's credentials for the password grant.
+type User struct {
+	Username string `json:"username"`
+	Password string `json:"password"`
+}
+
 // Server is a simulated Brightbox API 1.0 with its OAuth2 token endpoint.
 // It is safe for concurrent use.
 type Server struct {
@@ -105,7 +125,7 @@ type Server struct {
 	corrupt   []*corruption
 
 	otherOnce sync.Once
-	other     *Server // another account, served on this URL (OtherAccountServer)
+	other     atomic.Pointer[Server] // another account, served on this URL (OtherAccountServer)
 }
 
 // Request is one entry of the request log.
@@ -123,7 +143,13 @@ func newServer(opts Options, from numbering) *Server {
 	s.oauth.SetClient(opts.ClientID, opts.ClientSecret)
 	s.oauth.SetClient(opts.AppID, opts.AppSecret)
 	s.oauth.SetUser(opts.Username, opts.Password)
-	s.st = newState(opts, from)
+	for _, c := range opts.Clients {
+		s.oauth.SetClient(c.ID, c.Secret)
+	}
+	for _, u := range opts.Users {
+		s.oauth.SetUser(u.Username, u.Password)
+	}
+	s.st = newState(opts, from, &s.mu)
 	s.Base = simkit.NewBase(simkit.Options{
 		Common:    opts.Common,
 		ErrorBody: apiErrors.ErrorBody,
@@ -211,6 +237,10 @@ func (s *Server) SetClientSecret(secret string) {
 	s.mu.Unlock()
 	s.oauth.SetClient(s.opts.ClientID, secret)
 }
+
+// AddClient makes the client_credentials grant accept another API client
+// of the account (Options.Clients), or rotates its secret.
+func (s *Server) AddClient(id, secret string) { s.oauth.SetClient(id, secret) }
 
 // SetUser makes the password grant accept username with password too.
 func (s *Server) SetUser(username, password string) { s.oauth.SetUser(username, password) }

@@ -17,7 +17,9 @@ type CloudServer struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
 	// Status is one of ServerStatuses; "" means active. A creating server
-	// becomes active after Options.ProvisioningReads reads.
+	// becomes active after Options.ProvisioningReads reads (or
+	// Options.SettleAfter); a deleted one is listed for a while, as
+	// DeleteServer leaves it; any other stays as it is.
 	Status string `json:"status"`
 	// Zone is the zone's handle (ZoneHandles); "" means DefaultZone.
 	Zone string `json:"zone"`
@@ -141,9 +143,14 @@ func (st *state) addServer(srv CloudServer) CloudServer {
 	}
 	stored := srv
 	st.servers.Put(srv.ID, &stored)
-	if stored.Status == StatusCreating {
+	st.retiring.Stop(srv.ID)
+	switch stored.Status {
+	case StatusCreating:
 		st.settling.Start(srv.ID, func() { stored.Status = StatusActive })
-	} else {
+	case StatusDeleted:
+		st.settling.Stop(srv.ID)
+		st.retire(srv.ID, func() { st.servers.Del(srv.ID) })
+	default:
 		st.settling.Stop(srv.ID)
 	}
 	return srv
@@ -162,14 +169,16 @@ func mustEnum(field, value string, allowed []string) {
 func (s *Server) DeleteServer(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := s.st
-	srv, ok := st.servers.Get(id)
-	if !ok {
-		return false
+	srv, ok := s.st.servers.Get(id)
+	if ok && srv.Status != StatusDeleted {
+		s.st.deleteServer(srv)
 	}
-	if srv.Status == StatusDeleted {
-		return true
-	}
+	return ok
+}
+
+// deleteServer finishes a server's deletion (DeleteServer).
+func (st *state) deleteServer(srv *CloudServer) {
+	id := srv.ID
 	now := st.now()
 	st.settling.Stop(id)
 	srv.Status, srv.DeletedAt = StatusDeleted, &now
@@ -185,7 +194,6 @@ func (s *Server) DeleteServer(id string) bool {
 		}
 	}
 	st.retire(id, func() { st.servers.Del(id) })
-	return true
 }
 
 // SetServerStatus sets a server's status (one of ServerStatuses) and
@@ -213,7 +221,7 @@ func (s *Server) listServers(r *http.Request) simkit.Response {
 	v := s.view(r)
 	out := []serverJSON{}
 	for _, srv := range s.st.servers.All() {
-		if s.st.listed(srv.ID, func() { s.st.servers.Del(srv.ID) }) {
+		if s.st.listed(srv.ID) {
 			s.st.settling.Read(srv.ID)
 			out = append(out, v.server(srv))
 		}

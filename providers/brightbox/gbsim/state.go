@@ -3,6 +3,7 @@ package gbsim
 import (
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
@@ -29,13 +30,15 @@ type state struct {
 	// join.
 	defaultGroup string
 	// settling settles load balancers (creating -> active, deleting ->
-	// deleted) and ACME domains (pending -> valid).
+	// deleted), servers (creating -> active, deleting -> deleted) and
+	// ACME domains (pending -> valid).
 	settling *simkit.Lifecycle
 	// mapping settles cloud IPs being mapped onto load balancers.
 	mapping *simkit.Lifecycle
-	// gone counts down the list reads a deleted resource stays listed.
-	gone map[string]int
-	now  func() time.Time
+	// retiring removes deleted load balancers and servers, which stay
+	// listed for a while: its reads are list reads.
+	retiring *simkit.Lifecycle
+	now      func() time.Time
 }
 
 // numbering is where an account's counters start: its IDs (newID), its
@@ -44,7 +47,10 @@ type state struct {
 // part of the space of its own; the first account's starts at zero.
 type numbering struct{ seq, serverSeq, cipSeq int }
 
-func newState(opts Options, from numbering) *state {
+// newState returns an account's state. Its Lifecycles settle with time
+// too (Options.SettleAfter), on timers that take lock, the Server's state
+// mutex.
+func newState(opts Options, from numbering, lock sync.Locker) *state {
 	st := &state{
 		opts:      opts,
 		seq:       from.seq,
@@ -56,9 +62,9 @@ func newState(opts Options, from numbering) *state {
 		groups:    simkit.NewTable[ServerGroup](),
 		policies:  simkit.NewTable[FirewallPolicy](),
 		rules:     simkit.NewTable[FirewallRule](),
-		settling:  simkit.NewLifecycle(opts.ProvisioningReads),
-		mapping:   simkit.NewLifecycle(mappingReads(opts.MappingReads)),
-		gone:      map[string]int{},
+		settling:  simkit.NewLifecycle(opts.ProvisioningReads).WithTime(opts.SettleAfter, lock),
+		mapping:   simkit.NewLifecycle(mappingReads(opts.MappingReads)).WithTime(opts.SettleAfter, lock),
+		retiring:  simkit.NewLifecycle(retiringReads(opts.DeletedReads)).WithTime(opts.SettleAfter, lock),
 		now:       func() time.Time { return time.Now().UTC().Truncate(time.Second) },
 	}
 	st.seedDefaults()
@@ -72,6 +78,16 @@ func mappingReads(n int) int {
 		return -1
 	}
 	return n
+}
+
+// retiringReads is the Lifecycle reads of Options.DeletedReads: listed
+// for n list reads, a deleted resource is gone from the next; negative:
+// gone at once.
+func retiringReads(n int) int {
+	if n < 0 {
+		return -1
+	}
+	return n + 1
 }
 
 // newID returns an unused ID with prefix ("srv", "lba"...): five base-36
@@ -117,31 +133,14 @@ func (st *state) seedDefaults() {
 	st.rules.Put(r.ID, r)
 }
 
-// listed counts a list read for the deleted resource id and reports
-// whether it is still listed; the last read it is listed for removes it.
-func (st *state) listed(id string, remove func()) bool {
-	n, ok := st.gone[id]
-	if !ok {
-		return true
-	}
-	if n <= 0 {
-		delete(st.gone, id)
-		remove()
-		return false
-	}
-	st.gone[id] = n - 1
-	return true
-}
+// listed counts a list read of resource id and reports whether it is
+// listed: a deleted one is, for Options.DeletedReads list reads (or until
+// its time is up), and the last read removes it.
+func (st *state) listed(id string) bool { return !st.retiring.Read(id) }
 
-// retire keeps a deleted resource listed for Options.DeletedReads list
-// reads, or removes it now.
-func (st *state) retire(id string, remove func()) {
-	if st.opts.DeletedReads < 0 {
-		remove()
-		return
-	}
-	st.gone[id] = st.opts.DeletedReads
-}
+// retire keeps a deleted resource listed for a while (listed), then
+// removes it.
+func (st *state) retire(id string, remove func()) { st.retiring.Start(id, remove) }
 
 // Snapshot is a copy of the cloud's state, as /_sim/state serves it.
 type Snapshot struct {
@@ -183,9 +182,5 @@ func (s *Server) Advance() {
 func (s *Server) PurgeDeleted() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for id := range s.st.gone {
-		s.st.lbs.Del(id)
-		s.st.servers.Del(id)
-		delete(s.st.gone, id)
-	}
+	s.st.retiring.Advance()
 }

@@ -360,7 +360,7 @@ func (v view) lb(lb *LoadBalancer) lbJSON {
 
 func (v view) groupLite(g *ServerGroup) groupLite {
 	return groupLite{ref: v.ref("server_group", "server_groups", g.ID), Name: g.Name,
-		Description: nullable(g.Description), CreatedAt: g.CreatedAt, Default: g.Default, FQDN: g.ID + ".gb1.brightbox.com"}
+		Description: nullable(g.Description), CreatedAt: g.CreatedAt, Default: g.Default, FQDN: groupFQDN(g)}
 }
 
 func (v view) group(g *ServerGroup) groupJSON {
