@@ -11,6 +11,7 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/gophercloud/gophercloud/v2 v2.15.0
 	github.com/joyent/triton-go v1.8.5
+	github.com/miekg/dns v1.1.73
 	github.com/rancher/go-rancher v0.1.1-0.20200505164325-7577995d47c0
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10

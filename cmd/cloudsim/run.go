@@ -17,7 +17,13 @@ import (
 
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
+
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
+
+// defaultSettleAfter is --settle-after's default: long enough that a
+// client sees a resource pending, short enough that nobody waits.
+const defaultSettleAfter = 2 * time.Second
 
 // shutdownTimeout bounds how long a graceful shutdown waits for requests in
 // flight (an injected delay can hold one much longer).
@@ -32,6 +38,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	providerFlag := fs.String("provider", "", fmt.Sprintf("simulated cloud, one of %s (default: the scenario's provider field, else %s)",
 		strings.Join(providerNames(), ", "), defaultProvider))
 	envFile := fs.String("print-env-file", "", "also write the printed KEY=VALUE lines to this file")
+	dnsAddr := fs.String("dns", "", "also answer DNS (A, AAAA; udp and tcp) for the names the simulated cloud hands out, on this loopback address (e.g. 127.0.0.53:53); printed as CLOUDSIM_DNS")
+	settleAfter := fs.Duration("settle-after", defaultSettleAfter,
+		"settle pending resources (provisioning, deleting, actions) this long after they start, read or not, as the real cloud moves on; 0: only when read. A scenario's settleAfter wins")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -57,7 +66,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if !ok {
 		return fmt.Errorf("unknown provider %q, want one of %s", provider, strings.Join(providerNames(), ", "))
 	}
-	sim, err := newSimulator(data)
+	sim, err := newSimulator(data, simkit.SettleAfterByDefault(*settleAfter))
 	if err != nil {
 		return fmt.Errorf("%s: %w", *scenarioPath, err)
 	}
@@ -71,7 +80,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--listen=%s resolved to %s, not a loopback address", *listen, ln.Addr())
 	}
 	url := "http://" + ln.Addr().String()
-	env, err := envLines(url, provider, sim.Env(url))
+	if c, ok := sim.(companionServer); ok {
+		stopCompanions, err := c.ServeCompanions()
+		if err != nil {
+			return fmt.Errorf("serving the simulator's other endpoints: %w", err)
+		}
+		defer stopCompanions()
+	}
+	extra := map[string]string{}
+	var dnsEnded <-chan error
+	if *dnsAddr != "" {
+		r, ok := sim.(hostResolver)
+		if !ok {
+			return fmt.Errorf("--dns: the %s simulator hands out no DNS names", provider)
+		}
+		addr, failed, stopDNS, err := serveDNS(*dnsAddr, r, stderr)
+		if err != nil {
+			return err
+		}
+		defer stopDNS()
+		extra["CLOUDSIM_DNS"], dnsEnded = addr, failed
+	}
+	env, err := envLines(url, provider, extra, sim.Env(url))
 	if err != nil {
 		return err
 	}
@@ -85,7 +115,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "%s cloud simulator listening on %s; stats at %s/_sim/stats, state at %s/_sim/state\n", provider, url, url, url)
 
-	return serve(ctx, ln, sim.Handler(), stderr)
+	return serve(ctx, ln, sim.Handler(), dnsEnded, stderr)
+}
+
+// A companionServer is a simulator that advertises endpoints besides its
+// API, on listeners of their own (Triton's CMON, on TLS): ServeCompanions
+// starts them, so that what Env and the cloud's catalog advertise answers.
+type companionServer interface {
+	ServeCompanions() (stop func(), err error)
 }
 
 // checkLoopback rejects listen addresses other than loopback ones: /_sim
@@ -125,10 +162,14 @@ func providerFor(flag string, scenario []byte) (string, error) {
 }
 
 // envLines formats what cloudsim prints: CLOUDSIM_URL, CLOUDSIM_PROVIDER,
-// the provider's variables sorted, then an empty line.
-func envLines(url, provider string, env map[string]string) (string, error) {
+// cloudsim's other CLOUDSIM_ variables, the provider's variables sorted,
+// then an empty line.
+func envLines(url, provider string, cloudsim, env map[string]string) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "CLOUDSIM_URL=%s\nCLOUDSIM_PROVIDER=%s\n", url, provider)
+	for _, k := range slices.Sorted(maps.Keys(cloudsim)) {
+		fmt.Fprintf(&b, "%s=%s\n", k, cloudsim[k])
+	}
 	for _, k := range slices.Sorted(maps.Keys(env)) {
 		if strings.ContainsAny(env[k], "\r\n") {
 			return "", fmt.Errorf("the simulator's %s has a line break", k)
@@ -159,8 +200,9 @@ func writeFileAtomic(path, data string) error {
 	return err
 }
 
-// serve serves h on ln until ctx is done, then shuts down gracefully.
-func serve(ctx context.Context, ln net.Listener, h http.Handler, stderr io.Writer) error {
+// serve serves h on ln until ctx is done, then shuts down gracefully. A
+// DNS server ending early (dnsEnded, nil without one) ends it too.
+func serve(ctx context.Context, ln net.Listener, h http.Handler, dnsEnded <-chan error, stderr io.Writer) error {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -168,6 +210,9 @@ func serve(ctx context.Context, ln net.Listener, h http.Handler, stderr io.Write
 	select {
 	case err := <-served:
 		return fmt.Errorf("serving: %w", err)
+	case err := <-dnsEnded:
+		_ = srv.Close()
+		return err
 	case <-ctx.Done():
 	}
 	fmt.Fprintln(stderr, "shutting down")

@@ -135,6 +135,8 @@ func TestRunErrors(t *testing.T) {
 		},
 		{"scenario's unknown provider", []string{"--scenario=" + writeScenario(t, "provider: nimbus\n")}, `unknown provider "nimbus"`},
 		{"invalid scenario", []string{"--scenario=" + writeScenario(t, "latency: soon\n")}, "invalid scenario: latency: Invalid value"},
+		{"invalid settleAfter", []string{"--scenario=" + writeScenario(t, "settleAfter: -1s\n")}, "settleAfter: Invalid value"},
+		{"DNS for a cloud without names", []string{"--scenario=" + valid, "--dns=127.0.0.1:0"}, "--dns: the skeleton simulator hands out no DNS names"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/ccmkit/ccmkit/examples/skeleton/skeletonsim"
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 	"github.com/ccmkit/ccmkit/providers/brightbox/gbsim"
 	"github.com/ccmkit/ccmkit/providers/digitalocean/dosim"
 	"github.com/ccmkit/ccmkit/providers/openstack/openstacksim"
@@ -26,7 +27,7 @@ type simulator interface {
 // content. A provider plugs in with one line: its <cloud>sim package has a
 // NewFromScenario(data []byte) (*Server, error) whose Server has Handler
 // and Env.
-var simulators = map[string]func(scenario []byte) (simulator, error){
+var simulators = map[string]func(scenario []byte, defaults ...simkit.ScenarioDefault) (simulator, error){
 	"skeleton":     fromScenario(skeletonsim.NewFromScenario),
 	"brightbox":    fromScenario(gbsim.NewFromScenario),
 	"digitalocean": fromScenario(dosim.NewFromScenario),
@@ -40,9 +41,9 @@ const defaultProvider = "skeleton"
 
 // fromScenario adapts a simulator package's NewFromScenario to the
 // simulators table.
-func fromScenario[S simulator](newFromScenario func([]byte) (S, error)) func([]byte) (simulator, error) {
-	return func(scenario []byte) (simulator, error) {
-		sim, err := newFromScenario(scenario)
+func fromScenario[S simulator](newFromScenario func([]byte, ...simkit.ScenarioDefault) (S, error)) func([]byte, ...simkit.ScenarioDefault) (simulator, error) {
+	return func(scenario []byte, defaults ...simkit.ScenarioDefault) (simulator, error) {
+		sim, err := newFromScenario(scenario, defaults...)
 		if err != nil {
 			return nil, err
 		}

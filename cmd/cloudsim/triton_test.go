@@ -1,6 +1,9 @@
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,10 +39,14 @@ func TestRunTriton(t *testing.T) {
 		"TRITON_ACCOUNT":      "ccmkit",
 		"TRITON_KEY_ID":       cs.env["TRITON_KEY_ID"],
 		"TRITON_KEY_MATERIAL": keyFile,
+		// CMON, which the services list advertises, is served too.
+		"TRITON_CMON_URL":     cs.env["TRITON_CMON_URL"],
+		"TRITON_CMON_CA_FILE": filepath.Join(dir, "key-cmon-ca.pem"),
 	}
 	if diff := cmp.Diff(wantEnv, cs.env); diff != "" {
 		t.Fatalf("printed environment (-want +got):\n%s", diff)
 	}
+	checkCMONServed(t, cs.env["TRITON_CMON_URL"], cs.env["TRITON_CMON_CA_FILE"])
 	pem, err := os.ReadFile(keyFile)
 	if err != nil {
 		t.Fatal(err)
@@ -65,5 +72,33 @@ func TestRunTriton(t *testing.T) {
 	want := []string{"worker-1/running", "worker-2/running", "worker-3/stopped", "lb-web/running"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("machines (-want +got):\n%s", diff)
+	}
+}
+
+// checkCMONServed checks that CMON answers at url over TLS with the
+// certificate caFile holds, asking for a client certificate: without one,
+// 401 as CMON answers.
+func checkCMONServed(t *testing.T, url, caFile string) {
+	t.Helper()
+	caPEM, err := os.ReadFile(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(caPEM) {
+		t.Fatalf("%s holds no certificate", caFile)
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}}}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url+"/v1/discover", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("CMON at %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("CMON /v1/discover without a client certificate: %s, want 401", resp.Status)
 	}
 }

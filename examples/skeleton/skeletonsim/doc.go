@@ -2,7 +2,8 @@
 // cloud API that the skeleton provider talks to. It is the pattern every
 // provider's simulator follows: state in memory, served at the root of its
 // own loopback listener, asynchronous resources that advance on reads or on
-// Advance (never on a timer), injectable faults, and a request log.
+// Advance (and, with Options.SettleAfter, as cmd/cloudsim sets it, with
+// time), injectable faults, and a request log.
 //
 //	sim := skeletonsim.NewServer(t, skeletonsim.Options{})
 //	inst := sim.LaunchInstance(skeletonsim.Instance{Name: "node-1"})
@@ -71,8 +72,8 @@
 //
 // A new load balancer is "provisioning". Its ProvisioningReads-th read (2 by
 // default; a GET or a list page that holds it) finds it "active" with an
-// ipv4 address, as does Advance. While it is provisioning, PUT answers 409
-// conflict. Validation (422) requires a name, a known algorithm, at least
+// ipv4 address, as does Advance, or time: Options.SettleAfter after it
+// started. While it is provisioning, PUT answers 409 conflict. Validation (422) requires a name, a known algorithm, at least
 // one listener, ports in 1-65535, no two listeners on the same protocol and
 // port, a health-check path (starting with /) exactly when the protocol is
 // http, an interval of 1-300 seconds and members that are existing

@@ -3,10 +3,12 @@ package skeletonsim_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ccmkit/ccmkit/examples/skeleton/skeletonsim"
+	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
 
 func validSpec(members ...string) skeletonsim.LoadBalancerSpec {
@@ -101,6 +103,20 @@ func TestAdvanceAndActiveOnCreate(t *testing.T) {
 	newClient(t, instant).do("POST", "/v1/load-balancers", validSpec())
 	if lb := instant.LoadBalancers()[0]; lb.Status != "active" {
 		t.Errorf("ProvisioningReads -1: created %s, want active", lb.Status)
+	}
+}
+
+// TestSettleAfter: with Common.SettleAfter (cmd/cloudsim's
+// --settle-after) a provisioning load balancer nobody reads goes active
+// with time, as the real cloud's does.
+func TestSettleAfter(t *testing.T) {
+	sim := skeletonsim.NewServer(t, skeletonsim.Options{Common: simkit.Common{SettleAfter: 20 * time.Millisecond}})
+	newClient(t, sim).do("POST", "/v1/load-balancers", validSpec())
+	simkit.WaitFor(t, "the unread load balancer to go active", func() bool {
+		return sim.LoadBalancers()[0].Status == skeletonsim.StatusActive
+	})
+	if reads := sim.Stats()["GET /v1/load-balancers/{id}"] + sim.Stats()["GET /v1/load-balancers"]; reads != 0 {
+		t.Errorf("%d reads: it should have settled with time alone", reads)
 	}
 }
 

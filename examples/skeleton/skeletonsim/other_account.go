@@ -19,7 +19,8 @@ const OtherAccountToken = "skeleton-other-account-token"
 // account; later ones return it.
 func (s *Server) OtherAccount() *Server {
 	s.otherOnce.Do(func() {
-		o := New(Options{Token: OtherAccountToken, PerPage: s.opts.PerPage, ProvisioningReads: s.opts.ProvisioningReads})
+		o := New(Options{Token: OtherAccountToken, PerPage: s.opts.PerPage, ProvisioningReads: s.opts.ProvisioningReads,
+			Common: simkit.Common{SettleAfter: s.opts.SettleAfter}})
 		o.LaunchInstance(Instance{ID: "i-900001", Name: "other-account-0"})
 		s.AddAccount(func(r *http.Request) bool { return simkit.HasBearer(r, o.Token()) }, o.Handler())
 		s.other = o

@@ -72,6 +72,8 @@ func New(opts Options) *Server {
 	}
 	opts.PerPage = min(opts.PerPage, MaxPerPage)
 	s := &Server{opts: opts, st: newState(opts.ProvisioningReads)}
+	// In cmd/cloudsim, what is pending also settles with time.
+	s.st.provisioning.WithTime(opts.SettleAfter, &s.mu)
 	s.SetToken(opts.Token)
 	s.Base = simkit.NewBase(simkit.Options{
 		Common:          opts.Common,

@@ -155,7 +155,9 @@ func LoadScenario(data []byte) (*Scenario, error) { return scenarios.Load(data) 
 
 // NewFromScenario returns a Server, not listening yet, seeded from a
 // scenario.
-func NewFromScenario(data []byte) (*Server, error) { return scenarios.NewServer(data) }
+func NewFromScenario(data []byte, defaults ...simkit.ScenarioDefault) (*Server, error) {
+	return scenarios.NewServer(data, defaults...)
+}
 
 // Validate reports every problem with sc, as LoadScenario does.
 func (sc *Scenario) Validate() error { return scenarios.Validate(sc) }

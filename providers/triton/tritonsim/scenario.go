@@ -170,8 +170,8 @@ func LoadScenario(data []byte) (*Scenario, error) { return scenarios.Load(data) 
 // default tritonsim-<account>.pem in the temporary directory): a PEM does
 // not fit on the one line of a printed variable, so TRITON_KEY_MATERIAL
 // is the file's path.
-func NewFromScenario(data []byte) (*Server, error) {
-	s, err := scenarios.NewServer(data)
+func NewFromScenario(data []byte, defaults ...simkit.ScenarioDefault) (*Server, error) {
+	s, err := scenarios.NewServer(data, defaults...)
 	if err == nil {
 		err = s.WriteKeyFile()
 	}
