@@ -141,6 +141,14 @@ E2E_PARALLEL ?= 6
 e2e: controlplane ## End-to-end suite: the real CCM binaries vs a real kube-apiserver + etcd and the simulated clouds.
 	CCMKIT_E2E=required $(GO) test -count=1 -timeout=30m -parallel=$(E2E_PARALLEL) $(GOTESTFLAGS) ./test/e2e/...
 
+# Each simulator driven by its cloud's own client (OpenStack's from Debian,
+# node-triton from npm, doctl...), pinned and installed on first use into
+# bin/fidelity: a check before each release, not part of `make test`
+# (docs/testing.md "Fidelity").
+.PHONY: fidelity
+fidelity: ## Drive each simulator with its cloud's own client against bin/cloudsim (FIDELITY="<cloud> ...", default every cloud).
+	BIN=$(BIN) bash hack/fidelity.sh $(FIDELITY)
+
 .PHONY: demo
 demo: controlplane ## Run a CCM (CLOUD=digitalocean) against a local control plane and a simulated cloud; KEEP=1 leaves it running.
 	$(GO) run ./internal/demo -cloud=$(CLOUD) $(if $(KEEP),-keep)
@@ -150,12 +158,14 @@ vet: ## go vet, the root module and the nested ones.
 	$(GO) vet ./...
 	cd hack/images && $(GO) vet ./...
 	cd test/charts && $(GO) vet ./...
+	cd hack/fidelity/brightbox && $(GO) vet ./...
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## golangci-lint (pinned, built on first use), the root module and the nested ones.
 	$(GOLANGCI_LINT) run ./...
 	cd hack/images && $(GOLANGCI_LINT) run ./...
 	cd test/charts && $(GOLANGCI_LINT) run ./...
+	cd hack/fidelity/brightbox && $(GOLANGCI_LINT) run ./...
 
 $(GOLANGCI_LINT):
 	@echo ">> building golangci-lint $(GOLANGCI_LINT_VERSION) into $(TOOLS) (first time only, ~2 minutes)"
@@ -232,6 +242,7 @@ verify: ## Check go.mod is tidy, code is gofmt'ed and generated docs are current
 	cd hack/promcheck && $(GO) mod tidy -diff
 	cd hack/images && $(GO) mod tidy -diff
 	cd test/charts && $(GO) mod tidy -diff
+	cd hack/fidelity/brightbox && $(GO) mod tidy -diff
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed (run 'make fmt'):"; echo "$$out"; exit 1; fi
 	$(GO) run ./internal/docgen -dir docs -check
 
