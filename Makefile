@@ -8,7 +8,7 @@ GO    ?= go
 
 MODULE  := github.com/ccmkit/ccmkit
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X $(MODULE)/framework.version=$(VERSION)
+LDFLAGS := -X $(MODULE)/framework.version=$(VERSION) -X $(MODULE)/framework/csi.version=$(VERSION)
 
 BIN   := $(CURDIR)/bin
 TOOLS := $(BIN)/tools
@@ -53,7 +53,23 @@ CLOUD ?= digitalocean
 
 .PHONY: test
 test: RACE = 1
-test: controlplane verify vet lint unit promcheck imagetest charttest fuzz e2e ## Run every check and test the project has, unit tiers with -race (what CI runs; builds bin/ first).
+test: controlplane nodetools verify vet lint unit promcheck imagetest charttest fuzz e2e ## Run every check and test the project has, unit tiers with -race (what CI runs; builds bin/ first).
+
+# The CSI node tests (framework/csi/csitest) format and mount real loop
+# devices. They need root, /dev/loop-control, e2fsprogs and, for xfs,
+# xfsprogs: nodetools installs it, pinned, when it can (root with apt-get);
+# elsewhere the tests skip saying why. CI sets CCMKIT_REQUIRE_LOOP=1, which
+# turns every such skip into a failure.
+XFSPROGS_VERSION := 6.1.0-1
+
+.PHONY: nodetools
+nodetools: ## Install what the CSI node tests need (xfsprogs, pinned) when root with apt-get.
+	@if command -v mkfs.xfs >/dev/null; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
+		echo ">> no mkfs.xfs, and not root with apt-get: the xfs node tests will skip"; exit 0; fi; \
+	echo ">> installing xfsprogs $(XFSPROGS_VERSION) for the CSI node tests"; \
+	apt-get install -y --no-install-recommends xfsprogs=$(XFSPROGS_VERSION) >/dev/null 2>&1 || \
+		{ apt-get update >/dev/null 2>&1; apt-get install -y --no-install-recommends xfsprogs=$(XFSPROGS_VERSION); }
 
 .PHONY: unit
 unit: ## Unit, simulator and conformance tests (everything but the e2e suite); RACE=1 adds -race.

@@ -181,7 +181,7 @@ func Build(ctx context.Context, o Options) ([]Built, error) {
 // the bytes.
 func goBuild(ctx context.Context, o Options, p v1.Platform, names []string, dir string) error {
 	args := []string{"build", "-trimpath", "-buildvcs=false", "-o", dir + string(filepath.Separator),
-		"-ldflags", "-s -w -buildid= -X " + module + "/framework.version=" + o.Version}
+		"-ldflags", "-s -w -buildid= -X " + module + "/framework.version=" + o.Version + " -X " + module + "/framework/csi.version=" + o.Version}
 	for _, n := range names {
 		args = append(args, "./cmd/"+n)
 	}
