@@ -40,7 +40,7 @@
 //	POST   /v2/tags                             201; creating an existing tag returns it
 //	GET    /v2/tags/{name}
 //	DELETE /v2/tags/{name}                      204; untags everything
-//	POST   /v2/tags/{name}/resources            204; droplet and load_balancer resources
+//	POST   /v2/tags/{name}/resources            204; droplet, load_balancer, volume, volume_snapshot
 //	DELETE /v2/tags/{name}/resources            204
 //	GET    /v2/firewalls                        paginated
 //	POST   /v2/firewalls                        202, status "waiting"
@@ -53,11 +53,27 @@
 //	DELETE /v2/firewalls/{id}/tags              204
 //	POST   /v2/firewalls/{id}/rules             204; {"inbound_rules":[…],"outbound_rules":[…]}
 //	DELETE /v2/firewalls/{id}/rules             204
+//	GET    /v2/volumes                          paginated; name= and region= (each narrows; both: one volume)
+//	POST   /v2/volumes                          201, droplet_ids []
+//	DELETE /v2/volumes?name=&region=            204
+//	GET    /v2/volumes/{id}
+//	DELETE /v2/volumes/{id}                     204; 409 while attached
+//	POST   /v2/volumes/{id}/actions             202, status "in-progress"; attach, detach, resize
+//	POST   /v2/volumes/actions                  202; attach, detach by volume_name (+ region)
+//	GET    /v2/volumes/{id}/actions             paginated, newest first
+//	GET    /v2/volumes/{id}/actions/{action}
+//	GET    /v2/volumes/{id}/snapshots           paginated
+//	POST   /v2/volumes/{id}/snapshots           201
+//	GET    /v2/snapshots                        paginated; resource_type= (droplet, volume), region=
+//	GET    /v2/snapshots/{id}
+//	DELETE /v2/snapshots/{id}                   204
 //
 // and, outside the API (no auth, no faults, not logged):
 //
 //	GET /_sim/stats   requests per operation, writes, latency
 //	GET /_sim/state   a Snapshot of everything the cloud holds
+//	GET /_sim/metadata/{droplet}/metadata/v1.json, /_sim/metadata/{droplet}/metadata/v1/...
+//	                  the droplet metadata service as that droplet sees it (MetadataHandler)
 //
 // # Behaviour
 //
@@ -99,15 +115,18 @@
 // Droplet actions (POST /v2/droplets/{id}/actions, openapi
 // dropletActions_post.yml): power_off, shutdown, power_on, reboot,
 // power_cycle, resize (size, disk; only powered off, as DigitalOcean
-// requires), rename (name), snapshot (adds a snapshot_ids entry),
+// requires), rename (name), snapshot (adds a snapshot_ids entry and a
+// snapshot of resource_type "droplet" under /v2/snapshots),
 // enable_ipv6, enable_backups, disable_backups, password_reset; another
 // type is 422. It answers 201 with the action "in-progress"; the action
 // completes, and only then changes the droplet, on its
 // Options.ProvisioningReads-th read (GET /v2/actions/{id}, as doctl
 // --wait polls, or the droplet's action), on Advance, or SettleAfter
-// after it started. A droplet with an action in progress refuses another
-// (422 "Droplet already has a pending event."); deleting the droplet ends
-// its action "errored".
+// after it started. A droplet with an action in progress (its own, or a
+// volume being attached to it or detached from it) refuses another (422
+// "Droplet already has a pending event."); deleting the droplet ends its
+// action "errored", detaches its volumes (they outlive it) and ends an
+// attach to it or detach from it "errored".
 //
 // Load balancers: POST answers 202 with status "new" and no ip; the
 // Options.ProvisioningReads-th read (GET of it, or a list page holding it;
@@ -174,14 +193,106 @@
 // reads.
 //
 // Asynchronous work (load balancers provisioning, firewall changes,
-// droplet actions) settles on reads or Advance, so tests need no sleep,
+// droplet and volume actions) settles on reads or Advance, so tests need no sleep,
 // and, with Options.SettleAfter (cmd/cloudsim's --settle-after, a
 // scenario's settleAfter), also that long after it started, read or not,
 // as the real cloud moves on.
 //
 // Scenarios: LoadScenario and NewFromScenario seed a server from YAML
-// (tokens, droplets, certificates, load balancers, faults; see Scenario),
+// (tokens, droplets, certificates, load balancers, volumes,
+// volumesPerDroplet, faults; see Scenario),
 // the hook cmd/cloudsim uses to serve a cloud.
+//
+// # Volumes
+//
+// Block storage as godo's StorageService, StorageActionsService and
+// SnapshotsService (storage.go, storage_actions.go, snapshots.go) and
+// doctl use it; shapes from openapi specification/resources/volumes and
+// snapshots. A volume (godo.Volume's JSON) is created detached, droplet_ids
+// []. Create rules (422 unprocessable_entity unless said): name 1-64
+// lowercase letters, digits and "-", starting with a letter
+// (volumes/models/volume_base.yml); region known and size_gigabytes 1 to
+// 16384 (16 TiB), both required without snapshot_id; with snapshot_id
+// (404 when there is no such volume snapshot) both default to the
+// snapshot's region and min_disk_size, the region must be one of the
+// snapshot's and the size at least its min_disk_size; filesystem_type
+// ext4 or xfs, filesystem_label only with it and at most 16 (ext4) or 12
+// (xfs) characters (volumes_ext4.yml, volumes_xfs.yml); tags as tags are;
+// one name per region ("You can only create one volume per region with
+// the same name", volumes_list.yml): 409 "already exists", as the API
+// answered (hashicorp/terraform issue 8023). DELETE of an attached volume
+// is 409 "A volume that's attached to a Droplet cannot be deleted. Please
+// detach it first before deleting." (hashicorp/terraform issue 17964); of
+// one with an action in progress 422 "Droplet already has a pending
+// event."; its snapshots stay.
+//
+// Volume actions answer 202 with the action "in-progress" (type
+// attach_volume, detach_volume or resize_volume, resource_type "volume",
+// resource_id null as volumes/models/volumeAction.yml has it, the
+// volume's region) and are listed under the volume and in /v2/actions
+// (doctl --wait polls GET /v2/actions/{id}). Like droplet actions they
+// complete on their Options.ProvisioningReads-th read (of the volume's
+// action or GET /v2/actions/{id}), on Advance, or SettleAfter after they
+// started, and only then change anything: an attach puts the droplet in
+// the volume's droplet_ids and the volume in the droplet's volume_ids, a
+// detach takes them out, a resize sets size_gigabytes. Refused with 422
+// and the messages godo's storage.go names and csi-digitalocean's
+// controller matches: another action in progress on the volume, or on
+// the droplet (a droplet action or another attach/detach), "Droplet
+// already has a pending event."; an attach of a volume attached anywhere
+// "This volume is already attached"; an attach beyond
+// Options.VolumesPerDroplet (default 15: "up to fifteen volumes may be
+// attached to a Droplet at a time", volumes/volumeActions_post_byId.yml)
+// "cannot attach more volumes to the Droplet"; a detach from a droplet
+// it is not attached to, or without droplet_id (godo issue 102, doctl
+// issue 207), "Attachment not found". Also 422: a droplet in another
+// region than the volume, a region other than the volume's, a resize
+// that does not grow ("Volumes may only be resized upwards") or goes
+// past 16384 GiB ("The maximum size for a volume is 16TiB."), an unknown
+// type, and a resize by name (by ID only, openapi pull request 376); 404:
+// an unknown droplet or volume. Resizing works attached or not.
+//
+// Snapshots: POST /v2/volumes/{id}/snapshots answers 201 with the
+// snapshot at once (attached or not): id a UUID, regions the volume's,
+// resource_type "volume", resource_id the volume, min_disk_size and
+// size_gigabytes its size, tags; no name is 400, a name another volume
+// snapshot has is 409 (csi-digitalocean's CreateSnapshot relies on it).
+// Droplet snapshots (number IDs) come from the snapshot action;
+// GET /v2/snapshots lists both. A deleted volume leaves its snapshots.
+//
+// The Hypervisor (Options.Hypervisor, simkit.Hypervisor; nil: none) is
+// called with the state lock held, after the state changes: Create on
+// POST /v2/volumes (with the snapshot ID when restoring) and AddVolume;
+// Attach, Detach and Resize when those actions complete (and Attach in
+// AddVolume), with simkit.Disk{ID, ByIDName "scsi-0DO_Volume_<name>",
+// SizeBytes size_gigabytes<<30, Server the droplet ID in decimal, "" when
+// detached}; Snapshot on POST .../snapshots; DeleteSnapshot on DELETE of
+// a volume snapshot; Delete on DELETE of a volume; Detach for each volume
+// of a droplet being deleted (its error ignored). A failing Create,
+// Snapshot, DeleteSnapshot or Delete fails the request with 500 and
+// changes nothing; a failing Attach, Detach or Resize puts the volume
+// back as it was and ends the action "errored", as the API reports a
+// failed action.
+//
+// The droplet metadata service (http://169.254.169.254/metadata/v1,
+// docs.digitalocean.com/reference/api/metadata) answers each droplet
+// about itself, so it is served per droplet: MetadataHandler(id) at the
+// root of a listener of its own (what github.com/digitalocean/go-metadata
+// needs: its WithBaseURL keeps only the scheme and host), or
+// /_sim/metadata/{id}/ on the Server. /metadata/v1.json holds droplet_id,
+// hostname, region, interfaces, dns, tags, … (go-metadata's Metadata,
+// from which csi-digitalocean's node plugin takes its node ID and
+// region); /metadata/v1/id, /region, /hostname, /tags/,
+// /interfaces/public/0/ipv4/address and the rest are text; an index
+// without its trailing slash is a 301 to it; no auth.
+//
+// Not simulated: the account's volume_limit (GET /v2/account says 100,
+// nothing enforces it) and snapshot capacity ("capacity limit
+// exceeded"), volumes on POST /v2/droplets (droplets are added with
+// AddDroplet), GET/DELETE /v2/volumes/snapshots/{id} (the same snapshots
+// as /v2/snapshots/{id}; godo does not use them), attach tags, and
+// messages the API's sources do not show (validation wording above other
+// than the quoted ones is the simulator's own).
 //
 // # Fidelity
 //
@@ -197,5 +308,8 @@
 // tag, firewall create/get/add-droplets/add-tags/add-rules/list-by-droplet/
 // remove-rules/remove-droplets/remove-tags/delete, certificate list, and
 // a tag list of 205 tags over two pages of 200. Result: every check passes.
+// Volumes, snapshots and the metadata service were not part of that run:
+// they are checked with godo only (volumes_test.go drives a whole volume
+// life with it).
 // The provider's own client is godo v1.236.0, which every test here uses.
 package dosim

@@ -18,17 +18,25 @@ const (
 )
 
 // Action is an action as the API serves it (godo.Action's JSON; openapi
-// specification/resources/actions/models/action.yml).
+// specification/resources/actions/models/action.yml). A volume action's
+// resource_id is null (volumes/models/volumeAction.yml): a volume's ID is
+// a UUID.
 type Action struct {
 	ID           int     `json:"id"`
 	Status       string  `json:"status"`
 	Type         string  `json:"type"`
 	StartedAt    string  `json:"started_at"`
 	CompletedAt  *string `json:"completed_at"`
-	ResourceID   int     `json:"resource_id"`
+	ResourceID   *int    `json:"resource_id"`
 	ResourceType string  `json:"resource_type"`
 	Region       *Region `json:"region"`
 	RegionSlug   string  `json:"region_slug"`
+
+	// droplet is the droplet the action keeps busy: a droplet action's,
+	// or the one a volume is attached to or detached from; volume is the
+	// volume of a volume action.
+	droplet int
+	volume  string
 }
 
 // dropletActionRequest is the body of POST /v2/droplets/{id}/actions
@@ -56,10 +64,7 @@ var dropletActions = map[string]func(s *Server, d *Droplet, req dropletActionReq
 			d.Disk = d.Size.Disk
 		}
 	},
-	"snapshot": func(s *Server, d *Droplet, _ dropletActionRequest) {
-		d.SnapshotIDs = append(d.SnapshotIDs, s.st.nextSnapshot)
-		s.st.nextSnapshot++
-	},
+	"snapshot": func(s *Server, d *Droplet, req dropletActionRequest) { s.addDropletSnapshot(d, req.Name) },
 	"enable_backups": func(_ *Server, d *Droplet, _ dropletActionRequest) {
 		d.Features = withFeature(d.Features, "backups", true)
 	},
@@ -96,7 +101,7 @@ func (s *Server) validateDropletAction(d *Droplet, req dropletActionRequest) str
 		return fmt.Sprintf("type %q is not one of %v", req.Type, known)
 	}
 	if s.pendingAction(d.ID) {
-		return "Droplet already has a pending event."
+		return msgPendingEvent
 	}
 	switch req.Type {
 	case "resize":
@@ -115,10 +120,11 @@ func (s *Server) validateDropletAction(d *Droplet, req dropletActionRequest) str
 	return ""
 }
 
-// pendingAction reports whether droplet id has an action in progress.
+// pendingAction reports whether droplet id has an action in progress: one
+// of its own, or a volume being attached to it or detached from it.
 func (s *Server) pendingAction(id int) bool {
 	for _, a := range s.st.actions {
-		if a.ResourceID == id && a.Status == ActionInProgress {
+		if a.droplet == id && a.Status == ActionInProgress {
 			return true
 		}
 	}
@@ -146,7 +152,7 @@ func (s *Server) postDropletAction(r *http.Request) (int, any) {
 	reg := d.Region
 	a := &Action{
 		ID: st.nextAction, Status: ActionInProgress, Type: req.Type, StartedAt: st.now().UTC().Format(time.RFC3339),
-		ResourceID: id, ResourceType: "droplet", Region: &reg, RegionSlug: reg.Slug,
+		ResourceID: &id, ResourceType: "droplet", Region: &reg, RegionSlug: reg.Slug, droplet: id,
 	}
 	st.nextAction++
 	st.actions[a.ID] = a
@@ -167,11 +173,12 @@ func (s *Server) finishAction(a *Action, status string) {
 	a.Status, a.CompletedAt = status, &done
 }
 
-// abortActions ends the unfinished actions of a deleted droplet errored.
-// The caller holds s.mu.
+// abortActions ends the unfinished actions of a deleted droplet errored,
+// volume attachments to it or detachments from it included. The caller
+// holds s.mu.
 func (s *Server) abortActions(dropletID int) {
 	for _, a := range s.st.actions {
-		if a.ResourceID == dropletID && a.Status == ActionInProgress {
+		if a.droplet == dropletID && a.Status == ActionInProgress {
 			s.st.acting.Stop(actionKey(a.ID))
 			s.finishAction(a, ActionErrored)
 		}
@@ -188,6 +195,10 @@ func (a *Action) clone() Action {
 	if a.CompletedAt != nil {
 		t := *a.CompletedAt
 		c.CompletedAt = &t
+	}
+	if a.ResourceID != nil {
+		id := *a.ResourceID
+		c.ResourceID = &id
 	}
 	return c
 }
@@ -225,7 +236,7 @@ func (s *Server) getDropletAction(r *http.Request) (int, any) {
 	if err1 != nil || err2 != nil {
 		return notFound()
 	}
-	if a, ok := s.st.actions[id]; !ok || a.ResourceID != droplet {
+	if a, ok := s.st.actions[id]; !ok || a.ResourceType != "droplet" || a.droplet != droplet {
 		return notFound()
 	}
 	return http.StatusOK, map[string]any{"action": s.readAction(id)}
@@ -242,7 +253,7 @@ func (s *Server) listDropletActions(r *http.Request) (int, any) {
 	if _, ok := s.st.droplets[id]; err != nil || !ok {
 		return notFound()
 	}
-	return s.actionList(r, func(a *Action) bool { return a.ResourceID == id })
+	return s.actionList(r, func(a *Action) bool { return a.ResourceType == "droplet" && a.droplet == id })
 }
 
 func (s *Server) actionList(r *http.Request, keep func(*Action) bool) (int, any) {

@@ -31,7 +31,8 @@ type Droplet struct {
 	Created   string   `json:"created_at"`
 	Features  []string `json:"features"`
 	BackupIDs []int    `json:"backup_ids"`
-	// SnapshotIDs and VolumeIDs are always empty.
+	// SnapshotIDs are the droplet's snapshots (snapshot actions),
+	// VolumeIDs the volumes attached to it.
 	SnapshotIDs []int    `json:"snapshot_ids"`
 	VolumeIDs   []string `json:"volume_ids"`
 	Image       Image    `json:"image"`
@@ -188,6 +189,7 @@ func dropletFeatures(n Networks) []string {
 func (d *Droplet) clone() Droplet {
 	c := *d
 	c.Tags = slices.Clone(d.Tags)
+	c.SnapshotIDs, c.VolumeIDs = slices.Clone(d.SnapshotIDs), slices.Clone(d.VolumeIDs)
 	c.Networks.V4 = slices.Clone(d.Networks.V4)
 	c.Networks.V6 = slices.Clone(d.Networks.V6)
 	return c
@@ -201,13 +203,16 @@ func (s *Server) DeleteDroplet(id int) bool {
 }
 
 // removeDroplet deletes a droplet, as DELETE /v2/droplets/{id} does: it
-// leaves the firewalls it was assigned to, and its unfinished actions end
-// errored. The caller holds s.mu.
+// leaves the firewalls it was assigned to, its volumes are detached (they
+// outlive it) and its unfinished actions end errored. The caller holds
+// s.mu.
 func (s *Server) removeDroplet(id int) bool {
 	st := s.st
-	if _, ok := st.droplets[id]; !ok {
+	d, ok := st.droplets[id]
+	if !ok {
 		return false
 	}
+	s.detachAll(d)
 	delete(st.droplets, id)
 	st.dropletOrder = slices.DeleteFunc(st.dropletOrder, func(x int) bool { return x == id })
 	for _, fw := range st.firewalls {

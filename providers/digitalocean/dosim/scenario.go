@@ -1,6 +1,7 @@
 package dosim
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"slices"
@@ -50,6 +51,17 @@ import (
 //	  type: REGIONAL_NETWORK
 //	  network: EXTERNAL
 //	  networkStack: DUALSTACK
+//	volumesPerDroplet: 7         # volumes one droplet takes (default 15)
+//	volumes:                     # block storage, as if created earlier
+//	- name: pgdata               # required: lowercase letters, digits, '-'
+//	  size: 100                  # GiB, default 10, at most 16384
+//	  region: sfo3               # default: the scenario's region
+//	  droplet: node-1            # attached to this droplet of the scenario (same region)
+//	  id: 506f78a4-…             # default: generated
+//	  description: database
+//	  filesystemType: ext4       # ext4 or xfs
+//	  filesystemLabel: pgdata
+//	  tags: [k8s:abc]
 //	faults:                      # see simkit.ScenarioFault; operation "*", an endpoint or a short name
 //	- {operation: droplets.list, status: 503, rate: 0.1, retryAfter: 2s, message: maintenance}
 //	- {operation: "*", delay: 100ms, count: 3}
@@ -67,6 +79,22 @@ type Scenario struct {
 	Droplets      []ScenarioDroplet      `json:"droplets,omitempty"`
 	Certificates  []ScenarioCertificate  `json:"certificates,omitempty"`
 	LoadBalancers []ScenarioLoadBalancer `json:"loadBalancers,omitempty"`
+	// VolumesPerDroplet is Options.VolumesPerDroplet.
+	VolumesPerDroplet int              `json:"volumesPerDroplet,omitempty"`
+	Volumes           []ScenarioVolume `json:"volumes,omitempty"`
+}
+
+// ScenarioVolume is a block storage volume of a Scenario.
+type ScenarioVolume struct {
+	Name            string   `json:"name"`
+	ID              string   `json:"id,omitempty"`
+	Size            int64    `json:"size,omitempty"`
+	Region          string   `json:"region,omitempty"`
+	Droplet         string   `json:"droplet,omitempty"`
+	Description     string   `json:"description,omitempty"`
+	FilesystemType  string   `json:"filesystemType,omitempty"`
+	FilesystemLabel string   `json:"filesystemLabel,omitempty"`
+	Tags            []string `json:"tags,omitempty"`
 }
 
 // ScenarioDroplet is a droplet of a Scenario.
@@ -138,6 +166,20 @@ var Operations = map[string]string{
 	"firewalls.addDroplets": "POST /v2/firewalls/{id}/droplets",
 	"firewalls.addTags":     "POST /v2/firewalls/{id}/tags",
 	"firewalls.addRules":    "POST /v2/firewalls/{id}/rules",
+	"volumes.list":          "GET /v2/volumes",
+	"volumes.create":        "POST /v2/volumes",
+	"volumes.get":           "GET /v2/volumes/{id}",
+	"volumes.delete":        "DELETE /v2/volumes/{id}",
+	"volumes.deleteByName":  "DELETE /v2/volumes",
+	"volumes.actions":       "POST /v2/volumes/{id}/actions",
+	"volumes.actionsByName": "POST /v2/volumes/actions",
+	"volumeActions.list":    "GET /v2/volumes/{id}/actions",
+	"volumeActions.get":     "GET /v2/volumes/{id}/actions/{action}",
+	"volumes.snapshots":     "GET /v2/volumes/{id}/snapshots",
+	"volumes.snapshot":      "POST /v2/volumes/{id}/snapshots",
+	"snapshots.list":        "GET /v2/snapshots",
+	"snapshots.get":         "GET /v2/snapshots/{id}",
+	"snapshots.delete":      "DELETE /v2/snapshots/{id}",
 }
 
 // scenarios seeds a Server from a Scenario.
@@ -146,7 +188,7 @@ var scenarios = simkit.Scenarios[Scenario, *Scenario, Options, *Server]{
 	Operations: scenarioOperations,
 	Check:      (*Scenario).validate,
 	New:        New,
-	Apply:      func(sc *Scenario, s *Server) error { sc.Apply(s); return nil },
+	Apply:      func(sc *Scenario, s *Server) error { return sc.Apply(s) },
 }
 
 // LoadScenario parses a YAML (or JSON) scenario and validates it, reporting
@@ -182,13 +224,13 @@ func (sc *Scenario) validate() []error {
 		}
 		seen[t] = true
 	}
-	names := map[string]bool{}
+	names := map[string]string{} // droplet name: region
 	for i, d := range sc.Droplets {
 		f := fmt.Sprintf("droplets[%d]", i)
 		if d.Name == "" {
 			bad("%s.name: required", f)
 		}
-		names[d.Name] = true
+		names[d.Name] = cmp.Or(d.Region, sc.Region, DefaultRegion)
 		if !oneOf(d.Status, "", StatusNew, StatusActive, StatusOff, StatusArchive) {
 			bad("%s.status: %q is not one of new, active, off, archive", f, d.Status)
 		}
@@ -218,9 +260,54 @@ func (sc *Scenario) validate() []error {
 			bad("%s.forwardingRules: at least one is required", f)
 		}
 		for _, n := range lb.Droplets {
-			if !names[n] {
+			if names[n] == "" {
 				bad("%s.droplets: no droplet %q in the scenario", f, n)
 			}
+		}
+	}
+	return append(errs, sc.validateVolumes(names)...)
+}
+
+// validateVolumes reports every problem with sc's volumes; droplets maps
+// the scenario's droplet names to their regions.
+func (sc *Scenario) validateVolumes(droplets map[string]string) []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if sc.VolumesPerDroplet < 0 {
+		bad("volumesPerDroplet: %d is negative", sc.VolumesPerDroplet)
+	}
+	limit := cmp.Or(sc.VolumesPerDroplet, DefaultVolumesPerDroplet)
+	seen, attached := map[string]bool{}, map[string]int{}
+	for i, v := range sc.Volumes {
+		f := fmt.Sprintf("volumes[%d]", i)
+		reg := cmp.Or(v.Region, sc.Region, DefaultRegion)
+		if !validVolumeName.MatchString(v.Name) {
+			bad("%s.name: %q is not 1 to 64 lowercase letters, digits or '-' starting with a letter", f, v.Name)
+		}
+		if seen[reg+"/"+v.Name] {
+			bad("%s.name: %q appears twice in region %s", f, v.Name, reg)
+		}
+		seen[reg+"/"+v.Name] = true
+		if regionNames[reg] == "" {
+			bad("%s.region: unknown region %q", f, reg)
+		}
+		if v.Size < 0 || v.Size > MaxVolumeSize {
+			bad("%s.size: %d is not between 1 and %d", f, v.Size, MaxVolumeSize)
+		}
+		if !oneOf(v.FilesystemType, "", "ext4", "xfs") {
+			bad("%s.filesystemType: %q is not ext4 or xfs", f, v.FilesystemType)
+		}
+		if v.Droplet == "" {
+			continue
+		}
+		switch dr, ok := droplets[v.Droplet]; {
+		case !ok:
+			bad("%s.droplet: no droplet %q in the scenario", f, v.Droplet)
+		case dr != reg:
+			bad("%s.droplet: droplet %q is in %s, the volume in %s", f, v.Droplet, dr, reg)
+		}
+		if attached[v.Droplet]++; attached[v.Droplet] == limit+1 {
+			bad("%s.droplet: droplet %q has more than %d volumes", f, v.Droplet, limit)
 		}
 	}
 	return errs
@@ -230,7 +317,7 @@ func (sc *Scenario) validate() []error {
 func (sc *Scenario) Options() Options {
 	o := Options{
 		Common: sc.Common(scenarioOperations), Token: sc.Token, Tokens: sc.Tokens, Region: sc.Region, PerPage: sc.PageSize,
-		ProvisioningReads: sc.ProvisioningReads,
+		ProvisioningReads: sc.ProvisioningReads, VolumesPerDroplet: sc.VolumesPerDroplet,
 	}
 	if o.Token == "" && len(sc.Tokens) > 0 {
 		o.Token = sc.Tokens[0]
@@ -238,8 +325,9 @@ func (sc *Scenario) Options() Options {
 	return o
 }
 
-// Apply adds sc's droplets, certificates and load balancers to s.
-func (sc *Scenario) Apply(s *Server) {
+// Apply adds sc's droplets, certificates, load balancers and volumes to s.
+// It fails only when s's Hypervisor fails to make a volume.
+func (sc *Scenario) Apply(s *Server) error {
 	ids := map[string]int{}
 	for _, sd := range sc.Droplets {
 		d := Droplet{ID: sd.ID, Name: sd.Name, SizeSlug: sd.Size, Status: sd.Status, Tags: sd.Tags, VPCUUID: sd.VPC}
@@ -266,6 +354,22 @@ func (sc *Scenario) Apply(s *Server) {
 		}
 		s.AddLoadBalancer(lb)
 	}
+	for _, sv := range sc.Volumes {
+		v := Volume{
+			ID: sv.ID, Name: sv.Name, SizeGigabytes: sv.Size, Description: sv.Description,
+			FilesystemType: sv.FilesystemType, FilesystemLabel: sv.FilesystemLabel, Tags: sv.Tags,
+		}
+		if reg := cmp.Or(sv.Region, sc.Region); reg != "" {
+			v.Region = region(reg)
+		}
+		if sv.Droplet != "" {
+			v.DropletIDs = []int{ids[sv.Droplet]}
+		}
+		if _, err := s.AddVolume(v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // setAddresses overrides a droplet's addresses as a scenario asks.

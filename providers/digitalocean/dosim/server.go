@@ -23,6 +23,10 @@ const (
 	// RateLimit-Limit header.
 	RateLimit     = 5000
 	MaxRequestLog = simkit.DefaultMaxRequestLog
+	// DefaultVolumesPerDroplet is how many volumes a droplet takes: "up
+	// to fifteen volumes may be attached to a Droplet at a time" (openapi
+	// specification/resources/volumes/volumeActions_post_byId.yml).
+	DefaultVolumesPerDroplet = 15
 )
 
 // Options configures a Server. The zero value is usable.
@@ -47,8 +51,21 @@ type Options struct {
 	// (the N-th read returns it active), of a "waiting" firewall to
 	// succeed and of an "in-progress" droplet action to complete; 0 means
 	// DefaultProvisioningReads and a negative value settles them at once.
-	// Common.SettleAfter settles them with time as well.
+	// Common.SettleAfter settles them with time as well. Volume actions
+	// (attach, detach, resize) complete the same way.
 	ProvisioningReads int
+	// VolumesPerDroplet is how many volumes one droplet can have attached
+	// (attaching one more is 422 "cannot attach more volumes to the
+	// Droplet"); 0 means DefaultVolumesPerDroplet. csi-digitalocean's node
+	// plugin reports 7 (its maxVolumesPerNode), DigitalOcean's own limit
+	// of old.
+	VolumesPerDroplet int
+	// Hypervisor, when set, is told what happens to volumes' blocks: a
+	// volume created (from a snapshot or empty), attached, detached,
+	// resized, snapshotted or deleted, a snapshot deleted (see
+	// simkit.Hypervisor and the package doc). nil: volumes are records
+	// only.
+	Hypervisor simkit.Hypervisor
 }
 
 // Server is a simulated DigitalOcean API v2. It is safe for concurrent use.
@@ -83,6 +100,9 @@ func New(opts Options) *Server {
 	opts.Region = cmp.Or(opts.Region, DefaultRegion)
 	if opts.PerPage <= 0 {
 		opts.PerPage = DefaultPerPage
+	}
+	if opts.VolumesPerDroplet <= 0 {
+		opts.VolumesPerDroplet = DefaultVolumesPerDroplet
 	}
 	opts.PerPage = min(opts.PerPage, MaxPerPage)
 	opts.Tokens = slices.Clone(opts.Tokens)
@@ -182,6 +202,7 @@ func (s *Server) routes() {
 	s.handle("DELETE /v2/firewalls/{id}/tags", s.removeFirewallTags)
 	s.handle("POST /v2/firewalls/{id}/rules", s.addFirewallRules)
 	s.handle("DELETE /v2/firewalls/{id}/rules", s.removeFirewallRules)
+	s.volumeRoutes()
 	s.NotFound(func(r *http.Request) simkit.Response {
 		return s.respond(r, "", apiErrors.Error(http.StatusNotFound, "no endpoint %s %s", r.Method, r.URL.Path))
 	})

@@ -32,6 +32,11 @@ type state struct {
 	actionOrder  []int
 	nextAction   int
 	nextSnapshot int
+	// volumes and snapshots (of volumes and of droplets) by ID, in
+	// creation order; volSeq and snapSeq number their UUIDs.
+	volumes         *simkit.Table[Volume]
+	snapshots       *simkit.Table[SnapshotRecord]
+	volSeq, snapSeq int
 	// provisioning makes new load balancers active; applying settles a
 	// firewall's pending changes; acting completes droplet actions.
 	provisioning, applying, acting *simkit.Lifecycle
@@ -46,6 +51,8 @@ func newState(reads int, settleAfter time.Duration, lock sync.Locker) *state {
 		applying:     simkit.NewLifecycle(reads).WithTime(settleAfter, lock),
 		acting:       simkit.NewLifecycle(reads).WithTime(settleAfter, lock),
 		actions:      map[int]*Action{},
+		volumes:      simkit.NewTable[Volume](),
+		snapshots:    simkit.NewTable[SnapshotRecord](),
 		nextAction:   1_000_000_001,
 		nextSnapshot: 2_000_000_001,
 		droplets:     map[int]*Droplet{},
@@ -70,6 +77,11 @@ type Snapshot struct {
 	Certificates  []Certificate  `json:"certificates"`
 	Firewalls     []Firewall     `json:"firewalls"`
 	Tags          []string       `json:"tags"`
+	// Volumes, Snapshots (of volumes and droplets) and VolumeActions
+	// (attach, detach, resize; oldest first).
+	Volumes       []Volume         `json:"volumes"`
+	Snapshots     []SnapshotRecord `json:"snapshots"`
+	VolumeActions []Action         `json:"volume_actions"`
 }
 
 // State returns a copy of everything the cloud holds.
@@ -82,6 +94,9 @@ func (s *Server) State() Snapshot {
 		Certificates:  []Certificate{},
 		Firewalls:     []Firewall{},
 		Tags:          s.st.tagList(),
+		Volumes:       simkit.CloneAll(s.st.volumes.All(), (*Volume).clone),
+		Snapshots:     simkit.CloneAll(s.st.snapshots.All(), (*SnapshotRecord).clone),
+		VolumeActions: s.st.volumeActions(func(*Action) bool { return true }),
 	}
 	for _, id := range s.st.certOrder {
 		snap.Certificates = append(snap.Certificates, *s.st.certs[id])

@@ -30,10 +30,23 @@ func (s *Server) tagJSON(name string) tagJSON {
 			lbs++
 		}
 	}
+	volumes, snaps := 0, 0
+	for _, v := range s.st.volumes.All() {
+		if slices.Contains(v.Tags, name) {
+			volumes++
+		}
+	}
+	for _, sn := range s.st.snapshots.All() {
+		if sn.ResourceType == "volume" && slices.Contains(sn.Tags, name) {
+			snaps++
+		}
+	}
 	return tagJSON{Name: name, Resources: map[string]any{
-		"count":          droplets + lbs,
-		"droplets":       map[string]any{"count": droplets},
-		"load_balancers": map[string]any{"count": lbs},
+		"count":            droplets + lbs + volumes + snaps,
+		"droplets":         map[string]any{"count": droplets},
+		"load_balancers":   map[string]any{"count": lbs},
+		"volumes":          map[string]any{"count": volumes},
+		"volume_snapshots": map[string]any{"count": snaps},
 	}}
 }
 
@@ -81,6 +94,12 @@ func (s *Server) deleteTag(r *http.Request) (int, any) {
 	for _, rec := range s.st.lbs {
 		rec.lb.Tags = slices.DeleteFunc(rec.lb.Tags, func(t string) bool { return t == name })
 	}
+	for _, v := range s.st.volumes.All() {
+		v.Tags = slices.DeleteFunc(v.Tags, func(t string) bool { return t == name })
+	}
+	for _, sn := range s.st.snapshots.All() {
+		sn.Tags = slices.DeleteFunc(sn.Tags, func(t string) bool { return t == name })
+	}
 	return http.StatusNoContent, nil
 }
 
@@ -95,7 +114,9 @@ func (s *Server) tagResources(r *http.Request) (int, any) { return s.retag(r, tr
 
 func (s *Server) untagResources(r *http.Request) (int, any) { return s.retag(r, false) }
 
-// retag adds (or removes) the tag to (from) droplets and load balancers.
+// retag adds (or removes) the tag to (from) droplets, load balancers,
+// volumes and volume snapshots (godo's resource types "volume" and
+// "volume_snapshot").
 // Every resource is checked before any changes.
 func (s *Server) retag(r *http.Request, add bool) (int, any) {
 	name := r.PathValue("name")
@@ -125,6 +146,18 @@ func (s *Server) retag(r *http.Request, add bool) (int, any) {
 				return unprocessable("load_balancer %s does not exist", res.ID)
 			}
 			targets = append(targets, &rec.lb.Tags)
+		case "volume":
+			v, ok := s.st.volumes.Get(res.ID)
+			if !ok {
+				return unprocessable("volume %s does not exist", res.ID)
+			}
+			targets = append(targets, &v.Tags)
+		case "volume_snapshot":
+			sn, ok := s.st.snapshots.Get(res.ID)
+			if !ok || sn.ResourceType != "volume" {
+				return unprocessable("volume_snapshot %s does not exist", res.ID)
+			}
+			targets = append(targets, &sn.Tags)
 		default:
 			return unprocessable("resource_type %q is not supported", res.Type)
 		}
