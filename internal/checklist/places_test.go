@@ -45,6 +45,7 @@ var places = []place{
 	}},
 	{path: "cmd/<cloud>-cloud-controller-manager/main.go", uses: []string{"framework.Main"}},
 	{path: "cmd/<cloud>-cloud-controller-manager/main_test.go", uses: []string{"cmdtest.CheckCCM"}},
+	{path: "cmd/<cloud>-csi-driver/", optional: true},
 	{path: "cmd/cloudsim/simulators.go", registry: true},
 	{path: "cmd/cloudsim/<cloud>_test.go", optional: true},
 	{path: "examples/cloudsim/<cloud>.yaml"},

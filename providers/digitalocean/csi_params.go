@@ -1,0 +1,64 @@
+package digitalocean
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// StorageClass parameters. csi-digitalocean reads none (its own
+// StorageClasses set only fstype, which external-provisioner turns into
+// the volume capability's filesystem and also passes on); this driver
+// takes exactly what reaches CreateVolume from such a StorageClass and
+// rejects anything else, naming it, before any API call: a typo is an
+// error, not a silently different volume.
+const (
+	// paramFSType is the legacy StorageClass fstype (any case, as
+	// external-provisioner matches it), passed on as it is.
+	paramFSType = "fstype"
+	// paramCSIFSType is its csi.storage.k8s.io form, which
+	// external-provisioner strips (a CO may not).
+	paramCSIFSType = "csi.storage.k8s.io/fstype"
+)
+
+// csiMetadataParams are what external-provisioner --extra-create-metadata
+// adds: any value.
+var csiMetadataParams = []string{
+	"csi.storage.k8s.io/pvc/name", "csi.storage.k8s.io/pvc/namespace", "csi.storage.k8s.io/pv/name",
+}
+
+// csiFSTypes are the filesystems a DigitalOcean volume is formatted with
+// (the API's filesystem_type, and what csi-digitalocean's image formats).
+var csiFSTypes = []string{"ext4", "xfs"}
+
+// CSIParameters documents the StorageClass parameters the driver takes.
+var CSIParameters = map[string]string{
+	paramFSType:    "Filesystem of a mount volume: ext4 (the default) or xfs. Any case of the key; external-provisioner also sets the volume capability's filesystem from it.",
+	paramCSIFSType: "The same, as Kubernetes spells it.",
+	"csi.storage.k8s.io/pvc/name, csi.storage.k8s.io/pvc/namespace, csi.storage.k8s.io/pv/name": "Set by external-provisioner --extra-create-metadata; any value.",
+}
+
+// ValidateParameters checks StorageClass parameters (csi.ParameterValidator):
+// each bad one is named, with what it may be.
+func (p *CSI) ValidateParameters(params map[string]string) error {
+	var bad []string
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		v := params[k]
+		switch {
+		case strings.EqualFold(k, paramFSType) || k == paramCSIFSType:
+			if v != "" && !slices.Contains(csiFSTypes, v) {
+				bad = append(bad, fmt.Sprintf("%s: %q is not %s", k, truncate(v, 40), strings.Join(csiFSTypes, " or ")))
+			}
+		case slices.Contains(csiMetadataParams, k):
+		default:
+			bad = append(bad, fmt.Sprintf("%s: unknown parameter (%s takes %s and %s)", truncate(k, 80), p.Name(), paramFSType,
+				strings.Join(csiMetadataParams, ", ")))
+		}
+	}
+	if len(bad) > 0 {
+		return errors.New(strings.Join(bad, "; "))
+	}
+	return nil
+}
