@@ -1,7 +1,6 @@
 package csi_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -56,26 +54,9 @@ func TestCommand(t *testing.T) {
 	}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // At any -v, the secrets of a request never reach the log.
 func TestSecretsStrippedFromLogs(t *testing.T) {
-	var log syncBuffer
+	var log csitest.LogBuffer
 	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(10), textlogger.Output(&log)))
 	d := csitest.StartDriver(t, csi.Options{Provider: csitest.NewFakeCloud(nil), ByIDDir: t.TempDir(), Logger: logger}, 0)
 	ctx := t.Context()

@@ -1,7 +1,6 @@
 package digitalocean_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -13,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,24 +28,6 @@ import (
 	"github.com/ccmkit/ccmkit/providers/digitalocean/dosim"
 )
 
-// syncBuffer is a log sink the driver's goroutines share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // controllerEnv is a driver serving the controller and node services (no
 // node calls are made: no loop devices) against a dosim, logging at
 // -v=10 into logs.
@@ -55,13 +35,13 @@ type controllerEnv struct {
 	t     *testing.T
 	cloud *csiCloud
 	d     *csitest.Driver
-	logs  *syncBuffer
+	logs  *csitest.LogBuffer
 	errs  []string
 }
 
 func startController(t *testing.T, opts dosim.Options, extraEnv map[string]string) *controllerEnv {
 	t.Helper()
-	e := &controllerEnv{t: t, cloud: newCSICloud(t, opts), logs: &syncBuffer{}}
+	e := &controllerEnv{t: t, cloud: newCSICloud(t, opts), logs: &csitest.LogBuffer{}}
 	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(10), textlogger.Output(e.logs)))
 	e.d = csitest.StartDriver(t, csi.Options{Provider: e.cloud.provider(extraEnv), Logger: logger}, 0)
 	t.Cleanup(func() { e.checkNoToken() })
@@ -321,7 +301,7 @@ func diffStats(before, after map[string]int) map[string]int {
 // if the token is in the log or the error.
 func serveUntilListening(t *testing.T, p *digitalocean.CSI, mode csi.Mode) error {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &csitest.LogBuffer{}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	sock := filepath.Join(t.TempDir(), "csi.sock")

@@ -1,10 +1,12 @@
 package csitest
 
 import (
+	"bytes"
 	"cmp"
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -85,4 +87,24 @@ func StartDriver(t testing.TB, opts csi.Options, verbosity int) *Driver {
 	t.Cleanup(func() { _ = conn.Close() })
 	return &Driver{Endpoint: opts.Endpoint, Conn: conn,
 		Identity: csipb.NewIdentityClient(conn), Controller: csipb.NewControllerClient(conn), Node: csipb.NewNodeClient(conn)}
+}
+
+// LogBuffer collects what a driver logs, from any goroutine, for a test
+// to search (a credential must never be in it).
+type LogBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *LogBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// String is everything logged so far.
+func (l *LogBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
