@@ -261,19 +261,67 @@ func Markdown(title string, v any) ([]byte, error) {
 	b.WriteString("| Environment variable | Config file key | Type | Default | Required | Description |\n")
 	b.WriteString("|---|---|---|---|---|---|\n")
 	for _, f := range fields {
-		env := code(f.Env)
-		if f.Env != "" && f.Type == "secret" {
-			env += "<br>" + code(f.Env+"_FILE")
-		}
-		required := ""
-		if f.Required {
-			required = "yes"
-		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n",
-			env, code(f.FileKey), cell(f.Type), code(f.Default), required, cell(f.Doc))
+			envCell(f), code(f.FileKey), cell(f.Type), code(f.Default), requiredCell(f), cell(f.Doc))
 	}
 	writeSecretKeys(&b, fields)
 	return b.Bytes(), nil
+}
+
+// EnvMarkdown renders the reference of a config struct that is read from
+// the environment only, such as a CSI driver's, which takes no
+// --cloud-config file: the title, then intro (the caller's paragraph on
+// where the settings come from and what else sets them), then one row per
+// setting with its variable, type, default, whether it is required and its
+// doc. A setting without an env tag cannot be set this way: the error
+// names it, so a docs generator fails instead of leaving it out.
+func EnvMarkdown(title, intro string, v any) ([]byte, error) {
+	fields, err := Fields(v)
+	if err != nil {
+		return nil, err
+	}
+	var noEnv []string
+	secrets := false
+	for _, f := range fields {
+		if f.Env == "" {
+			noEnv = append(noEnv, f.FileKey)
+		}
+		secrets = secrets || f.Type == "secret"
+	}
+	if len(noEnv) > 0 {
+		return nil, fmt.Errorf("settings without an environment variable: %s", strings.Join(noEnv, ", "))
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# %s\n\n", title)
+	if intro = strings.TrimSpace(intro); intro != "" {
+		b.WriteString(intro + "\n\n")
+	}
+	if secrets {
+		b.WriteString("A secret can instead be read from the file named by its variable with a `_FILE` suffix, " +
+			"which is re-read when it changes.\n\n")
+	}
+	b.WriteString("| Environment variable | Type | Default | Required | Description |\n")
+	b.WriteString("|---|---|---|---|---|\n")
+	for _, f := range fields {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", envCell(f), cell(f.Type), code(f.Default), requiredCell(f), cell(f.Doc))
+	}
+	return b.Bytes(), nil
+}
+
+// envCell is a setting's variable, and its _FILE form for a secret.
+func envCell(f Field) string {
+	env := code(f.Env)
+	if f.Env != "" && f.Type == "secret" {
+		env += "<br>" + code(f.Env+"_FILE")
+	}
+	return env
+}
+
+func requiredCell(f Field) string {
+	if f.Required {
+		return "yes"
+	}
+	return ""
 }
 
 // writeSecretKeys lists the keys make-secret stores, when there are any.

@@ -128,3 +128,62 @@ func TestMarkdown(t *testing.T) {
 		t.Errorf("Markdown() mismatch (-want +got):\n%s", diff)
 	}
 }
+
+func TestEnvMarkdown(t *testing.T) {
+	type cfg struct {
+		Token  Secret `json:"token" env:"X_TOKEN" required:"true" doc:"API token; see https://example.com/a|b."`
+		Region string `json:"region" env:"X_REGION" default:"eu-1" doc:"Region   slug."`
+		Limit  int    `json:"limit" env:"X_LIMIT" default:"7"`
+	}
+	got, err := EnvMarkdown("Example driver", "  Settings come from the environment; flags win.\n", cfg{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "# Example driver\n\n" +
+		"Settings come from the environment; flags win.\n\n" +
+		"A secret can instead be read from the file named by its variable with a `_FILE` suffix, " +
+		"which is re-read when it changes.\n\n" +
+		"| Environment variable | Type | Default | Required | Description |\n" +
+		"|---|---|---|---|---|\n" +
+		"| `X_TOKEN`<br>`X_TOKEN_FILE` | secret |  | yes | API token; see https://example.com/a\\|b. |\n" +
+		"| `X_REGION` | string | `eu-1` |  | Region slug. |\n" +
+		"| `X_LIMIT` | int | `7` |  |  |\n"
+	if diff := cmp.Diff(want, string(got)); diff != "" {
+		t.Errorf("EnvMarkdown() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestEnvMarkdownWithoutSecretsOrIntro: no intro paragraph and no _FILE
+// sentence when there is nothing to say.
+func TestEnvMarkdownWithoutSecretsOrIntro(t *testing.T) {
+	type cfg struct {
+		Region string `json:"region" env:"X_REGION"`
+	}
+	got, err := EnvMarkdown("T", "", cfg{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "# T\n\n| Environment variable | Type | Default | Required | Description |\n|---|---|---|---|---|\n| `X_REGION` | string |  |  |  |\n"
+	if diff := cmp.Diff(want, string(got)); diff != "" {
+		t.Errorf("EnvMarkdown() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestEnvMarkdownRefusesFileOnlySettings: a setting no variable sets
+// cannot appear in an environment-only reference; the error names it.
+func TestEnvMarkdownRefusesFileOnlySettings(t *testing.T) {
+	type cfg struct {
+		Region   string `json:"region" env:"X_REGION"`
+		Internal string `json:"internal"`
+		Nested   struct {
+			Key string `json:"key"`
+		} `json:"nested"`
+	}
+	_, err := EnvMarkdown("T", "", cfg{})
+	if err == nil || !strings.Contains(err.Error(), "internal") || !strings.Contains(err.Error(), "nested.key") {
+		t.Fatalf("got %v, want an error naming internal and nested.key", err)
+	}
+	if _, err := EnvMarkdown("T", "", 1); err == nil {
+		t.Error("EnvMarkdown(1) succeeded, want an error")
+	}
+}

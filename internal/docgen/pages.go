@@ -31,6 +31,7 @@ var pages = []page{
 	{"digitalocean/config.md", func() ([]byte, error) {
 		return config.Markdown("DigitalOcean configuration", digitalocean.Config{})
 	}},
+	{"digitalocean/csi-config.md", digitalOceanCSIConfig},
 	{"brightbox/annotations.md", func() ([]byte, error) {
 		return annotations.Markdown("Brightbox Service annotations", brightbox.AnnotationPrefix, brightbox.LoadBalancerConfig{})
 	}},

@@ -147,35 +147,44 @@ func (a *apiClient) apply(ctx context.Context, obj *unstructured.Unstructured, n
 	return err
 }
 
-// installCRD applies the CRDs in path and waits until they are served.
+// installCRD applies the CRDs in path (one or more YAML documents) and
+// waits until they are served.
 func (a *apiClient) installCRD(ctx context.Context, path string) error {
-	b, err := os.ReadFile(path)
+	crds, err := readManifests(path)
 	if err != nil {
 		return err
 	}
-	crd, err := decodeObject(b)
-	if err != nil {
+	if err := a.installCRDs(ctx, crds); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if err := a.apply(ctx, crd, "", false); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	crds := a.dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		got, err := crds.Get(ctx, crd.GetName(), metav1.GetOptions{})
-		if err != nil {
-			return false, err
+	return nil
+}
+
+// installCRDs applies crds, for real, and waits until each is served.
+func (a *apiClient) installCRDs(ctx context.Context, crds []*unstructured.Unstructured) error {
+	for _, crd := range crds {
+		if err := a.apply(ctx, crd, "", false); err != nil {
+			return fmt.Errorf("CRD %s: %w", crd.GetName(), err)
 		}
-		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
-		for _, c := range conds {
-			if m, ok := c.(map[string]any); ok && m["type"] == "Established" && m["status"] == "True" {
-				return true, nil
+	}
+	resource := a.dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+	for _, crd := range crds {
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			got, err := resource.Get(ctx, crd.GetName(), metav1.GetOptions{})
+			if err != nil {
+				return false, err
 			}
+			conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+			for _, c := range conds {
+				if m, ok := c.(map[string]any); ok && m["type"] == "Established" && m["status"] == "True" {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			return fmt.Errorf("CRD %s not established: %w", crd.GetName(), err)
 		}
-		return false, nil
-	})
-	if err != nil {
-		return fmt.Errorf("CRD %s not established: %w", crd.GetName(), err)
 	}
 	a.mapper.Reset()
 	return nil

@@ -101,13 +101,16 @@ func effectiveValues(t *testing.T, dir string, values map[string]any) map[string
 	return v.AsMap()
 }
 
-// badValues are values every chart's schema must refuse, with what the
-// error must name.
-var badValues = []struct {
+// badValue is values a chart's schema must refuse, with what the error
+// must name.
+type badValue struct {
 	name   string
 	values map[string]any
 	want   []string
-}{
+}
+
+// badValues are values every chart's schema must refuse.
+var badValues = []badValue{
 	{"misspelt key", map[string]any{"replicaCont": 1}, []string{"replicaCont"}},
 	{"wrong enum", map[string]any{"kind": "StatefulSet"}, []string{"/kind", "Deployment", "DaemonSet"}},
 	{"wrong type", map[string]any{"replicaCount": "two"}, []string{"/replicaCount", "integer"}},
@@ -123,20 +126,25 @@ func TestBadValuesFail(t *testing.T) {
 	}
 	for _, dir := range dirs {
 		for _, bad := range badValues {
-			t.Run(cloudOf(dir)+"/"+bad.name, func(t *testing.T) {
-				_, err := renderChart(dir, renderOptions{Name: filepath.Base(dir), Namespace: "kube-system", Values: bad.values})
-				if err == nil {
-					t.Fatalf("values %v rendered", bad.values)
-				}
-				if !strings.Contains(err.Error(), "values don't meet the specifications of the schema") {
-					t.Errorf("not the schema's error: %v", err)
-				}
-				for _, w := range bad.want {
-					if !strings.Contains(err.Error(), w) {
-						t.Errorf("the error does not name %q: %v", w, err)
-					}
-				}
-			})
+			t.Run(cloudOf(dir)+"/"+bad.name, func(t *testing.T) { checkRefused(t, dir, bad) })
+		}
+	}
+}
+
+// checkRefused checks that dir's chart refuses bad with its schema's
+// error, naming what bad.want names.
+func checkRefused(t *testing.T, dir string, bad badValue) {
+	t.Helper()
+	_, err := renderChart(dir, renderOptions{Name: filepath.Base(dir), Namespace: "kube-system", Values: bad.values})
+	if err == nil {
+		t.Fatalf("values %v rendered", bad.values)
+	}
+	if !strings.Contains(err.Error(), "values don't meet the specifications of the schema") {
+		t.Errorf("not the schema's error: %v", err)
+	}
+	for _, w := range bad.want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("the error does not name %q: %v", w, err)
 		}
 	}
 }
