@@ -154,7 +154,7 @@ soak: controlplane ## Fault-injected soak with leader kills (CLOUD=<cloud>|all, 
 E2E_PARALLEL ?= 6
 
 .PHONY: e2e
-e2e: controlplane ## End-to-end suite: the real CCM binaries vs a real kube-apiserver + etcd and the simulated clouds.
+e2e: controlplane csi-sidecars ## End-to-end suite: the real CCM binaries vs a real kube-apiserver + etcd and the simulated clouds.
 	CCMKIT_E2E=required $(GO) test -count=1 -timeout=30m -parallel=$(E2E_PARALLEL) $(GOTESTFLAGS) ./test/e2e/...
 
 # Each simulator driven by its cloud's own client (OpenStack's from Debian,
@@ -232,6 +232,30 @@ $(BIN)/kubectl: $(HACK_DEPS)
 	$(call hack-check-version,k8s.io/kubernetes,$(KUBE_VERSION))
 	@echo ">> building kubectl $(KUBE_VERSION) from source into bin/ (first time only: about 4 minutes on 2 cores, 1 after kube-apiserver)"
 	$(call hack-build,$@,k8s.io/kubernetes/cmd/kubectl,$(KUBE_LDFLAGS))
+
+# The storage half of a cluster, for the CSI end-to-end tests: the
+# attach-detach, PV binder and expander controllers of
+# kube-controller-manager, the CSI sidecars and the snapshot controller,
+# all from hack/go.mod (one build list with kube-apiserver, so the
+# Kubernetes tree compiles once). Versions: hack/go.mod (hack/README.md).
+CSI_SIDECARS := csi-provisioner csi-attacher csi-resizer csi-snapshotter snapshot-controller
+CSI_SIDECAR_PKG_csi-provisioner     := github.com/kubernetes-csi/external-provisioner/v6/cmd/csi-provisioner
+CSI_SIDECAR_PKG_csi-attacher        := github.com/kubernetes-csi/external-attacher/v4/cmd/csi-attacher
+CSI_SIDECAR_PKG_csi-resizer         := github.com/kubernetes-csi/external-resizer/v2/cmd/csi-resizer
+CSI_SIDECAR_PKG_csi-snapshotter     := github.com/kubernetes-csi/external-snapshotter/v8/cmd/csi-snapshotter
+CSI_SIDECAR_PKG_snapshot-controller := github.com/kubernetes-csi/external-snapshotter/v8/cmd/snapshot-controller
+
+.PHONY: csi-sidecars
+csi-sidecars: $(BIN)/kube-controller-manager $(addprefix $(BIN)/,$(CSI_SIDECARS)) ## Build kube-controller-manager, the CSI sidecars and the snapshot controller into bin/ (first time ~4 minutes after kube-apiserver).
+
+$(BIN)/kube-controller-manager: $(HACK_DEPS)
+	$(call hack-check-version,k8s.io/kubernetes,$(KUBE_VERSION))
+	@echo ">> building kube-controller-manager $(KUBE_VERSION) from source into bin/ (first time only: about 2 minutes after kube-apiserver)"
+	$(call hack-build,$@,k8s.io/kubernetes/cmd/kube-controller-manager,$(KUBE_LDFLAGS))
+
+$(addprefix $(BIN)/,$(CSI_SIDECARS)): $(BIN)/%: $(HACK_DEPS)
+	@echo ">> building $* from source into bin/ (first time only: under a minute after kube-apiserver)"
+	$(call hack-build,$@,$(CSI_SIDECAR_PKG_$*),-s -w -X main.version=$(shell cd hack && $(GO) list -f '{{.Module.Version}}' $(CSI_SIDECAR_PKG_$*)))
 
 $(BIN)/etcd: $(HACK_DEPS)
 	$(call hack-check-version,go.etcd.io/etcd/server/v3,$(ETCD_VERSION))

@@ -292,16 +292,22 @@ func (c *Cluster) Stop() {
 // bin/kube-apiserver's share one set of compiled packages in the build
 // cache.
 func BuildCCM(ctx context.Context, root, binDir string, p Provider, tags ...string) (string, error) {
-	out := filepath.Join(binDir, strings.Join(append([]string{filepath.Base(p.Command)}, tags...), "-"))
+	return BuildCommand(ctx, root, binDir, p.Command, tags...)
+}
+
+// BuildCommand is BuildCCM for any of the module's commands, e.g.
+// "./cmd/digitalocean-csi-driver".
+func BuildCommand(ctx context.Context, root, binDir, command string, tags ...string) (string, error) {
+	out := filepath.Join(binDir, strings.Join(append([]string{filepath.Base(command)}, tags...), "-"))
 	args := []string{"build", "-trimpath", "-ldflags=-s -w", "-o", out}
 	if len(tags) > 0 {
 		args = append(args, "-tags", strings.Join(tags, ","))
 	}
-	cmd := exec.CommandContext(ctx, "go", append(args, p.Command)...)
+	cmd := exec.CommandContext(ctx, "go", append(args, command)...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building %s: %w\n%s", p.Command, err, b)
+		return "", fmt.Errorf("building %s: %w\n%s", command, err, b)
 	}
 	return out, nil
 }
