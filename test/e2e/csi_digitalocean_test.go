@@ -19,11 +19,20 @@ var digitaloceanCSI = csiCloud{
 	manifests:     "../../examples/manifests/digitalocean/csi",
 	storageClass:  "do-block-storage-xfs",
 	snapshotClass: "do-block-storage",
-	start: func(t *testing.T, hv *csitest.LoopHypervisor, node string) csiSim {
+	start: func(t testing.TB, hv *csitest.LoopHypervisor, nodes []string) csiSim {
 		const token = "e2e-csi-token-do"
-		sim := dosim.NewServer(t, dosim.Options{Hypervisor: hv, Token: token, ProvisioningReads: 1})
-		d := sim.AddDroplet(dosim.Droplet{Name: node})
-		metadata := sim.URL() + "/_sim/metadata/" + strconv.Itoa(d.ID)
+		opts := dosim.Options{Token: token, ProvisioningReads: 1}
+		if hv != nil {
+			opts.Hypervisor = hv
+		}
+		sim := dosim.NewServer(t, opts)
+		var ids []string
+		var region string
+		for _, n := range nodes {
+			d := sim.AddDroplet(dosim.Droplet{Name: n})
+			ids, region = append(ids, strconv.Itoa(d.ID)), d.Region.Slug
+		}
+		metadata := sim.URL() + "/_sim/metadata/" + ids[0]
 		return csiSim{
 			token: token,
 			controllerEnv: map[string]string{
@@ -31,8 +40,9 @@ var digitaloceanCSI = csiCloud{
 				"DIGITALOCEAN_API_URL":      sim.URL() + "/",
 				"DIGITALOCEAN_METADATA_URL": metadata,
 			},
-			nodeEnv: map[string]string{"DIGITALOCEAN_METADATA_URL": metadata},
-			nodeID:  strconv.Itoa(d.ID),
+			nodeEnv:  map[string]string{"DIGITALOCEAN_METADATA_URL": metadata},
+			nodeIDs:  ids,
+			topology: map[string]string{digitalocean.CSITopologyKey: region},
 			device: func(handle string) string {
 				for _, v := range sim.State().Volumes {
 					if v.ID == handle {
@@ -54,6 +64,7 @@ var digitaloceanCSI = csiCloud{
 			},
 			volumes: func() int { return len(sim.State().Volumes) },
 			snaps:   func() int { return len(sim.State().Snapshots) },
+			stats:   sim.Stats,
 		}
 	},
 }

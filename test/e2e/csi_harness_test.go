@@ -45,7 +45,7 @@ var csiBinaries = []string{
 
 // requireCSIBinaries returns bin/, failing (CCMKIT_E2E=required) or
 // skipping when a storage binary is missing.
-func requireCSIBinaries(t *testing.T) string {
+func requireCSIBinaries(t testing.TB) string {
 	t.Helper()
 	bin := requireBinaries(t)
 	for _, b := range csiBinaries {
@@ -61,7 +61,7 @@ func requireCSIBinaries(t *testing.T) string {
 
 // manifestObjects decodes every object of the YAML files in dir, in file
 // name order, as unstructured objects.
-func manifestObjects(t *testing.T, dir string) []*unstructured.Unstructured {
+func manifestObjects(t testing.TB, dir string) []*unstructured.Unstructured {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil || len(files) == 0 {
@@ -98,7 +98,7 @@ type applier struct {
 	mapper *restmapper.DeferredDiscoveryRESTMapper
 }
 
-func newApplier(t *testing.T, cfg *rest.Config) *applier {
+func newApplier(t testing.TB, cfg *rest.Config) *applier {
 	t.Helper()
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
@@ -125,7 +125,7 @@ func (a *applier) resource(gvk schema.GroupVersionKind, ns string) (dynamic.Reso
 }
 
 // create creates obj, waiting up to 30s for its kind to be served.
-func (a *applier) create(t *testing.T, obj *unstructured.Unstructured) {
+func (a *applier) create(t testing.TB, obj *unstructured.Unstructured) {
 	t.Helper()
 	eventually(t, 30*time.Second, "creating "+obj.GetKind()+" "+obj.GetName(), func(ctx context.Context) (bool, error) {
 		r, err := a.resource(obj.GroupVersionKind(), obj.GetNamespace())
@@ -154,7 +154,7 @@ func (w workload) binary() string {
 }
 
 // workloads returns the containers of the shipped workloads, by binary.
-func workloads(t *testing.T, objs []*unstructured.Unstructured) map[string]workload {
+func workloads(t testing.TB, objs []*unstructured.Unstructured) map[string]workload {
 	t.Helper()
 	out := map[string]workload{}
 	for _, u := range objs {
@@ -215,7 +215,7 @@ func localArgs(c corev1.Container, endpoint string, extra ...string) []string {
 }
 
 // startProcess runs a binary for the test's lifetime, logging to dir.
-func startProcess(t *testing.T, dir, binary, name string, env map[string]string, args ...string) *cluster.CCM {
+func startProcess(t testing.TB, dir, binary, name string, env map[string]string, args ...string) *cluster.CCM {
 	t.Helper()
 	p, err := cluster.StartCCM(binary, filepath.Join(dir, name+".log"), env, args...)
 	if err != nil {
@@ -227,7 +227,7 @@ func startProcess(t *testing.T, dir, binary, name string, env map[string]string,
 
 // serviceAccountKubeconfig writes a kubeconfig for namespace:name, a
 // ServiceAccount of the shipped RBAC, and returns its path.
-func serviceAccountKubeconfig(t *testing.T, cp *kubetest.ControlPlane, dir, sa string) string {
+func serviceAccountKubeconfig(t testing.TB, cp *kubetest.ControlPlane, dir, sa string) string {
 	t.Helper()
 	ns, name, _ := strings.Cut(sa, ":")
 	path := filepath.Join(dir, ns+"-"+name+".kubeconfig")
@@ -241,7 +241,7 @@ func serviceAccountKubeconfig(t *testing.T, cp *kubetest.ControlPlane, dir, sa s
 }
 
 // dialCSI connects to a driver's socket, as the kubelet and the sidecars do.
-func dialCSI(t *testing.T, socket string) *grpc.ClientConn {
+func dialCSI(t testing.TB, socket string) *grpc.ClientConn {
 	t.Helper()
 	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -252,7 +252,7 @@ func dialCSI(t *testing.T, socket string) *grpc.ClientConn {
 }
 
 // waitForSocket waits until the driver answers Probe on socket.
-func waitForSocket(t *testing.T, conn *grpc.ClientConn, what string) {
+func waitForSocket(t testing.TB, conn *grpc.ClientConn, what string) {
 	t.Helper()
 	eventually(t, 30*time.Second, what+" answers Probe", func(ctx context.Context) (bool, error) {
 		_, err := csipb.NewIdentityClient(conn).Probe(ctx, &csipb.ProbeRequest{})

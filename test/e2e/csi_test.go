@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,8 +31,8 @@ import (
 	"github.com/ccmkit/ccmkit/internal/cluster"
 )
 
-// csiCloud is one cloud's row of TestCSI: its CSI driver's command, its
-// shipped manifests and its simulator.
+// csiCloud is one cloud's row of TestCSI and BenchmarkCSIPVCs: its CSI
+// driver's command, its shipped manifests and its simulator.
 type csiCloud struct {
 	name      string
 	command   string // the driver's main package, e.g. ./cmd/digitalocean-csi-driver
@@ -40,19 +42,22 @@ type csiCloud struct {
 	// growth needs CAP_SYS_RESOURCE, which this sandbox drops).
 	storageClass  string
 	snapshotClass string // the shipped VolumeSnapshotClass
-	// start starts the simulated cloud, its volumes backed by hv, with
-	// one instance named node, the host the test runs the node plugin as.
-	start func(t *testing.T, hv *csitest.LoopHypervisor, node string) csiSim
+	// start starts the simulated cloud, its volumes backed by hv (nil:
+	// no devices), with one instance per node name; the first is the
+	// host the node plugin runs as.
+	start func(t testing.TB, hv *csitest.LoopHypervisor, nodes []string) csiSim
 }
 
 // csiSim is a started cloud, as the test needs it.
 type csiSim struct {
 	token                  string            // the API credential, never to be logged
 	controllerEnv, nodeEnv map[string]string // the driver's settings of each mode
-	nodeID                 string            // the CSI node ID NodeGetInfo must give
+	nodeIDs                []string          // each node's CSI node ID, as NodeGetInfo gives it
+	topology               map[string]string // the nodes' topology segments, as NodeGetInfo gives them
 	device                 func(handle string) string
 	left                   func() []string // volumes and snapshots the cloud holds
 	volumes, snaps         func() int
+	stats                  func() map[string]int // API calls so far, by operation
 }
 
 var csiClouds = []csiCloud{digitaloceanCSI}
@@ -86,21 +91,56 @@ func TestCSI(t *testing.T) {
 	}
 }
 
-// csiCluster is what runCSI started.
-type csiCluster struct {
-	cloud   csiCloud
-	sim     csiSim
-	hv      *csitest.LoopHypervisor
-	admin   kubernetes.Interface
-	apply   *applier
-	node    csipb.NodeClient
-	dir     string // logs, sockets, the kubelet's directories
-	logs    []*cluster.CCM
-	driver  string // the driver name
-	maxVols int64
+func runCSI(t *testing.T, c csiCloud) {
+	k := startCSI(t, c, csiOptions{nodes: 1, devices: true})
+	k.roundTrip(t)
+
+	// Nothing left: in the cloud, on this host, in the API server.
+	if left := k.sim.left(); len(left) > 0 {
+		t.Errorf("the cloud still holds %v", left)
+	}
+	if n := k.hv.Attached(); n != 0 {
+		t.Errorf("%d loop devices still attached", n)
+	}
+	if m, err := mountsUnder(k.dir); err != nil || len(m) > 0 {
+		t.Errorf("mounts left under the kubelet's directories: %v (%v)", m, err)
+	}
+	vas, err := k.admin.StorageV1().VolumeAttachments().List(t.Context(), metav1.ListOptions{})
+	if err != nil || len(vas.Items) > 0 {
+		t.Errorf("VolumeAttachments left: %d (%v)", len(vas.Items), err)
+	}
+	k.checkLogs(t)
 }
 
-func runCSI(t *testing.T, c csiCloud) {
+// csiOptions say what startCSI starts.
+type csiOptions struct {
+	nodes int // Nodes and their cloud instances: node-1, node-2...
+	// devices: volumes are loop devices (csitest.LoopHypervisor, which
+	// needs root), and the node plugin runs on node-1, registered from
+	// its NodeGetInfo. Without, there is no node plugin, and each node's
+	// CSINode is written from the cloud's node IDs.
+	devices bool
+}
+
+// csiCluster is what startCSI started.
+type csiCluster struct {
+	cloud  csiCloud
+	sim    csiSim
+	hv     *csitest.LoopHypervisor
+	admin  kubernetes.Interface
+	apply  *applier
+	node   csipb.NodeClient
+	dir    string // logs, sockets, the kubelet's directories
+	procs  []*cluster.CCM
+	driver string // the driver name
+}
+
+// startCSI starts a control plane with c's shipped storage objects and
+// RBAC, c's simulated cloud, the driver in controller mode (and node
+// mode with o.devices), the sidecars and the snapshot controller as
+// their ServiceAccounts with their shipped arguments, and
+// kube-controller-manager's storage controllers.
+func startCSI(t testing.TB, c csiCloud, o csiOptions) *csiCluster {
 	bin := requireCSIBinaries(t)
 	root, err := cluster.ModuleRoot()
 	if err != nil {
@@ -115,6 +155,11 @@ func runCSI(t *testing.T, c csiCloud) {
 	shipped := workloads(t, objs)
 	cp := kubetest.StartControlPlane(t, kubetest.ControlPlaneOptions{RBACManifests: []string{filepath.Join(c.manifests, "rbac.yaml")}})
 	k := &csiCluster{cloud: c, admin: cp.AdminClient(), apply: newApplier(t, cp.RESTConfig()), dir: dir}
+	t.Cleanup(func() {
+		if t.Failed() {
+			dumpLogs(t, dir)
+		}
+	})
 
 	// The cluster's storage objects as shipped: the snapshot CRDs first,
 	// then the CSIDriver, StorageClasses and VolumeSnapshotClass.
@@ -130,27 +175,46 @@ func runCSI(t *testing.T, c csiCloud) {
 		}
 	}
 
-	k.hv = csitest.NewLoopHypervisor(t)
-	k.sim = c.start(t, k.hv, csiNode)
-	if _, err := kubetest.StartKubelet(t.Context(), k.admin, kubetest.NodeSpec{Name: csiNode}, 0); err != nil {
+	nodes := make([]kubetest.NodeSpec, o.nodes)
+	names := make([]string, o.nodes)
+	for i := range nodes {
+		names[i] = fmt.Sprintf("node-%d", i+1)
+		nodes[i] = kubetest.NodeSpec{Name: names[i]}
+	}
+	if o.devices {
+		k.hv = csitest.NewLoopHypervisor(t)
+	}
+	k.sim = c.start(t, k.hv, names)
+	if _, err := kubetest.RegisterNodes(t.Context(), k.admin, nodes, 0); err != nil {
 		t.Fatal(err)
 	}
 
-	// The driver, controller and node, as the shipped workloads run it.
+	// The driver, as the shipped workloads run it.
 	plugin, ok := shipped[filepath.Base(driverBin)]
 	nodePlugin, nodeOK := shipped[filepath.Base(driverBin)+"/node"]
 	if !ok || !nodeOK {
-		t.Fatalf("the shipped manifests run no %s controller and node containers (have %v)", filepath.Base(driverBin), keys(shipped))
+		t.Fatalf("the shipped manifests run no %s controller and node containers (have %v)", filepath.Base(driverBin), slices.Sorted(maps.Keys(shipped)))
 	}
-	ctrlSock, nodeSock := filepath.Join(dir, "controller.sock"), filepath.Join(dir, "node.sock")
-	k.logs = append(k.logs,
-		startProcess(t, dir, driverBin, "driver-controller", k.sim.controllerEnv, localArgs(plugin.container, ctrlSock, "-v=5")...),
-		startProcess(t, dir, driverBin, "driver-node", k.sim.nodeEnv, localArgs(nodePlugin.container, nodeSock, "--by-id-dir="+k.hv.ByIDDir, "-v=5")...))
-	ctrlConn, nodeConn := dialCSI(t, ctrlSock), dialCSI(t, nodeSock)
+	ctrlSock := filepath.Join(dir, "controller.sock")
+	k.procs = append(k.procs, startProcess(t, dir, driverBin, "driver-controller", k.sim.controllerEnv, localArgs(plugin.container, ctrlSock, "-v=5")...))
+	ctrlConn := dialCSI(t, ctrlSock)
 	waitForSocket(t, ctrlConn, "the controller")
-	waitForSocket(t, nodeConn, "the node plugin")
-	k.node = csipb.NewNodeClient(nodeConn)
-	k.registerNode(t, nodeConn)
+	k.driver = pluginName(t, ctrlConn)
+	if o.devices {
+		nodeSock := filepath.Join(dir, "node.sock")
+		k.procs = append(k.procs, startProcess(t, dir, driverBin, "driver-node", k.sim.nodeEnv,
+			localArgs(nodePlugin.container, nodeSock, "--by-id-dir="+k.hv.ByIDDir, "-v=5")...))
+		nodeConn := dialCSI(t, nodeSock)
+		waitForSocket(t, nodeConn, "the node plugin")
+		k.node = csipb.NewNodeClient(nodeConn)
+		k.registerNode(t, names[0])
+	} else {
+		for i, n := range names {
+			k.writeCSINode(t, n, &csipb.NodeGetInfoResponse{
+				NodeId: k.sim.nodeIDs[i], AccessibleTopology: &csipb.Topology{Segments: k.sim.topology},
+			})
+		}
+	}
 
 	// The sidecars beside the controller and the snapshot controller, each
 	// as its ServiceAccount, with the shipped arguments.
@@ -160,7 +224,7 @@ func runCSI(t *testing.T, c csiCloud) {
 			t.Fatalf("the shipped manifests run no %s", name)
 		}
 		kcfg := serviceAccountKubeconfig(t, cp, dir, w.serviceAccount)
-		k.logs = append(k.logs, startProcess(t, dir, filepath.Join(bin, name), name, nil,
+		k.procs = append(k.procs, startProcess(t, dir, filepath.Join(bin, name), name, nil,
 			localArgs(w.container, ctrlSock, "--kubeconfig="+kcfg, "--v=4")...))
 	}
 	// kube-controller-manager's storage controllers, as the cluster admin.
@@ -168,36 +232,26 @@ func runCSI(t *testing.T, c csiCloud) {
 	if err := cp.WriteKubeconfig(kcm); err != nil {
 		t.Fatal(err)
 	}
-	k.logs = append(k.logs, startProcess(t, dir, filepath.Join(bin, "kube-controller-manager"), "kube-controller-manager", nil,
+	k.procs = append(k.procs, startProcess(t, dir, filepath.Join(bin, "kube-controller-manager"), "kube-controller-manager", nil,
 		"--kubeconfig="+kcm, "--leader-elect=false", "--secure-port=0", "--v=2",
 		"--controllers=persistentvolume-binder-controller,persistentvolume-expander-controller,"+
 			"persistentvolume-attach-detach-controller,persistentvolume-protection-controller,persistentvolumeclaim-protection-controller"))
-	t.Cleanup(func() {
-		if t.Failed() {
-			dumpLogs(t, dir)
-		}
-	})
 
-	k.roundTrip(t)
+	// Pod admission looks up the namespace's ServiceAccount, which the
+	// serviceaccount controller (not run here) would make.
+	if _, err := k.admin.CoreV1().ServiceAccounts("default").Create(t.Context(),
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	return k
+}
 
-	// Nothing left: in the cloud, on this host, in the API server.
-	if left := k.sim.left(); len(left) > 0 {
-		t.Errorf("the cloud still holds %v", left)
-	}
-	if n := k.hv.Attached(); n != 0 {
-		t.Errorf("%d loop devices still attached", n)
-	}
-	if m, err := mountsUnder(dir); err != nil || len(m) > 0 {
-		t.Errorf("mounts left under the kubelet's directories: %v (%v)", m, err)
-	}
-	vas, err := k.admin.StorageV1().VolumeAttachments().List(t.Context(), metav1.ListOptions{})
-	if err != nil || len(vas.Items) > 0 {
-		t.Errorf("VolumeAttachments left: %d (%v)", len(vas.Items), err)
-	}
-	// The shipped RBAC let every sidecar do its job, and no log holds
-	// the credential.
+// checkLogs checks that the shipped RBAC let every process do its job
+// and that no log holds the API credential.
+func (k *csiCluster) checkLogs(t testing.TB) {
+	t.Helper()
 	var logs []string
-	for _, p := range k.logs {
+	for _, p := range k.procs {
 		logs = append(logs, p.Log())
 	}
 	if lines := forbiddenLines(logs...); len(lines) > 0 {
@@ -205,39 +259,43 @@ func runCSI(t *testing.T, c csiCloud) {
 	}
 	for i, l := range logs {
 		if strings.Contains(l, k.sim.token) {
-			t.Errorf("%s logs the API credential", k.logs[i].Name)
+			t.Errorf("%s logs the API credential", k.procs[i].Name)
 		}
 	}
 }
 
-func keys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+func pluginName(t testing.TB, conn *grpc.ClientConn) string {
+	t.Helper()
+	info, err := csipb.NewIdentityClient(conn).GetPluginInfo(t.Context(), &csipb.GetPluginInfoRequest{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	return info.GetName()
 }
 
 // registerNode does what node-driver-registrar and the kubelet do when
-// the node plugin registers: the CSINode entry from NodeGetInfo, the
-// node ID annotation, the topology labels, and the annotation that hands
-// attaching to the attach-detach controller.
-func (k *csiCluster) registerNode(t *testing.T, conn *grpc.ClientConn) {
+// the node plugin registers on node: write the CSINode entry and node
+// annotations from its NodeGetInfo.
+func (k *csiCluster) registerNode(t testing.TB, node string) {
+	t.Helper()
+	info, err := k.node.NodeGetInfo(t.Context(), &csipb.NodeGetInfoRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.GetNodeId() != k.sim.nodeIDs[0] {
+		t.Fatalf("NodeGetInfo gives node ID %q, want the instance's %q", info.GetNodeId(), k.sim.nodeIDs[0])
+	}
+	k.writeCSINode(t, node, info)
+}
+
+// writeCSINode writes what the kubelet and node-driver-registrar write
+// for info: the CSINode entry, the node ID annotation, the topology
+// labels, and the annotation that hands attaching to the attach-detach
+// controller.
+func (k *csiCluster) writeCSINode(t testing.TB, name string, info *csipb.NodeGetInfoResponse) {
 	t.Helper()
 	ctx := t.Context()
-	info, err := csipb.NewNodeClient(conn).NodeGetInfo(ctx, &csipb.NodeGetInfoRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	plugin, err := csipb.NewIdentityClient(conn).GetPluginInfo(ctx, &csipb.GetPluginInfoRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	k.driver, k.maxVols = plugin.GetName(), info.GetMaxVolumesPerNode()
-	if info.GetNodeId() != k.sim.nodeID {
-		t.Fatalf("NodeGetInfo gives node ID %q, want the instance's %q", info.GetNodeId(), k.sim.nodeID)
-	}
-	node, err := k.admin.CoreV1().Nodes().Get(ctx, csiNode, metav1.GetOptions{})
+	node, err := k.admin.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,15 +313,15 @@ func (k *csiCluster) registerNode(t *testing.T, conn *grpc.ClientConn) {
 			"volumes.kubernetes.io/controller-managed-attach-detach": "true",
 		},
 	}})
-	if _, err := k.admin.CoreV1().Nodes().Patch(ctx, csiNode, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if _, err := k.admin.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	drv := storagev1.CSINodeDriver{Name: k.driver, NodeID: info.GetNodeId(), TopologyKeys: topologyKeys}
-	if k.maxVols > 0 {
-		drv.Allocatable = &storagev1.VolumeNodeResources{Count: ptr.To(int32(k.maxVols))}
+	if n := info.GetMaxVolumesPerNode(); n > 0 {
+		drv.Allocatable = &storagev1.VolumeNodeResources{Count: ptr.To(int32(n))}
 	}
 	if _, err := k.admin.StorageV1().CSINodes().Create(ctx, &storagev1.CSINode{
-		ObjectMeta: metav1.ObjectMeta{Name: csiNode, OwnerReferences: []metav1.OwnerReference{{
+		ObjectMeta: metav1.ObjectMeta{Name: name, OwnerReferences: []metav1.OwnerReference{{
 			APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID,
 		}}},
 		Spec: storagev1.CSINodeSpec{Drivers: []storagev1.CSINodeDriver{drv}},
@@ -277,10 +335,38 @@ func (k *csiCluster) roundTrip(t *testing.T) {
 	const ns = "default"
 	ctx := t.Context()
 	pvcs := k.admin.CoreV1().PersistentVolumeClaims(ns)
-	// The namespace's ServiceAccount, which the serviceaccount controller
-	// (not run here) would make and Pod admission looks up.
-	if _, err := k.admin.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}},
-		metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+
+	// Refused: a StorageClass parameter the driver does not take gets the
+	// PVC a Warning naming it, and the cloud no volume.
+	bad, err := k.admin.StorageV1().StorageClasses().Get(ctx, k.cloud.storageClass, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad.ObjectMeta = metav1.ObjectMeta{Name: "misspelt"}
+	bad.Parameters = map[string]string{"fstpye": "xfs"}
+	if _, err := k.admin.StorageV1().StorageClasses().Create(ctx, bad, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pvcs.Create(ctx, pvc("misspelt", "misspelt", "1Gi", nil), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "a ProvisioningFailed Warning naming fstpye", func(ctx context.Context) (bool, error) {
+		events, err := k.admin.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=misspelt"})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range events.Items {
+			if e.Type == corev1.EventTypeWarning && e.Reason == "ProvisioningFailed" && strings.Contains(e.Message, "fstpye") &&
+				strings.Contains(e.Message, "InvalidArgument") {
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("%d events", len(events.Items))
+	})
+	if n := k.sim.volumes(); n != 0 {
+		t.Fatalf("the cloud holds %d volumes after a refused PVC", n)
+	}
+	if err := pvcs.Delete(ctx, "misspelt", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -101,7 +101,7 @@ func attach(t *testing.T, plane *cluster.Plane, o cluster.AttachOptions) *cluste
 // requireBinaries returns the directory holding kube-apiserver and etcd. It
 // skips the test when they are not built, unless CCMKIT_E2E=required (set
 // by `make test`) makes that a failure.
-func requireBinaries(t *testing.T) string {
+func requireBinaries(t testing.TB) string {
 	t.Helper()
 	bin, err := kubetest.ControlPlaneBinDir("")
 	if err != nil {
@@ -113,7 +113,7 @@ func requireBinaries(t *testing.T) string {
 	return bin
 }
 
-func dumpLogs(t *testing.T, dir string) {
+func dumpLogs(t testing.TB, dir string) {
 	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
 	for _, l := range logs {
 		b, err := os.ReadFile(l)
@@ -129,7 +129,7 @@ func dumpLogs(t *testing.T, dir string) {
 }
 
 // eventually polls cond every 200ms until it holds or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
+func eventually(t testing.TB, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
 	var lastErr error
 	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {

@@ -1,0 +1,157 @@
+package e2e
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
+)
+
+// The benchmark's cluster: BENCH_CSI_VOLUMES PVCs (100), each used by a
+// Pod, spread over enough nodes for at most 7 a node (csi-digitalocean's
+// default volume limit).
+const csiBenchPerNode = 7
+
+func csiBenchVolumes(b *testing.B) int {
+	s := cmp.Or(os.Getenv("BENCH_CSI_VOLUMES"), "100")
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		b.Fatalf("BENCH_CSI_VOLUMES=%q: not a positive number", s)
+	}
+	return n
+}
+
+// BenchmarkCSIPVCs provisions BENCH_CSI_VOLUMES PVCs, attaches each to the
+// node of a Pod using it, detaches and deletes them, through the whole
+// stack TestCSI runs (the driver in controller mode, the sidecars and
+// kube-controller-manager, with the shipped manifests; no devices, so no
+// root). Per run it reports each phase's time and the API calls the
+// cloud received per volume, by phase and in all; -v logs them by
+// operation. `make bench` runs it once per cloud.
+func BenchmarkCSIPVCs(b *testing.B) {
+	for _, c := range csiClouds {
+		b.Run(c.name, func(b *testing.B) {
+			n := csiBenchVolumes(b)
+			k := startCSI(b, c, csiOptions{nodes: (n + csiBenchPerNode - 1) / csiBenchPerNode})
+			b.ResetTimer()
+			for range b.N {
+				k.lifecycle(b, n)
+			}
+			b.StopTimer()
+			k.checkLogs(b)
+		})
+	}
+}
+
+// lifecycle runs n volumes through provisioning, attaching, detaching
+// and deletion, reporting each phase.
+func (k *csiCluster) lifecycle(b *testing.B, n int) {
+	ctx := b.Context()
+	const ns = "default"
+	name := func(i int) string { return fmt.Sprintf("bench-%03d", i) }
+	var phases []string
+	calls := map[string]map[string]int{}
+	var total int
+	phase := func(what string, do func(i int) error, done func(ctx context.Context) (bool, error)) {
+		before, start := k.sim.stats(), time.Now()
+		var errs = make([]error, n)
+		workqueue.ParallelizeUntil(ctx, 16, n, func(i int) { errs[i] = do(i) })
+		for _, err := range errs {
+			if err != nil {
+				b.Fatalf("%s: %v", what, err)
+			}
+		}
+		eventually(b, 10*time.Minute, what, done)
+		b.ReportMetric(time.Since(start).Seconds(), what+"-s")
+		calls[what] = map[string]int{}
+		sum := 0
+		for op, after := range k.sim.stats() {
+			if d := after - before[op]; d > 0 {
+				calls[what][op], sum = d, sum+d
+			}
+		}
+		total += sum
+		b.ReportMetric(float64(sum)/float64(n), what+"-calls/vol")
+		phases = append(phases, what)
+	}
+
+	phase("provision", func(i int) error {
+		_, err := k.admin.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc(name(i), k.cloud.storageClass, "1Gi", nil), metav1.CreateOptions{})
+		return err
+	}, func(ctx context.Context) (bool, error) {
+		list, err := k.admin.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		bound := 0
+		for _, c := range list.Items {
+			if c.Status.Phase == corev1.ClaimBound {
+				bound++
+			}
+		}
+		return unless(bound == n && k.sim.volumes() == n, "%d of %d PVCs bound, %d cloud volumes", bound, n, k.sim.volumes())
+	})
+	phase("attach", func(i int) error {
+		_, err := k.admin.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name(i)},
+			Spec: corev1.PodSpec{
+				NodeName:   fmt.Sprintf("node-%d", i/csiBenchPerNode+1),
+				Containers: []corev1.Container{{Name: "app", Image: "app"}},
+				Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+					PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: name(i)},
+				}}},
+			},
+		}, metav1.CreateOptions{})
+		return err
+	}, func(ctx context.Context) (bool, error) {
+		attached, err := k.attachments(ctx)
+		return unless(err == nil && attached == n, "%d of %d attached (%v)", attached, n, err)
+	})
+	phase("detach", func(i int) error {
+		return k.admin.CoreV1().Pods(ns).Delete(ctx, name(i), metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))})
+	}, func(ctx context.Context) (bool, error) {
+		list, err := k.admin.StorageV1().VolumeAttachments().List(ctx, metav1.ListOptions{})
+		return unless(err == nil && len(list.Items) == 0, "%d VolumeAttachments left (%v)", len(list.Items), err)
+	})
+	phase("delete", func(i int) error {
+		return k.admin.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, name(i), metav1.DeleteOptions{})
+	}, func(ctx context.Context) (bool, error) {
+		pvs, err := k.admin.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+		return unless(err == nil && len(pvs.Items) == 0 && k.sim.volumes() == 0, "%d PVs, %d cloud volumes (%v)", len(pvs.Items), k.sim.volumes(), err)
+	})
+
+	b.ReportMetric(float64(total)/float64(n), "calls/vol")
+	for _, p := range phases {
+		var ops []string
+		for _, op := range slices.Sorted(maps.Keys(calls[p])) {
+			ops = append(ops, fmt.Sprintf("%s %.2f", op, float64(calls[p][op])/float64(n)))
+		}
+		b.Logf("%-9s API calls per volume: %s", p, strings.Join(ops, ", "))
+	}
+}
+
+// attachments counts the VolumeAttachments marked attached.
+func (k *csiCluster) attachments(ctx context.Context) (int, error) {
+	list, err := k.admin.StorageV1().VolumeAttachments().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, a := range list.Items {
+		if a.Status.Attached {
+			n++
+		}
+	}
+	return n, nil
+}
