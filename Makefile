@@ -81,15 +81,17 @@ promcheck: ## Check the Triton metrics controller's Prometheus job with Promethe
 
 # Container images without Docker (hack/images, its own module, so that
 # go-containerregistry stays out of the library's go.mod): one OCI image
-# index per cmd/*-cloud-controller-manager for PLATFORMS, written as an OCI
-# layout with an SPDX SBOM under bin/images (digests in
+# index per cmd/*-cloud-controller-manager and cmd/*-csi-driver (with the
+# node's filesystem tools from the Debian packages of
+# hack/images/debian.lock, cached in bin/debian-cache) for PLATFORMS,
+# written as an OCI layout with an SPDX SBOM under bin/images (digests in
 # bin/images/digests.txt); PUSH=<registry> pushes them as
 # <registry>/<name>:$(VERSION). docs/install.md.
 PLATFORMS ?= linux/amd64,linux/arm64
 PUSH      ?=
 
 .PHONY: images
-images: ## Build the CCM images into bin/images without Docker (PLATFORMS, VERSION; PUSH=<registry> pushes them).
+images: ## Build the CCM and CSI driver images into bin/images without Docker (PLATFORMS, VERSION; PUSH=<registry> pushes them).
 	cd hack/images && $(GO) run . -root=$(CURDIR) -out=$(BIN)/images -version=$(VERSION) -platforms=$(PLATFORMS) $(if $(PUSH),-push=$(PUSH))
 
 .PHONY: imagetest

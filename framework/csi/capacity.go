@@ -116,8 +116,11 @@ func (d *driver) accessible(segment string) []*csipb.Topology {
 	return []*csipb.Topology{{Segments: map[string]string{d.key: segment}}}
 }
 
-// Filesystems a mount capability may ask for; "" is DefaultFSType.
-var fsTypes = []string{"ext2", "ext3", "ext4", "xfs", "btrfs"}
+// Filesystems a mount capability may ask for; "" is DefaultFSType. They
+// are the ones the CSI images' node tools make, check and grow
+// (e2fsprogs and xfsprogs, hack/images): a filesystem the node cannot
+// make is refused when the volume is created, not when it is staged.
+var fsTypes = []string{"ext2", "ext3", "ext4", "xfs"}
 
 // DefaultFSType is the filesystem a mount volume gets when its
 // capability names none.

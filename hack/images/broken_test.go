@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,18 +22,7 @@ func TestChecksCatchBrokenImages(t *testing.T) {
 	if errs := checkImage(o, img, hostPlatfm, good); len(errs) > 0 {
 		t.Fatalf("the good image fails: %v", errs)
 	}
-	withConfig := func(f func(*v1.Config)) v1.Image {
-		cf, err := good.ConfigFile()
-		if err != nil {
-			t.Fatal(err)
-		}
-		f(&cf.Config)
-		bad, err := mutate.Config(good, cf.Config)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return bad
-	}
+	withConfig := func(f func(*v1.Config)) v1.Image { return configured(t, good, f) }
 	withFile := func(e entry) v1.Image {
 		l, err := layer(o.Epoch, []entry{e})
 		if err != nil {
@@ -107,4 +97,78 @@ func hostImage(t *testing.T, o Options, name string) v1.Image {
 	}
 	t.Fatalf("%s has no %s image", name, hostPlatfm)
 	return nil
+}
+
+// TestChecksCatchBrokenCSIImages does the same for a CSI image: a missing
+// library, loader or tool, no PATH, the CCMs' user.
+func TestChecksCatchBrokenCSIImages(t *testing.T) {
+	const img = "digitalocean-csi-driver"
+	o, _ := imageOptions(t, img)
+	good := hostImage(t, o, img)
+	if errs := checkImage(o, img, hostPlatfm, good); len(errs) > 0 {
+		t.Fatalf("the good image fails: %v", errs)
+	}
+	files, err := readFiles(good, o.Epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// find is the path of the image's file whose name starts with base.
+	find := func(base string) string {
+		for n := range files {
+			if strings.HasPrefix(path.Base(n), base) {
+				return n
+			}
+		}
+		t.Fatalf("the good image has no %s*", base)
+		return ""
+	}
+	// without removes file n from the image with an OCI whiteout.
+	without := func(n string) v1.Image {
+		l, err := layer(o.Epoch, []entry{{name: path.Join(path.Dir(n), ".wh."+path.Base(n)), mode: 0o644}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad, err := mutate.AppendLayers(good, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bad
+	}
+	withConfig := func(f func(*v1.Config)) v1.Image { return configured(t, good, f) }
+	for _, tc := range []struct {
+		name, want string
+		img        v1.Image
+	}{
+		{"missing library", "needs libblkid.so.1", without(find("libblkid.so.1"))},
+		{"missing loader", "interpreter", without(find("ld-linux-"))},
+		{"missing tool", "no mkfs.xfs on PATH", without(find("mkfs.xfs"))},
+		{"no /bin/sh", "/bin/sh", without("bin/sh")},
+		{"no PATH", "env", withConfig(func(c *v1.Config) { c.Env = nil })},
+		{"nonroot user", "user", withConfig(func(c *v1.Config) { c.User = user })},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			errs := checkImage(o, img, hostPlatfm, tc.img)
+			for _, e := range errs {
+				if strings.Contains(e.Error(), tc.want) {
+					return
+				}
+			}
+			t.Errorf("checkImage found %v, want an error about %q", errs, tc.want)
+		})
+	}
+}
+
+// configured is img with f applied to its config.
+func configured(t *testing.T, img v1.Image, f func(*v1.Config)) v1.Image {
+	t.Helper()
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f(&cf.Config)
+	out, err := mutate.Config(img, cf.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

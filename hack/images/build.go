@@ -32,8 +32,11 @@ type Options struct {
 	// Platforms are the index's platforms, in order.
 	Platforms []v1.Platform
 	// Names are the images to build; empty means every
-	// cmd/*-cloud-controller-manager.
+	// cmd/*-cloud-controller-manager and cmd/*-csi-driver.
 	Names []string
+	// DebianCache is where the locked Debian packages of the CSI images
+	// are downloaded to and reused from (<Out>/../debian-cache).
+	DebianCache string
 }
 
 // Built is one image Build wrote.
@@ -53,7 +56,8 @@ func defaultOptions(ctx context.Context, root, epoch string) (Options, error) {
 	if _, err := os.Stat(filepath.Join(abs, "go.mod")); err != nil {
 		return Options{}, fmt.Errorf("-root %s is not the ccmkit repository: %w", root, err)
 	}
-	o := Options{Root: abs, Out: filepath.Join(abs, "bin", "images"), Version: "dev", Epoch: time.Unix(0, 0).UTC()}
+	o := Options{Root: abs, Out: filepath.Join(abs, "bin", "images"), DebianCache: filepath.Join(abs, "bin", "debian-cache"),
+		Version: "dev", Epoch: time.Unix(0, 0).UTC()}
 	if v, err := git(ctx, abs, "describe", "--tags", "--always", "--dirty"); err == nil {
 		o.Version = v
 	}
@@ -102,21 +106,34 @@ func parsePlatforms(s string) ([]v1.Platform, error) {
 	return ps, nil
 }
 
-// commands lists the CCM binaries of the repository: cmd/*-cloud-controller-manager.
+// The suffixes of the commands that get an image.
+const (
+	ccmSuffix = "-cloud-controller-manager"
+	csiSuffix = "-csi-driver"
+)
+
+// commands lists the binaries of the repository that get an image:
+// cmd/*-cloud-controller-manager and cmd/*-csi-driver, sorted.
 func commands(root string) ([]string, error) {
-	dirs, err := filepath.Glob(filepath.Join(root, "cmd", "*-cloud-controller-manager"))
-	if err != nil {
-		return nil, err
-	}
-	names := make([]string, 0, len(dirs))
-	for _, d := range dirs {
-		names = append(names, filepath.Base(d))
+	var names []string
+	for _, suffix := range []string{ccmSuffix, csiSuffix} {
+		dirs, err := filepath.Glob(filepath.Join(root, "cmd", "*"+suffix))
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range dirs {
+			names = append(names, filepath.Base(d))
+		}
 	}
 	if len(names) == 0 {
-		return nil, fmt.Errorf("no cmd/*-cloud-controller-manager under %s", root)
+		return nil, fmt.Errorf("no cmd/*%s or cmd/*%s under %s", ccmSuffix, csiSuffix, root)
 	}
+	slices.Sort(names)
 	return names, nil
 }
+
+// isCSI says whether name is a CSI driver's image.
+func isCSI(name string) bool { return strings.HasSuffix(name, csiSuffix) }
 
 // Build compiles the binaries, assembles one image index per binary and
 // writes each as an OCI layout <Out>/<name>/ with its SBOM <Out>/<name>.spdx.json,
@@ -148,10 +165,36 @@ func Build(ctx context.Context, o Options) ([]Built, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The node tools layer of each platform, built for the first CSI
+	// image and shared by the others.
+	tools := map[string]toolsLayerOf{}
+	toolsFor := func(p v1.Platform) (toolsLayerOf, error) {
+		if l, ok := tools[p.String()]; ok {
+			return l, nil
+		}
+		l, pkgs, err := toolsLayer(ctx, o, p)
+		if err != nil {
+			return toolsLayerOf{}, fmt.Errorf("the node tools layer for %s: %w", p, err)
+		}
+		tools[p.String()] = toolsLayerOf{l, pkgs}
+		return tools[p.String()], nil
+	}
 	// One image at a time, its binaries removed once its layout is
 	// written: the disk holds one image's binaries, not every image's.
 	var built []Built
 	for _, n := range names {
+		var layers imageLayers
+		if isCSI(n) {
+			layers.tools = map[string]toolsLayerOf{}
+			for _, p := range o.Platforms {
+				l, err := toolsFor(p)
+				if err != nil {
+					return nil, err
+				}
+				layers.tools[p.String()] = l
+			}
+		}
+		layers.base = base
 		bins := map[string]string{} // platform -> binary
 		for _, p := range o.Platforms {
 			dir := filepath.Join(work, strings.ReplaceAll(p.String(), "/", "_"))
@@ -160,7 +203,7 @@ func Build(ctx context.Context, o Options) ([]Built, error) {
 			}
 			bins[p.String()] = filepath.Join(dir, n)
 		}
-		b, err := assemble(o, n, base, func(p v1.Platform) string { return bins[p.String()] })
+		b, err := assemble(o, n, layers, func(p v1.Platform) string { return bins[p.String()] })
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", n, err)
 		}

@@ -91,8 +91,15 @@ func checkImage(o Options, name string, p v1.Platform, img v1.Image) []error {
 	if !slices.Equal(c.Entrypoint, []string{"/" + name}) || len(c.Cmd) != 0 {
 		fail("entrypoint %q cmd %q, want [/%s] and no cmd", c.Entrypoint, c.Cmd, name)
 	}
-	if c.User != user || c.WorkingDir != "/" {
-		fail("user %q workdir %q, want %q and /", c.User, c.WorkingDir, user)
+	wantUser, wantEnv := user, []string(nil)
+	if isCSI(name) {
+		wantUser, wantEnv = csiUser, []string{toolsPath}
+	}
+	if c.User != wantUser || c.WorkingDir != "/" {
+		fail("user %q workdir %q, want %q and /", c.User, c.WorkingDir, wantUser)
+	}
+	if !slices.Equal(c.Env, wantEnv) {
+		fail("env %q, want %q", c.Env, wantEnv)
 	}
 	for k, v := range labels(o, name) {
 		if c.Labels[k] != v {
@@ -107,6 +114,9 @@ func checkImage(o Options, name string, p v1.Platform, img v1.Image) []error {
 		return append(errs, err)
 	}
 	errs = append(errs, checkFiles(files, name)...)
+	if isCSI(name) {
+		errs = append(errs, checkTools(files, p)...)
+	}
 	if bin, ok := files[name]; ok {
 		errs = append(errs, checkBinary(bin.data, name, o.Version, p)...)
 	}
@@ -220,11 +230,16 @@ func checkBinary(bin []byte, name, version string, p v1.Platform) []error {
 	if p.OS != runtime.GOOS || p.Architecture != runtime.GOARCH || len(errs) > 0 {
 		return errs
 	}
-	exe := filepath.Join(os.TempDir(), fmt.Sprintf("imagetest-%s-%d", name, os.Getpid()))
+	// Named as in the image: a CSI driver prints its argv[0].
+	dir, err := os.MkdirTemp("", "imagetest-")
+	if err != nil {
+		return append(errs, err)
+	}
+	defer os.RemoveAll(dir)
+	exe := filepath.Join(dir, name)
 	if err := os.WriteFile(exe, bin, 0o755); err != nil {
 		return append(errs, err)
 	}
-	defer os.Remove(exe)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, exe, "--version").CombinedOutput()
@@ -285,6 +300,9 @@ func checkSBOM(dir string, lidx v1.ImageIndex, idx v1.Hash) []error {
 	}
 	if doc.SPDXVersion != "SPDX-2.3" {
 		errs = append(errs, fmt.Errorf("SBOM is %q, want SPDX-2.3", doc.SPDXVersion))
+	}
+	if strings.HasSuffix(dir, csiSuffix) {
+		errs = append(errs, checkDebianSBOM(doc)...)
 	}
 	for _, mod := range []string{module, "k8s.io/client-go", "stdlib"} {
 		i := slices.IndexFunc(doc.Packages, func(p spdxPackage) bool { return p.Name == mod })

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -18,8 +19,11 @@ import (
 const (
 	// source is the org.opencontainers.image.source label.
 	source = "https://" + module
-	// user is the image's user: nonroot, as the manifests' securityContext.
+	// user is a CCM image's user: nonroot, as the manifests' securityContext.
 	user = "65532:65532"
+	// csiUser is a CSI image's user: root, as the node plugin formats and
+	// mounts; the controller's manifest runs it as 65532.
+	csiUser = "0:0"
 	// refName annotates the index in the layout's index.json with its tag.
 	refName = "org.opencontainers.image.ref.name"
 )
@@ -27,7 +31,10 @@ const (
 // labels are the OCI labels of the image config, also the annotations of
 // its manifests and index.
 func labels(o Options, name string) map[string]string {
-	cloud := strings.TrimSuffix(name, "-cloud-controller-manager")
+	desc := "Kubernetes cloud-controller-manager for " + strings.TrimSuffix(name, ccmSuffix) + ", built with ccmkit"
+	if isCSI(name) {
+		desc = "Kubernetes CSI driver for " + strings.TrimSuffix(name, csiSuffix) + ", built with ccmkit"
+	}
 	return map[string]string{
 		"org.opencontainers.image.source":      source,
 		"org.opencontainers.image.url":         source,
@@ -35,13 +42,26 @@ func labels(o Options, name string) map[string]string {
 		"org.opencontainers.image.version":     o.Version,
 		"org.opencontainers.image.created":     o.Epoch.Format("2006-01-02T15:04:05Z"),
 		"org.opencontainers.image.title":       name,
-		"org.opencontainers.image.description": "Kubernetes cloud-controller-manager for " + cloud + ", built with ccmkit",
+		"org.opencontainers.image.description": desc,
 		"org.opencontainers.image.licenses":    "Apache-2.0",
 	}
 }
 
+// imageLayers are the layers an image has below its binary: base, and for
+// a CSI image the node tools layer of each platform.
+type imageLayers struct {
+	base  v1.Layer
+	tools map[string]toolsLayerOf // by platform
+}
+
+// toolsLayerOf is a node tools layer and the Debian packages it holds files of.
+type toolsLayerOf struct {
+	layer v1.Layer
+	pkgs  []debPackage
+}
+
 // platformImage builds the image of binary bin for platform p.
-func platformImage(o Options, name string, p v1.Platform, base v1.Layer, bin string) (v1.Image, error) {
+func platformImage(o Options, name string, p v1.Platform, layers imageLayers, bin string) (v1.Image, error) {
 	data, err := os.ReadFile(bin)
 	if err != nil {
 		return nil, err
@@ -59,13 +79,19 @@ func platformImage(o Options, name string, p v1.Platform, base v1.Layer, bin str
 			Labels: labels(o, name),
 		},
 	}
+	adds := []mutate.Addendum{{Layer: layers.base, History: v1.History{Created: created, CreatedBy: "ccmkit hack/images: CA certificates, users, /tmp"}}}
+	if isCSI(name) {
+		// exec.LookPath needs PATH to find the tools.
+		cfg.Config.User, cfg.Config.Env = csiUser, []string{toolsPath}
+		adds = append(adds, mutate.Addendum{Layer: layers.tools[p.String()].layer,
+			History: v1.History{Created: created, CreatedBy: "ccmkit hack/images: node tools from Debian " + debianSuite + " (" + lockPath + ")"}})
+	}
 	img, err := mutate.ConfigFile(empty.Image, cfg)
 	if err != nil {
 		return nil, err
 	}
-	img, err = mutate.Append(img,
-		mutate.Addendum{Layer: base, History: v1.History{Created: created, CreatedBy: "ccmkit hack/images: CA certificates, users, /tmp"}},
-		mutate.Addendum{Layer: top, History: v1.History{Created: created, CreatedBy: "ccmkit hack/images: /" + name}})
+	adds = append(adds, mutate.Addendum{Layer: top, History: v1.History{Created: created, CreatedBy: "ccmkit hack/images: /" + name}})
+	img, err = mutate.Append(img, adds...)
 	if err != nil {
 		return nil, err
 	}
@@ -77,10 +103,18 @@ func platformImage(o Options, name string, p v1.Platform, base v1.Layer, bin str
 // gives, its SBOM, and writes both as the OCI layout <Out>/<name>/ (the
 // index tagged o.Version, the SBOM an artifact whose subject is the index)
 // and <Out>/<name>.spdx.json. The layout replaces any earlier one whole.
-func assemble(o Options, name string, base v1.Layer, binFor func(v1.Platform) string) (Built, error) {
+func assemble(o Options, name string, layers imageLayers, binFor func(v1.Platform) string) (Built, error) {
 	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	var debs []debPackage
 	for _, p := range o.Platforms {
-		img, err := platformImage(o, name, p, base, binFor(p))
+		if t, ok := layers.tools[p.String()]; ok {
+			for _, d := range t.pkgs {
+				if !slices.Contains(debs, d) {
+					debs = append(debs, d)
+				}
+			}
+		}
+		img, err := platformImage(o, name, p, layers, binFor(p))
 		if err != nil {
 			return Built{}, fmt.Errorf("%s: %w", p, err)
 		}
@@ -91,7 +125,7 @@ func assemble(o Options, name string, base v1.Layer, binFor func(v1.Platform) st
 	if err != nil {
 		return Built{}, err
 	}
-	doc, err := sbom(o, name, binFor(o.Platforms[0]), desc.Digest)
+	doc, err := sbom(o, name, binFor(o.Platforms[0]), desc.Digest, debs)
 	if err != nil {
 		return Built{}, err
 	}

@@ -120,9 +120,12 @@ func imageOptions(t *testing.T, name string) (Options, []v1.Platform) {
 }
 
 func TestImages(t *testing.T) {
-	want := []string{"brightbox", "digitalocean", "openstack", "rancher", "skeleton", "triton"}
-	for _, c := range want {
-		name := c + "-cloud-controller-manager"
+	var want []string
+	for _, c := range []string{"brightbox", "digitalocean", "openstack", "rancher", "skeleton", "triton"} {
+		want = append(want, c+"-cloud-controller-manager")
+	}
+	want = append(want, "digitalocean-csi-driver") // the CSI drivers' images: checkImage checks their tools too
+	for _, name := range want {
 		t.Run(name, func(t *testing.T) {
 			if !strings.Contains(" "+strings.Join(testNames, " ")+" ", " "+name+" ") {
 				t.Fatalf("no image %s among %v", name, testNames)
@@ -138,16 +141,17 @@ func TestImages(t *testing.T) {
 	}
 }
 
-// TestReproducible builds one image a second time, into another directory,
-// and expects the digest digests.txt has for it. (The second build comes
-// from the build cache but for the link; two clean clones are compared by
+// TestReproducible builds a CCM and a CSI image a second time, into
+// another directory, and expects the digests digests.txt has for them.
+// (The second build comes from the build cache but for the link, and the
+// Debian packages from bin/debian-cache; two clean clones are compared by
 // hand, see docs/install.md.)
 func TestReproducible(t *testing.T) {
 	if !testBuilt {
 		t.Skip("CCMKIT_IMAGES: the layouts were built elsewhere")
 	}
 	o := testOpts
-	o.Out, o.Names = t.TempDir(), []string{"skeleton-cloud-controller-manager"}
+	o.Out, o.Names = t.TempDir(), []string{"skeleton-cloud-controller-manager", "digitalocean-csi-driver"}
 	built, err := Build(t.Context(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -156,8 +160,10 @@ func TestReproducible(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	line := fmt.Sprintf("%s %s\n", built[0].Name, built[0].Digest)
-	if !strings.Contains(string(first), line) {
-		t.Errorf("second build gave %q; the first:\n%s", line, first)
+	for _, b := range built {
+		line := fmt.Sprintf("%s %s\n", b.Name, b.Digest)
+		if !strings.Contains(string(first), line) {
+			t.Errorf("second build gave %q; the first:\n%s", line, first)
+		}
 	}
 }

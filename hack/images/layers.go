@@ -36,6 +36,7 @@ type entry struct {
 	mode     int64
 	uid, gid int
 	data     []byte
+	link     string // the target of a symbolic link
 }
 
 // baseLayer holds what every image shares: CA certificates, /etc/passwd and
@@ -96,8 +97,11 @@ func layer(epoch time.Time, entries []entry) (v1.Layer, error) {
 			Name: e.name, Mode: e.mode, Uid: e.uid, Gid: e.gid, Size: int64(len(e.data)),
 			ModTime: epoch, Format: tar.FormatPAX, Typeflag: tar.TypeReg,
 		}
-		if e.name[len(e.name)-1] == '/' {
+		switch {
+		case e.name[len(e.name)-1] == '/':
 			h.Typeflag = tar.TypeDir
+		case e.link != "":
+			h.Typeflag, h.Linkname = tar.TypeSymlink, e.link
 		}
 		if err := tw.WriteHeader(h); err != nil {
 			return nil, err

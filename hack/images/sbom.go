@@ -66,10 +66,12 @@ type (
 // sbom is the SPDX 2.3 JSON document of image name (index digest idx): the
 // image, the Go module the binary bin was built from (at o.Version), the Go
 // standard library and every module the binary's build info lists, with its
-// version, its go.sum hash (h1:, a SHA-256) and a pkg:golang purl. It is a
+// version, its go.sum hash (h1:, a SHA-256) and a pkg:golang purl, and
+// the Debian packages debs (a CSI image's node tools) with their version,
+// .deb SHA-256 and a pkg:deb purl per architecture. It is a
 // function of its inputs only: created is o.Epoch and the namespace is
 // derived from the name, version and revision.
-func sbom(o Options, name, bin string, idx v1.Hash) ([]byte, error) {
+func sbom(o Options, name, bin string, idx v1.Hash, debs []debPackage) ([]byte, error) {
 	bi, err := buildinfo.ReadFile(bin)
 	if err != nil {
 		return nil, fmt.Errorf("reading the build info of %s: %w", bin, err)
@@ -112,6 +114,16 @@ func sbom(o Options, name, bin string, idx v1.Hash) ([]byte, error) {
 		p := goPackage(fmt.Sprintf("SPDXRef-Package-%d-%s", i, spdxID.ReplaceAllString(d.Path, "-")), d)
 		doc.Packages = append(doc.Packages, p)
 		doc.Relationships = append(doc.Relationships, spdxRelation{main.SPDXID, "DEPENDS_ON", p.SPDXID})
+	}
+	for _, d := range debs {
+		p := spdxPackage{
+			SPDXID: "SPDXRef-Deb-" + spdxID.ReplaceAllString(d.Name+"-"+d.Arch, "-"),
+			Name:   d.Name, VersionInfo: d.Version, DownloadLocation: debianMirror + "/" + d.Filename,
+			Checksums:    []spdxChecksum{{Algorithm: "SHA256", Value: d.SHA256}},
+			ExternalRefs: []spdxRef{purl(d.purl())},
+		}
+		doc.Packages = append(doc.Packages, p)
+		doc.Relationships = append(doc.Relationships, spdxRelation{image.SPDXID, "CONTAINS", p.SPDXID})
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
