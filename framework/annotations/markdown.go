@@ -164,8 +164,15 @@ func code(s string) string {
 	return "`" + strings.ReplaceAll(s, "|", `\|`) + "`"
 }
 
-// cell keeps text inside one table cell.
+// cell keeps text inside one table cell: pipes escaped, and outside
+// `code` spans the angle brackets a renderer would take for HTML
+// (ip:<address> would lose its placeholder).
 func cell(s string) string {
-	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.Join(strings.Fields(s), " ")
+	parts := strings.Split(strings.ReplaceAll(s, "|", `\|`), "`")
+	for i := 0; i < len(parts); i += 2 {
+		parts[i] = angles.Replace(parts[i])
+	}
+	return strings.Join(strings.Fields(strings.Join(parts, "`")), " ")
 }
+
+var angles = strings.NewReplacer("<", "&lt;", ">", "&gt;")

@@ -87,3 +87,12 @@ func TestFieldsRejectsNonStruct(t *testing.T) {
 		}
 	}
 }
+
+// TestCellEscapesAngles: a placeholder in a description survives
+// rendering; inside a code span it stays as written.
+func TestCellEscapesAngles(t *testing.T) {
+	got := cell("as ip:<address>, or `ip:<a>` | x")
+	if want := "as ip:&lt;address&gt;, or `ip:<a>` \\| x"; got != want {
+		t.Errorf("cell = %q, want %q", got, want)
+	}
+}

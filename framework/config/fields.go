@@ -351,11 +351,18 @@ func code(s string) string {
 	if s == "" {
 		return ""
 	}
-	return "`" + cell(s) + "`"
+	return "`" + strings.Join(strings.Fields(strings.ReplaceAll(s, "|", `\|`)), " ") + "`"
 }
 
-// cell escapes s for a Markdown table cell.
+// cell escapes s for a Markdown table cell: pipes, and outside `code`
+// spans the angle brackets a renderer would take for HTML
+// (k8s:<cluster ID> would lose its placeholder).
 func cell(s string) string {
-	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.Join(strings.Fields(s), " ")
+	parts := strings.Split(strings.ReplaceAll(s, "|", `\|`), "`")
+	for i := 0; i < len(parts); i += 2 {
+		parts[i] = angles.Replace(parts[i])
+	}
+	return strings.Join(strings.Fields(strings.Join(parts, "`")), " ")
 }
+
+var angles = strings.NewReplacer("<", "&lt;", ">", "&gt;")

@@ -187,3 +187,12 @@ func TestEnvMarkdownRefusesFileOnlySettings(t *testing.T) {
 		t.Error("EnvMarkdown(1) succeeded, want an error")
 	}
 }
+
+// TestCellEscapesAngles: a placeholder in a description survives
+// rendering; inside a code span it stays as written.
+func TestCellEscapesAngles(t *testing.T) {
+	got := cell("as k8s:<cluster ID>, or `k8s:<id>` | x")
+	if want := "as k8s:&lt;cluster ID&gt;, or `k8s:<id>` \\| x"; got != want {
+		t.Errorf("cell = %q, want %q", got, want)
+	}
+}
