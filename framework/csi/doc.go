@@ -12,6 +12,8 @@
 //
 //   - Expander: volumes grow (ONLINE expansion, EXPAND_VOLUME);
 //   - Snapshotter: snapshots, and volumes restored from them;
+//     SnapshotParameters: VolumeSnapshotClass parameters, checked before
+//     any cloud call;
 //   - Lister: ListVolumes;
 //   - ParameterValidator: StorageClass parameters checked before any
 //     cloud call;

@@ -225,3 +225,22 @@ func TestServeReplacesStaleSocket(t *testing.T) {
 		t.Errorf("Probe: %v", status.Convert(err).Message())
 	}
 }
+
+// An inline ephemeral volume (a CSIDriver may list the mode, as the
+// Cinder plugin's does) is refused as unsupported, before anything is
+// mounted, naming what to use instead.
+func TestInlineEphemeralVolumesRefused(t *testing.T) {
+	d := csitest.StartDriver(t, csi.Options{Provider: csitest.NewFakeCloud(nil), ByIDDir: t.TempDir()}, 0)
+	target := filepath.Join(t.TempDir(), "target")
+	_, err := d.Node.NodePublishVolume(t.Context(), &csipb.NodePublishVolumeRequest{
+		VolumeId: "csi-0123", TargetPath: target, VolumeCapability: writer,
+		VolumeContext: map[string]string{"csi.storage.k8s.io/ephemeral": "true", "capacity": "1Gi"},
+	})
+	wantCode(t, "inline ephemeral NodePublishVolume", err, codes.Unimplemented)
+	if err != nil && !strings.Contains(err.Error(), "generic ephemeral volume") {
+		t.Errorf("the error does not say what to use instead: %v", err)
+	}
+	if _, statErr := os.Stat(target); !os.IsNotExist(statErr) {
+		t.Errorf("the target path was made: %v", statErr)
+	}
+}

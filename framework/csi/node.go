@@ -45,6 +45,11 @@ func (s *node) NodeGetInfo(ctx context.Context, _ *csipb.NodeGetInfoRequest) (*c
 	out := &csipb.NodeGetInfoResponse{NodeId: info.ID, MaxVolumesPerNode: s.d.limits.MaxPerNode}
 	if t := s.d.accessible(info.Segment); t != nil {
 		out.AccessibleTopology = t[0]
+		for k, v := range info.Topology {
+			if k != s.d.key {
+				t[0].Segments[k] = v
+			}
+		}
 	}
 	return out, nil
 }
@@ -151,11 +156,20 @@ func (s *node) NodeUnstageVolume(ctx context.Context, req *csipb.NodeUnstageVolu
 	return &csipb.NodeUnstageVolumeResponse{}, nil
 }
 
+// ephemeralKey is the volume context key the kubelet sets on an inline
+// ephemeral CSI volume's NodePublishVolume.
+const ephemeralKey = "csi.storage.k8s.io/ephemeral"
+
 // NodePublishVolume bind-mounts the staged filesystem at the target
 // path, or the block device onto a file there.
 func (s *node) NodePublishVolume(ctx context.Context, req *csipb.NodePublishVolumeRequest) (*csipb.NodePublishVolumeResponse, error) {
 	id, target, staging, capability := req.GetVolumeId(), req.GetTargetPath(), req.GetStagingTargetPath(), req.GetVolumeCapability()
 	switch {
+	case req.GetVolumeContext()[ephemeralKey] == "true":
+		// A CSIDriver may list the Ephemeral lifecycle mode (it cannot be
+		// removed from an existing one), but no cloud volume is made at
+		// publish time: say so, rather than "staging_target_path missing".
+		return nil, status.Error(codes.Unimplemented, "inline ephemeral CSI volumes are not supported: use a generic ephemeral volume (a volumes[].ephemeral PVC template) instead")
 	case id == "":
 		return nil, missing("volume_id")
 	case target == "":

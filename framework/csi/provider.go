@@ -14,7 +14,7 @@ import (
 // volume at a time, not-found, the node side's format and mount), and the
 // provider only maps its SDK onto these calls. Optional capabilities are
 // further interfaces a Provider may implement: Snapshotter, Lister,
-// Expander, ParameterValidator, Initializer, Prober.
+// Expander, ParameterValidator, SnapshotParameters, Initializer, Prober.
 type Provider interface {
 	// Name is the CSI driver name, e.g. "dobs.csi.digitalocean.com".
 	Name() string
@@ -82,6 +82,17 @@ type Snapshotter interface {
 	ListSnapshots(ctx context.Context, source string) ([]*Snapshot, error)
 }
 
+// SnapshotParameters is a Snapshotter whose snapshots take the
+// VolumeSnapshotClass parameters: the framework checks them with
+// ValidateSnapshotParameters before any cloud call (an error names the
+// parameter, and the framework answers InvalidArgument with it), and
+// creates a snapshot with CreateSnapshotWithParameters instead of
+// CreateSnapshot. A Snapshotter without it gets no parameters.
+type SnapshotParameters interface {
+	ValidateSnapshotParameters(params map[string]string) error
+	CreateSnapshotWithParameters(ctx context.Context, source, name string, params map[string]string) (*Snapshot, error)
+}
+
 // Lister is a Provider that lists its volumes.
 type Lister interface {
 	// ListVolumes lists every volume the provider manages.
@@ -136,6 +147,11 @@ type Snapshot struct {
 type NodeInfo struct {
 	ID      string
 	Segment string
+	// Topology are more segments NodeGetInfo reports, beside the
+	// TopologyKey's (e.g. an operator's topology.kubernetes.io/region):
+	// they become node labels; volumes are placed by TopologyKey's only.
+	// Ignored for a cloud without topology.
+	Topology map[string]string
 }
 
 // Initializer is a Provider that prepares itself before the driver

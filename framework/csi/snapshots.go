@@ -86,6 +86,12 @@ func (s *controller) CreateSnapshot(ctx context.Context, req *csipb.CreateSnapsh
 	case source == "":
 		return nil, missing("source_volume_id")
 	}
+	withParams, _ := sn.(SnapshotParameters)
+	if withParams != nil {
+		if err := withParams.ValidateSnapshotParameters(req.GetParameters()); err != nil {
+			return nil, invalid("parameters: %v", err)
+		}
+	}
 	release, err := s.d.locks.acquire("snapshot name", name)
 	if err != nil {
 		return nil, err
@@ -99,7 +105,12 @@ func (s *controller) CreateSnapshot(ctx context.Context, req *csipb.CreateSnapsh
 		return nil, status.Errorf(codes.AlreadyExists, "snapshot %q exists (%s) of another volume, %s", name, snap.ID, snap.Source)
 	}
 	if snap == nil {
-		if snap, err = sn.CreateSnapshot(ctx, source, name); err != nil {
+		if withParams != nil {
+			snap, err = withParams.CreateSnapshotWithParameters(ctx, source, name, req.GetParameters())
+		} else {
+			snap, err = sn.CreateSnapshot(ctx, source, name)
+		}
+		if err != nil {
 			return nil, cloudError(err, "creating snapshot %q of volume %s", name, source)
 		}
 	}

@@ -42,6 +42,13 @@ type RoundTripOptions struct {
 	// LogVerbosity of the driver's log (through t.Log); 0 is 2 (failed
 	// calls).
 	LogVerbosity int
+	// NoSnapshots is for a provider without snapshots: CreateSnapshot
+	// must be Unimplemented, and the round trip leaves out the snapshot
+	// and its restore (it repeats the first CreateVolume instead).
+	NoSnapshots bool
+	// SnapshotParameters are the snapshot's VolumeSnapshotClass
+	// parameters (e.g. a cloud's switch to snapshot an attached volume).
+	SnapshotParameters map[string]string
 }
 
 // RoundTripFilesystem is a filesystem the round trip runs on: its volumes
@@ -72,14 +79,16 @@ type RoundTripCloud struct {
 // on loop devices, for each filesystem: it writes a file, snapshots the
 // volume, restores the snapshot to a larger volume and reads the file back
 // there (the filesystem grown to the device), repeats the restoring
-// CreateVolume (the same volume), grows a volume while staged (online; an
+// CreateVolume (the same volume; without snapshots, see NoSnapshots, the
+// first CreateVolume), grows a volume while staged (online; an
 // ext4 without CAP_SYS_RESOURCE at the next stage), writes and reads a
 // raw block volume and grows it, and then finds nothing left behind: no
 // volume or snapshot in the cloud, no loop device, no mount.
 //
 // Each filesystem runs in a child process in a private mount namespace
 // (see InMountNamespace), where opts.Setup makes the cloud. A call
-// answered Aborted is retried (see AbortedRetries) and counted. It skips
+// answered Aborted is retried (see AbortedRetries) and counted, and so is
+// a CreateSnapshot answered not ready to use (not counted). It skips
 // (or fails, see RequireLoopDevices) where loop devices or the filesystem
 // cannot be used.
 func RunDataRoundTrip(t *testing.T, opts RoundTripOptions) {
@@ -262,35 +271,57 @@ func roundTrip(t *testing.T, opts RoundTripOptions, fs RoundTripFilesystem, dir 
 	if err := os.WriteFile(filepath.Join(targetA, "file"), want, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := e.d.Controller.CreateSnapshot(ctx, &csipb.CreateSnapshotRequest{Name: "snapshot-a", SourceVolumeId: a})
-	if err != nil {
-		t.Fatalf("CreateSnapshot: %v", err)
-	}
-	snapID := snap.GetSnapshot().GetSnapshotId()
-	if !snap.GetSnapshot().GetReadyToUse() || snap.GetSnapshot().GetSizeBytes() != size {
-		t.Errorf("snapshot: %v, want ready and %d bytes", snap.GetSnapshot(), size)
-	}
+	var snapID, b, targetB string
+	if opts.NoSnapshots {
+		_, err := e.d.Controller.CreateSnapshot(ctx, &csipb.CreateSnapshotRequest{Name: "snapshot-a", SourceVolumeId: a})
+		if status.Code(err) != codes.Unimplemented {
+			t.Errorf("CreateSnapshot of a driver without snapshots: %v, want Unimplemented", err)
+		}
+		// The CreateVolume retried: the same volume.
+		again, err := e.d.Controller.CreateVolume(ctx, createRequest("pvc-a", size, mountCap(fsType), ""))
+		if err != nil || again.GetVolume().GetVolumeId() != a {
+			t.Errorf("CreateVolume pvc-a again: %v, %v; want volume %s", again, err, a)
+		}
+	} else {
+		// Asked again while the cloud is still taking it, as
+		// csi-snapshotter asks until it is ready to use.
+		var snap *csipb.CreateSnapshotResponse
+		for i := 0; ; i++ {
+			snap = retry(e, "CreateSnapshot", func() (*csipb.CreateSnapshotResponse, error) {
+				return e.d.Controller.CreateSnapshot(ctx, &csipb.CreateSnapshotRequest{Name: "snapshot-a", SourceVolumeId: a,
+					Parameters: opts.SnapshotParameters})
+			})
+			if snap.GetSnapshot().GetReadyToUse() || i >= cmp.Or(opts.AbortedRetries, 20) {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		snapID = snap.GetSnapshot().GetSnapshotId()
+		if !snap.GetSnapshot().GetReadyToUse() || snap.GetSnapshot().GetSizeBytes() != size {
+			t.Errorf("snapshot: %v, want ready and %d bytes", snap.GetSnapshot(), size)
+		}
 
-	// Restored to a larger volume: the file is there, the filesystem
-	// fills the device (grown when staged).
-	b, targetB := e.create("pvc-b", grown, mountCap(fsType), snapID)
-	if got, err := os.ReadFile(filepath.Join(targetB, "file")); err != nil || !bytes.Equal(got, want) {
-		t.Errorf("restored file: %q, %v; want %q", got, err, want)
-	}
-	if total, orig := e.totalBytes(b, targetB), e.totalBytes(a, targetA); total <= orig {
-		t.Errorf("restored volume's filesystem is %d bytes, not grown past the snapshot's %d", total, orig)
-	}
-	// The CreateVolume retried: the same volume, from the same snapshot.
-	again, err := e.d.Controller.CreateVolume(ctx, createRequest("pvc-b", grown, mountCap(fsType), snapID))
-	if err != nil || again.GetVolume().GetVolumeId() != b || again.GetVolume().GetContentSource().GetSnapshot().GetSnapshotId() != snapID {
-		t.Errorf("CreateVolume pvc-b again: %v, %v; want volume %s from snapshot %s", again, err, b, snapID)
+		// Restored to a larger volume: the file is there, the filesystem
+		// fills the device (grown when staged).
+		b, targetB = e.create("pvc-b", grown, mountCap(fsType), snapID)
+		if got, err := os.ReadFile(filepath.Join(targetB, "file")); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("restored file: %q, %v; want %q", got, err, want)
+		}
+		if total, orig := e.totalBytes(b, targetB), e.totalBytes(a, targetA); total <= orig {
+			t.Errorf("restored volume's filesystem is %d bytes, not grown past the snapshot's %d", total, orig)
+		}
+		// The CreateVolume retried: the same volume, from the same snapshot.
+		again, err := e.d.Controller.CreateVolume(ctx, createRequest("pvc-b", grown, mountCap(fsType), snapID))
+		if err != nil || again.GetVolume().GetVolumeId() != b || again.GetVolume().GetContentSource().GetSnapshot().GetSnapshotId() != snapID {
+			t.Errorf("CreateVolume pvc-b again: %v, %v; want volume %s from snapshot %s", again, err, b, snapID)
+		}
 	}
 
 	// Expanded while staged: online growth (ext4 needs CAP_SYS_RESOURCE),
 	// else at the next stage.
 	before := e.totalBytes(a, targetA)
 	e.expand(a, grown, mountCap(fsType))
-	_, err = e.d.Node.NodeExpandVolume(ctx, &csipb.NodeExpandVolumeRequest{VolumeId: a, VolumePath: targetA,
+	_, err := e.d.Node.NodeExpandVolume(ctx, &csipb.NodeExpandVolumeRequest{VolumeId: a, VolumePath: targetA,
 		CapacityRange: &csipb.CapacityRange{RequiredBytes: grown}, VolumeCapability: mountCap(fsType)})
 	switch online := fsType != "ext4" || hasCapSysResource(t); {
 	case online && err != nil:
@@ -329,13 +360,21 @@ func roundTrip(t *testing.T, opts RoundTripOptions, fs RoundTripFilesystem, dir 
 		t.Errorf("NodeExpandVolume block: %v, %v; want %d bytes", exp, err, grown)
 	}
 
-	// Nothing left behind.
-	for _, v := range []struct{ id, target string }{{a, targetA}, {b, targetB}, {c, targetC}} {
-		e.remove(v.id, v.target)
+	// Nothing left behind. The snapshot goes before its source volume, a
+	// (a cloud may refuse to delete a volume that has snapshots, as
+	// Cinder does: FailedPrecondition), after the volume restored from
+	// it, b.
+	for _, v := range []struct{ id, target string }{{b, targetB}, {c, targetC}} {
+		if v.id != "" {
+			e.remove(v.id, v.target)
+		}
 	}
-	if _, err := e.d.Controller.DeleteSnapshot(ctx, &csipb.DeleteSnapshotRequest{SnapshotId: snapID}); err != nil {
-		t.Errorf("DeleteSnapshot: %v", err)
+	if snapID != "" {
+		retry(e, "DeleteSnapshot "+snapID, func() (*csipb.DeleteSnapshotResponse, error) {
+			return e.d.Controller.DeleteSnapshot(ctx, &csipb.DeleteSnapshotRequest{SnapshotId: snapID})
+		})
 	}
+	e.remove(a, targetA)
 	if left := cloud.Left(); len(left) != 0 {
 		t.Errorf("left in the cloud: %v", left)
 	}

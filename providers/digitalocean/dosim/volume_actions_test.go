@@ -177,13 +177,13 @@ func TestVolumeHypervisorFailures(t *testing.T) {
 	s, c := setup(t, Options{ProvisioningReads: 1, Hypervisor: hv})
 	d := s.AddDroplet(Droplet{}).ID
 
-	hv.failing("Create", true)
+	hv.Fail("Create", true)
 	_, _, err := c.Storage.CreateVolume(ctx(), &godo.VolumeCreateRequest{Name: "v", Region: "nyc3", SizeGigaBytes: 1})
 	wantStatus(t, err, 500)
 	if vs := s.Volumes(); len(vs) != 0 {
 		t.Fatalf("volume left by a failed create: %+v", vs)
 	}
-	hv.failing("Create", false)
+	hv.Fail("Create", false)
 	v, _, err := c.Storage.CreateVolume(ctx(), &godo.VolumeCreateRequest{Name: "v", Region: "nyc3", SizeGigaBytes: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -198,7 +198,7 @@ func TestVolumeHypervisorFailures(t *testing.T) {
 		return waitVolumeAction(t, c, v.ID, a).Status
 	}
 	attach := func() (*godo.Action, *godo.Response, error) { return c.StorageActions.Attach(ctx(), v.ID, d) }
-	hv.failing("Attach", true)
+	hv.Fail("Attach", true)
 	if st := action("attach", attach); st != ActionErrored {
 		t.Errorf("attach with a failing hypervisor: %q", st)
 	}
@@ -208,12 +208,12 @@ func TestVolumeHypervisorFailures(t *testing.T) {
 	if drop, _, _ := c.Droplets.Get(ctx(), d); len(drop.VolumeIDs) != 0 {
 		t.Errorf("droplet volume_ids after a failed attach: %v", drop.VolumeIDs)
 	}
-	hv.failing("Attach", false)
+	hv.Fail("Attach", false)
 	if st := action("attach", attach); st != ActionCompleted {
 		t.Fatalf("attach: %q", st)
 	}
 
-	hv.failing("Resize", true)
+	hv.Fail("Resize", true)
 	if st := action("resize", func() (*godo.Action, *godo.Response, error) { return c.StorageActions.Resize(ctx(), v.ID, 2, "") }); st != ActionErrored {
 		t.Errorf("resize with a failing hypervisor: %q", st)
 	}
@@ -221,7 +221,7 @@ func TestVolumeHypervisorFailures(t *testing.T) {
 		t.Errorf("size after a failed resize: %d", got.SizeGigaBytes)
 	}
 
-	hv.failing("Detach", true)
+	hv.Fail("Detach", true)
 	if st := action("detach", func() (*godo.Action, *godo.Response, error) {
 		return c.StorageActions.DetachByDropletID(ctx(), v.ID, d)
 	}); st != ActionErrored {
@@ -234,31 +234,31 @@ func TestVolumeHypervisorFailures(t *testing.T) {
 		t.Errorf("droplet volume_ids after a failed detach: %v", drop.VolumeIDs)
 	}
 
-	hv.failing("Snapshot", true)
+	hv.Fail("Snapshot", true)
 	_, _, err = c.Storage.CreateSnapshot(ctx(), &godo.SnapshotCreateRequest{VolumeID: v.ID, Name: "s"})
 	wantStatus(t, err, 500)
 	if n := len(s.State().Snapshots); n != 0 {
 		t.Errorf("%d snapshots after a failed one", n)
 	}
-	hv.failing("Snapshot", false)
+	hv.Fail("Snapshot", false)
 	snap, _, err := c.Storage.CreateSnapshot(ctx(), &godo.SnapshotCreateRequest{VolumeID: v.ID, Name: "s"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hv.failing("DeleteSnapshot", true)
+	hv.Fail("DeleteSnapshot", true)
 	_, err = c.Storage.DeleteSnapshot(ctx(), snap.ID)
 	wantStatus(t, err, 500)
 	if _, _, err := c.Snapshots.Get(ctx(), snap.ID); err != nil {
 		t.Errorf("snapshot gone after a failed delete: %v", err)
 	}
 
-	hv.failing("Detach", false)
+	hv.Fail("Detach", false)
 	if st := action("detach", func() (*godo.Action, *godo.Response, error) {
 		return c.StorageActions.DetachByDropletID(ctx(), v.ID, d)
 	}); st != ActionCompleted {
 		t.Fatalf("detach: %q", st)
 	}
-	hv.failing("Delete", true)
+	hv.Fail("Delete", true)
 	_, err = c.Storage.DeleteVolume(ctx(), v.ID)
 	wantStatus(t, err, 500)
 	if _, _, err := c.Storage.GetVolume(ctx(), v.ID); err != nil {

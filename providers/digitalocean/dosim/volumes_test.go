@@ -51,7 +51,7 @@ func TestVolumeLifecycle(t *testing.T) {
 		v.CreatedAt.IsZero() || v.Description != "data" {
 		t.Fatalf("created %+v", v)
 	}
-	hv.want(t, "create", hvCall{"Create", disk(v.ID, "pvc-1", 10, ""), ""})
+	hv.Want(t, "create", hvCall{Method: "Create", Disk: disk(v.ID, "pvc-1", 10, "")})
 
 	// Attach: in progress, then completed on the second read; only then
 	// does droplet_ids (and the droplet's volume_ids) show it.
@@ -63,7 +63,7 @@ func TestVolumeLifecycle(t *testing.T) {
 	if got, _, _ := c.Storage.GetVolume(ctx(), v.ID); len(got.DropletIDs) != 0 {
 		t.Errorf("droplet_ids while attaching: %v", got.DropletIDs)
 	}
-	hv.want(t, "attach started")
+	hv.Want(t, "attach started")
 	if done := waitVolumeAction(t, c, v.ID, a); done.Status != ActionCompleted || done.CompletedAt == nil {
 		t.Fatalf("attach ended %+v", done)
 	}
@@ -72,7 +72,7 @@ func TestVolumeLifecycle(t *testing.T) {
 	if len(got.DropletIDs) != 1 || got.DropletIDs[0] != d.ID || len(drop.VolumeIDs) != 1 || drop.VolumeIDs[0] != v.ID {
 		t.Fatalf("after attach: volume droplet_ids %v, droplet volume_ids %v", got.DropletIDs, drop.VolumeIDs)
 	}
-	hv.want(t, "attach completed", hvCall{"Attach", disk(v.ID, "pvc-1", 10, server), ""})
+	hv.Want(t, "attach completed", hvCall{Method: "Attach", Disk: disk(v.ID, "pvc-1", 10, server)})
 	// doctl --wait polls GET /v2/actions/{id}: the action is there too.
 	if ga, _, err := c.Actions.Get(ctx(), a.ID); err != nil || ga.Status != ActionCompleted || ga.Type != "attach_volume" {
 		t.Errorf("GET /v2/actions/%d: %+v %v", a.ID, ga, err)
@@ -87,7 +87,7 @@ func TestVolumeLifecycle(t *testing.T) {
 		len(snap.Regions) != 1 || snap.Regions[0] != "nyc3" || snap.Created == "" || snap.Tags[0] != "k8s" {
 		t.Fatalf("snapshot %+v", snap)
 	}
-	hv.want(t, "snapshot", hvCall{"Snapshot", disk(v.ID, "pvc-1", 10, server), snap.ID})
+	hv.Want(t, "snapshot", hvCall{Method: "Snapshot", Disk: disk(v.ID, "pvc-1", 10, server), Snapshot: snap.ID})
 
 	// Resize, attached: the size changes when it completes.
 	a, _, err = c.StorageActions.Resize(ctx(), v.ID, 20, "nyc3")
@@ -101,7 +101,7 @@ func TestVolumeLifecycle(t *testing.T) {
 	if got, _, _ := c.Storage.GetVolume(ctx(), v.ID); got.SizeGigaBytes != 20 {
 		t.Errorf("size after resize: %d", got.SizeGigaBytes)
 	}
-	hv.want(t, "resize", hvCall{"Resize", disk(v.ID, "pvc-1", 20, server), ""})
+	hv.Want(t, "resize", hvCall{Method: "Resize", Disk: disk(v.ID, "pvc-1", 20, server)})
 
 	// Detach.
 	a, _, err = c.StorageActions.DetachByDropletID(ctx(), v.ID, d.ID)
@@ -114,7 +114,7 @@ func TestVolumeLifecycle(t *testing.T) {
 	if len(got.DropletIDs) != 0 || len(drop.VolumeIDs) != 0 {
 		t.Fatalf("after detach: %v %v", got.DropletIDs, drop.VolumeIDs)
 	}
-	hv.want(t, "detach", hvCall{"Detach", disk(v.ID, "pvc-1", 20, server), ""})
+	hv.Want(t, "detach", hvCall{Method: "Detach", Disk: disk(v.ID, "pvc-1", 20, server)})
 	acts, _, err := c.StorageActions.List(ctx(), v.ID, nil)
 	if err != nil || len(acts) != 3 || acts[0].Type != "detach_volume" || acts[2].Type != "attach_volume" {
 		t.Errorf("volume actions: %+v %v", acts, err)
@@ -125,7 +125,7 @@ func TestVolumeLifecycle(t *testing.T) {
 	if err != nil || r.Region.Slug != "nyc3" || r.SizeGigaBytes != 10 {
 		t.Fatalf("restore: %+v %v", r, err)
 	}
-	hv.want(t, "restore", hvCall{"Create", disk(r.ID, "pvc-2", 10, ""), snap.ID})
+	hv.Want(t, "restore", hvCall{Method: "Create", Disk: disk(r.ID, "pvc-2", 10, ""), Snapshot: snap.ID})
 
 	// Delete both volumes (one by name) and the snapshot.
 	if _, err := c.Storage.DeleteVolume(ctx(), v.ID); err != nil {
@@ -138,9 +138,9 @@ func TestVolumeLifecycle(t *testing.T) {
 	if _, err := c.Storage.DeleteSnapshot(ctx(), snap.ID); err != nil {
 		t.Fatal(err)
 	}
-	hv.want(t, "delete",
-		hvCall{"Delete", disk(v.ID, "pvc-1", 20, ""), ""},
-		hvCall{"Delete", disk(r.ID, "pvc-2", 10, ""), ""},
+	hv.Want(t, "delete",
+		hvCall{Method: "Delete", Disk: disk(v.ID, "pvc-1", 20, "")},
+		hvCall{Method: "Delete", Disk: disk(r.ID, "pvc-2", 10, "")},
 		hvCall{Method: "DeleteSnapshot", Snapshot: snap.ID})
 	if _, _, err := c.Storage.GetVolume(ctx(), v.ID); err == nil {
 		t.Error("deleted volume still there")
@@ -303,7 +303,7 @@ func TestDropletDeleteDetachesVolumes(t *testing.T) {
 	if _, _, err := c.StorageActions.Attach(ctx(), v.ID, d); err != nil {
 		t.Fatal(err)
 	}
-	hv.take()
+	hv.Take()
 	if _, err := c.Droplets.Delete(ctx(), d); err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestDropletDeleteDetachesVolumes(t *testing.T) {
 	if err != nil || len(got.DropletIDs) != 0 {
 		t.Errorf("volume after its droplet was deleted: %+v %v", got, err)
 	}
-	hv.want(t, "droplet deleted", hvCall{"Detach", disk(v.ID, "v", 1, strconv.Itoa(d)), ""})
+	hv.Want(t, "droplet deleted", hvCall{Method: "Detach", Disk: disk(v.ID, "v", 1, strconv.Itoa(d))})
 
 	s2, c2 := setup(t, Options{ProvisioningReads: 5})
 	d2 := s2.AddDroplet(Droplet{}).ID
