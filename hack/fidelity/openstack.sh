@@ -12,12 +12,16 @@
 # available, the script says "skipped: ..." and exits 0.
 #
 # It reads servers, flavors, images, networks, subnets, ports, routers,
-# security groups, floating IPs, the compute and network availability
-# zones, quotas, load balancers and their statistics and Octavia quotas,
-# stops and starts a server, then creates and deletes a security group
-# with a rule, a floating IP, a port, and a load balancer tree (listener,
-# pool, member, health monitor; --wait for ACTIVE at each step, then a
-# cascade delete), checking each answer.
+# security groups, floating IPs, the compute, network and volume
+# availability zones, quotas, load balancers and their statistics and
+# Octavia quotas, stops and starts a server, then creates and deletes a
+# security group with a rule, a floating IP, a port, and a load balancer
+# tree (listener, pool, member, health monitor; --wait for ACTIVE at each
+# step, then a cascade delete), and takes a Cinder volume through its
+# life: created, extended, attached to a server and detached through
+# Nova, snapshotted (in use, with --force), restored from the snapshot
+# into a new volume, refused a delete while it has a snapshot, deleted;
+# checking each answer.
 set -euo pipefail
 
 : "${FIDELITY_TOOLS:?}" "${WORK:?}" "${OS_AUTH_URL:?}" "${OS_USERNAME:?}" "${OS_PASSWORD:?}"
@@ -100,7 +104,7 @@ gone() {
 	if openstack "$@" show "$id" >"$WORK/gone" 2>&1; then
 		fail "$* $id is still there after its delete"
 	fi
-	grep -qi 'not found\|No .* found\|Unable to locate' "$WORK/gone" || {
+	grep -qi 'not found\|No .* found\|Unable to locate\|No .* with a name or ID of' "$WORK/gone" || {
 		cat "$WORK/gone" >&2
 		fail "openstack $* show $id: not a not-found answer"
 	}
@@ -141,7 +145,8 @@ os -o "$WORK/az-network.json" availability zone list --network --long -f json
 expect "$WORK/az-network.json" "sorted((x['Zone Name'], x['Zone Resource']) for x in v) == [('nova', 'network'), ('nova', 'router')]" \
 	"network zones: not nova for networks and routers"
 os -o "$WORK/quota.json" quota show -f json
-expect "$WORK/quota.json" 'v["instances"] > 0 and v["ports"] != 0' "quota show: no compute or network quotas"
+expect "$WORK/quota.json" 'v["instances"] > 0 and v["ports"] != 0 and v["volumes"] > 0 and v["gigabytes"] > 0' \
+	"quota show: no compute, network or volume quotas"
 os -o "$WORK/lbs.json" loadbalancer list -f json
 expect "$WORK/lbs.json" 'v == []' "loadbalancer list: not empty"
 os -o "$WORK/lbquota.json" loadbalancer quota show "$project" -f json
@@ -255,5 +260,80 @@ os -o "$WORK/lbs3.json" loadbalancer list -f json
 expect "$WORK/lbs3.json" 'v == []' "loadbalancer list after the cascade delete: not empty"
 os -o "$WORK/ports2.json" port list -f json
 expect "$WORK/ports2.json" "not any('octavia-lb-' in x['Name'] for x in v)" "the load balancer's VIP port is left"
+
+# --- Cinder volume, Nova volume attachment, snapshot ---
+await_status() { # KIND... NAME STATUS: until KIND show NAME says STATUS
+	local want=${*: -1} name=${*: -2:1} kind=("${@:1:$#-2}")
+	for _ in $(seq 60); do
+		os -o "$WORK/await-status.json" "${kind[@]}" show "$name" -f json
+		if [ "$(value "$WORK/await-status.json" 'v["status"]')" = "$want" ]; then
+			return
+		fi
+		sleep 1
+	done
+	fail "${kind[*]} $name never got to $want"
+}
+os -o "$WORK/az-volume.json" availability zone list --volume -f json
+expect "$WORK/az-volume.json" "['nova'] == [x['Zone Name'] for x in v] and v[0]['Zone Status'] == 'available'" "volume zones: not nova"
+os -o "$WORK/vtypes.json" volume type list -f json
+expect "$WORK/vtypes.json" "'__DEFAULT__' in $names" "volume type list: no __DEFAULT__ type"
+os -o "$WORK/vol.json" volume create --size 1 --description "make fidelity" fidelity-vol -f json
+vol=$(value "$WORK/vol.json" 'v["id"]')
+expect "$WORK/vol.json" 'v["size"] == 1 and v["status"] == "creating" and v["type"] == "__DEFAULT__" and v["availability_zone"] == "nova"' \
+	"volume create: not a 1 GiB __DEFAULT__ volume being created in nova"
+await_status volume fidelity-vol available
+os -o "$WORK/vols.json" volume list -f json
+expect "$WORK/vols.json" "[x['ID'] for x in v] == ['$vol'] and v[0]['Status'] == 'available'" "volume list: not the new volume"
+os volume set --size 2 fidelity-vol
+await_status volume fidelity-vol available
+os -o "$WORK/vol-2.json" volume show fidelity-vol -f json
+expect "$WORK/vol-2.json" 'v["size"] == 2' "volume set --size 2: not extended"
+os -o "$WORK/attach.json" server add volume worker-1 fidelity-vol -f json
+expect "$WORK/attach.json" 'v["Device"] == "/dev/vdb" and v["Volume ID"] == "'"$vol"'"' "server add volume: not /dev/vdb"
+await_status volume fidelity-vol in-use
+os -o "$WORK/vol-inuse.json" volume show fidelity-vol -f json
+worker1=$(value "$WORK/servers.json" '[x["ID"] for x in v if x["Name"] == "worker-1"][0]')
+expect "$WORK/vol-inuse.json" 'v["attachments"][0]["server_id"] == "'"$worker1"'" and v["attachments"][0]["device"] == "/dev/vdb"' \
+	"volume show: not attached to worker-1 as /dev/vdb"
+os -o "$WORK/server-vol.json" server show worker-1 -f json
+expect "$WORK/server-vol.json" "'$vol' in json.dumps(v['volumes_attached'])" "server show worker-1: the volume is not in volumes_attached"
+os -o "$WORK/snap.json" volume snapshot create --volume fidelity-vol --force fidelity-snap -f json
+snap=$(value "$WORK/snap.json" 'v["id"]')
+expect "$WORK/snap.json" 'v["size"] == 2 and v["status"] == "creating" and v["volume_id"] == "'"$vol"'"' "volume snapshot create: not a snapshot being made"
+await_status volume snapshot fidelity-snap available
+os -o "$WORK/snaps.json" volume snapshot list -f json
+expect "$WORK/snaps.json" "[x['ID'] for x in v] == ['$snap']" "volume snapshot list: not the snapshot"
+os -o "$WORK/restored.json" volume create --snapshot fidelity-snap --size 3 fidelity-restored -f json
+restored=$(value "$WORK/restored.json" 'v["id"]')
+expect "$WORK/restored.json" 'v["snapshot_id"] == "'"$snap"'" and v["size"] == 3' "volume create --snapshot: not from the snapshot"
+await_status volume fidelity-restored available
+os server remove volume worker-1 fidelity-vol
+await_status volume fidelity-vol available
+os -o "$WORK/vol-detached.json" volume show fidelity-vol -f json
+expect "$WORK/vol-detached.json" 'v["attachments"] == []' "server remove volume: still attached"
+if openstack volume delete fidelity-vol >"$WORK/refused" 2>&1; then
+	fail "volume delete: a volume with a snapshot was deleted"
+fi
+n=$((n + 1))
+grep -q 'have snapshots' "$WORK/refused" || {
+	cat "$WORK/refused" >&2
+	fail "volume delete of a volume with a snapshot: not Cinder's answer"
+}
+os volume snapshot delete fidelity-snap
+for _ in $(seq 60); do
+	openstack volume snapshot show "$snap" >/dev/null 2>&1 || break
+	sleep 1
+done
+gone "$snap" volume snapshot
+os volume delete fidelity-vol fidelity-restored
+for id in "$vol" "$restored"; do
+	for _ in $(seq 60); do
+		openstack volume show "$id" >/dev/null 2>&1 || break
+		sleep 1
+	done
+	gone "$id" volume
+done
+os -o "$WORK/vols2.json" volume list -f json
+expect "$WORK/vols2.json" 'v == []' "volume list after the deletes: not empty"
 
 echo "openstack fidelity: ok ($n commands)"

@@ -143,6 +143,16 @@ func TestEveryAdvertisedEntryAnswers(t *testing.T) {
 		for _, ep := range eps {
 			url := path(ep, "url").(string)
 			types[typ] = url
+			if typ == "block-storage" || typ == "volumev3" {
+				// Cinder's catalog URL is the project's base
+				// (/volume/v3/<project ID>), where Cinder serves no
+				// document: clients add resource paths to it and find
+				// the versions at the root, cutting /v3/<project ID>.
+				if status, _ := c.do("GET", url+"/volumes", nil); status != http.StatusOK {
+					t.Errorf("%s endpoint %s: GET volumes %d", typ, url, status)
+				}
+				url = url[:strings.Index(url, "/v3/")+1]
+			}
 			status, doc := c.do("GET", url, nil)
 			if status == http.StatusNotFound || status >= 400 {
 				t.Errorf("%s endpoint %s: %d", typ, url, status)
@@ -156,12 +166,13 @@ func TestEveryAdvertisedEntryAnswers(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"identity", "compute", "network", "load-balancer", "image"} {
+	for _, want := range []string{"identity", "compute", "network", "load-balancer", "image", "block-storage", "volumev3"} {
 		if types[want] == "" {
 			t.Errorf("catalog has no %s service", want)
 		}
 	}
 	walkMicroversions(t, c, types["compute"])
+	walkVolumeMicroversions(t, c, types["block-storage"])
 	walkExtensions(t, c, s, types["network"]+"/v2.0")
 }
 
@@ -217,6 +228,39 @@ func walkMicroversions(t *testing.T, c rawClient, computeURL string) {
 	}
 	next := fmt.Sprintf("2.%d", maxMinor+1)
 	if status, _ := c.do("GET", computeURL+"/servers/detail", nil, "X-OpenStack-Nova-API-Version", next); status != http.StatusNotAcceptable {
+		t.Errorf("microversion %s past the maximum: %d, want 406", next, status)
+	}
+}
+
+// walkVolumeMicroversions asks Cinder for volumes, snapshots, types and
+// zones at every microversion from 3.0 to the advertised maximum, which
+// Cinder echoes; one past it is 406.
+func walkVolumeMicroversions(t *testing.T, c rawClient, volumeURL string) {
+	t.Helper()
+	_, doc := c.do("GET", volumeURL[:strings.Index(volumeURL, "/v3/")+4], nil)
+	maxVer, _ := path(doc, "versions", 0, "version").(string)
+	maxMinor, err := strconv.Atoi(strings.TrimPrefix(maxVer, "3."))
+	if err != nil || path(doc, "versions", 0, "min_version") != "3.0" {
+		t.Fatalf("volume version document %v", doc)
+	}
+	for minor := 0; minor <= maxMinor; minor++ {
+		v := fmt.Sprintf("3.%d", minor)
+		for _, p := range []string{"/volumes/detail", "/snapshots/detail", "/types", "/os-availability-zone", "/limits"} {
+			req, _ := http.NewRequest(http.MethodGet, volumeURL+p, nil)
+			req.Header.Set("X-Auth-Token", c.token)
+			req.Header.Set("OpenStack-API-Version", "volume "+v)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || resp.Header.Get("OpenStack-API-Version") != "volume "+v {
+				t.Errorf("GET %s at %s: %d, version header %q", p, v, resp.StatusCode, resp.Header.Get("OpenStack-API-Version"))
+			}
+		}
+	}
+	next := fmt.Sprintf("3.%d", maxMinor+1)
+	if status, _ := c.do("GET", volumeURL+"/volumes/detail", nil, "OpenStack-API-Version", "volume "+next); status != http.StatusNotAcceptable {
 		t.Errorf("microversion %s past the maximum: %d, want 406", next, status)
 	}
 }

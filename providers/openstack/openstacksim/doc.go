@@ -1,8 +1,8 @@
 // Package openstacksim is a simulated OpenStack cloud: Keystone v3, Nova,
-// Neutron, Octavia and Glance, the subset a cloud-controller-manager uses
-// and what it advertises, close enough that the real gophercloud/v2
-// client (v2.15.0) and the official OpenStack client talk to it
-// unchanged. State lives in memory; tests never need credentials or the
+// Neutron, Octavia, Glance and Cinder (Block Storage v3), the subset a
+// cloud-controller-manager and a CSI driver use and what they advertise,
+// close enough that the real gophercloud/v2 client (v2.15.0) and the
+// official OpenStack client talk to it unchanged. State lives in memory; tests never need credentials or the
 // internet.
 //
 //	s := openstacksim.NewServer(t, openstacksim.Options{})
@@ -37,6 +37,12 @@
 //	                 /v2.0/lbaas alike
 //	/image           Glance: GET / is 300 with v2.0 … v2.15 (GET /versions
 //	                 200); resources under /image/v2
+//	/volume          Cinder: GET / is 300 and GET /v3/ 200 with v3.0
+//	                 (microversions 3.0 … 3.70, negotiated per request);
+//	                 resources under /volume/v3/<project ID>, the catalog
+//	                 URL of types block-storage (gophercloud's
+//	                 NewBlockStorageV3, openstacksdk) and volumev3
+//	                 (cinderclient), and, as since 3.67, /volume/v3
 //
 // Every other request needs a valid X-Auth-Token (tokens expire after
 // Options.TokenTTL, or all at once with ExpireTokens): otherwise 401 with
@@ -105,11 +111,38 @@
 //	                                             Glance's relative next link
 //	GET    /image/v2/images/{id}[/file], /image/v2/schemas/image[s]
 //
+// Cinder, under /volume/v3/{project} (Stats names them so, e.g. "POST
+// /volume/v3/{project}/volumes"), and Nova's volume attachments:
+//
+//	POST   /volume/v3/{project}/volumes           202 "creating"; size, name, description, metadata,
+//	                                              availability_zone, volume_type, snapshot_id,
+//	                                              source_volid, imageRef
+//	GET    …/volumes[/detail]                     newest first; name=, status=, metadata=, bootable=,
+//	                                              availability_zone=, size=; sort; limit/marker/offset,
+//	                                              volumes_links; with_count (3.45)
+//	GET|PUT|DELETE …/volumes/{id}                 PUT 200 (name, description, metadata); DELETE 202
+//	                                              (?cascade=true), "deleting"
+//	POST   …/volumes/{id}/action                  os-extend 202 "extending"; os-set_bootable 200;
+//	                                              os-update_readonly_flag 202; admin actions
+//	                                              (os-reset_status, os-force_delete, …) 403
+//	GET|POST|PUT …/volumes/{id}/metadata
+//	POST   …/snapshots                            202 "creating"; volume_id, force, name, description
+//	GET    …/snapshots[/detail]                   name=, status=, volume_id=, metadata=; paged as volumes
+//	GET|PUT|DELETE …/snapshots/{id}               DELETE 202 "deleting"
+//	GET    …/types[/{id}]                         {id}: an ID or "default"; no extra specs (admin's)
+//	GET    …/os-availability-zone, …/limits, …/os-quota-sets/{project}[/defaults] (?usage=true)
+//	GET    /compute/v2.1/servers/{id}/os-volume_attachments[/{volume}]
+//	POST   /compute/v2.1/servers/{id}/os-volume_attachments   200 with the device (/dev/vdb, …)
+//	PUT    /compute/v2.1/servers/{id}/os-volume_attachments/{volume}   delete_on_termination (2.85)
+//	DELETE /compute/v2.1/servers/{id}/os-volume_attachments/{volume}   202
+//
 // and, outside the API (no auth, no faults, not logged):
 //
 //	GET /_sim/stats       requests per operation, writes, latency
 //	GET /_sim/state       a Snapshot of everything the cloud holds
 //	GET /_sim/cloud.conf  CloudConfig for the URL it is fetched from
+//	GET /_sim/metadata/<server ID>/openstack[/<version>[/meta_data.json]]
+//	                      the server's OpenStack metadata service (see below)
 //
 // Octavia's resources answer under /v2.0 and /v2, with or without the
 // lbaas segment, as Octavia's V2 controller serves them.
@@ -203,6 +236,99 @@
 // Octavia's does. A member whose server was deleted is still that
 // server's in Cloud().LoadBalancers.
 //
+// # Block storage
+//
+// Cinder answers as Cinder 2022.2 (Zed) does a project member, from its
+// controllers, views and cinder/volume/api.py checks, with their
+// messages: creates check the type (404 "Volume type with name … could
+// not be found."), the snapshot or source volume (404; available, or
+// available or in-use for a source: 400), the size (a positive integer,
+// at least the snapshot's or source's; defaulting to it), the zone (400
+// "Availability zone '…' is invalid."; by default the source's, else
+// the first of Options.VolumeZones: "nova" and every server's zone), the
+// multiattach parameter Cinder removed (400: multiattach comes from the
+// volume type's "multiattach": "<is> True" extra spec, as the default
+// type "multiattach" has) and the quotas (413 overLimit with
+// Retry-After: 0; Options.VolumeQuotas, higher than Cinder's defaults).
+// A volume is deleted only when available, error or error_extending,
+// unattached and without snapshots (400 "Invalid volume: Volume status
+// must be available or error … have snapshots, …"); extended only
+// upwards (400) and only when available, or in-use from 3.42; snapshots
+// are of available volumes, of in-use ones with force=true (or any from
+// 3.66, where force=false is 400). A member sees
+// os-vol-tenant-attr:tenant_id and the snapshots' extended attributes
+// but not the host or migration attributes, and an attachment's
+// host_name as null. Lists are Cinder's: newest first, a next link on
+// every full page, an unknown marker 404, from 3.31 an unknown filter
+// 400 (all_tenants ignored), before it dropped. Fields follow the
+// microversion (group_id 3.13, shared_targets and service_uuid 3.48,
+// volume_type_id 3.63, consumes_quota 3.65; a snapshot's
+// group_snapshot_id 3.14, user_id 3.41). A {project} other than the
+// token's is 400 "Malformed request url".
+//
+// Volumes are asynchronous (cinder_volume_api.go): "creating",
+// "extending", "deleting", "reserved" while Nova attaches (Cinder's
+// attachments flow shows no "attaching"), "detaching", and snapshots
+// "creating" and "deleting", settle as load balancers do: on the
+// Options.ProvisioningReads-th read (GET of the volume or snapshot, a
+// list page holding it, Nova's attachment GET or list), on Advance, or
+// Common.SettleAfter after they started; a negative ProvisioningReads
+// settles them at once (what csi-sanity wants). Nova's POST
+// os-volume_attachments answers at once with the device it reserved
+// (/dev/vdb on, vda being the root disk; a device asked for is ignored,
+// as the libvirt driver does) and lists the attachment; Cinder shows it
+// in the volume's attachments once attached. Nova refuses a volume not
+// found (404), one attached to the server (400 "volume … already
+// attached") or elsewhere when not multiattach (400 "… is already
+// attached to instances: …"), one Cinder cannot reserve (400, Cinder's
+// message passed on), a multiattach volume before 2.60 (400), a server
+// not active, paused or stopped or with a task (409 "Cannot
+// 'attach_volume' instance … while it is in …"), and a disk beyond
+// Options.MaxDiskDevices (403 TooManyDiskDevices; 26, the root disk
+// included); a detach of a volume not in-use is 400, of one not attached
+// 404 "Instance … is not attached to volume …". The attachment view
+// follows the microversion: id until 2.88, attachment_id and bdm_uuid
+// from 2.89, tag from 2.70 (settable from 2.49), delete_on_termination
+// from 2.79; servers list their volumes in
+// os-extended-volumes:volumes_attached. Deleting a server detaches its
+// volumes and deletes those attached with delete_on_termination.
+//
+// Options.Hypervisor (simkit.Hypervisor; nil: records only) is called
+// with the state lock held when a task settles: Create when a volume is
+// made (with the snapshot ID when from a snapshot; a clone is Snapshot
+// of the source, Create from it, DeleteSnapshot), Attach and Detach when
+// Nova's attach or detach completes, Resize when an extend does (on the
+// server it is attached to, if any), Snapshot when a snapshot is made,
+// DeleteSnapshot and Delete when they go; AddVolume calls Create and
+// Attach at once. Disks are simkit.Disk{ID, ByIDName "virtio-" and the
+// volume ID's first 20 characters (the virtio serial Nova sets, cut by
+// virtio-blk, under /dev/disk/by-id; see ByIDName), SizeBytes size<<30,
+// Server the server ID or ""}. A failing call leaves what the cloud
+// leaves after a failed driver call: a create error, a delete
+// error_deleting, an extend error_extending at the old size, a snapshot
+// error (error_deleting when deleting), an attach undone (the volume as
+// it was, no attachment), a detach rolled back (in-use). SetVolumeStatus
+// is the admin's os-reset_status for tests.
+//
+// The metadata service of each server is at /_sim/metadata/<server
+// ID>/openstack/…, what the server sees at
+// http://169.254.169.254/openstack/…: the versions (2012-08-10 …
+// 2020-10-14, latest, one a line), each version's documents, and
+// meta_data.json with uuid, name, hostname (<sanitized name>.novalocal),
+// launch_index, availability_zone, meta, random_seed, project_id and
+// devices (the tagged volume attachments) as the version has them, and
+// network_data.json; no token. MetadataHandler(serverID) serves the same
+// at the root of a listener of its own (a stand-in for 169.254.169.254);
+// WriteConfigDrive writes the same documents as a config drive's tree
+// (openstack/<version>/meta_data.json).
+//
+// Not simulated: Cinder's attachments API (/attachments) and the old
+// attach flow's volume actions (os-attach, os-reserve,
+// os-initialize_connection, …: 400 "There is no such action"), retype,
+// backups, groups, transfers, volume type management (403), image-backed
+// volumes beyond bootable and volume_image_metadata, and the swap of a
+// volume attachment (403, an admin's and Cinder's).
+//
 // Faults: Inject (per operation, a prefix with "*", or a method; counted;
 // at a seeded Rate), Fail, RateLimit (429 with Retry-After), ResetConnections,
 // SetLatency and Options.Latency, FailProvisioning for Octavia. Stats
@@ -235,9 +361,16 @@
 // create/delete; port create/delete; loadbalancer create --wait, show,
 // stats show, listener create --wait, listener stats show, pool, member
 // and healthmonitor create --wait, member list, status show, delete
-// --cascade --wait. All 51 commands pass, answers checked. Before the
-// availability zones, Octavia statistics and quotas were served, the
-// network zone list was empty and stats and quota list answered 404.
+// --cascade --wait; availability zone list --volume, volume type list,
+// volume create, show, list, set --size, server add volume, server show
+// (volumes_attached), volume snapshot create --force, show, list, volume
+// create --snapshot, server remove volume, a volume delete refused while
+// a snapshot exists, volume snapshot delete, volume delete (the client's
+// default volume API version, 3.0; its openstacksdk negotiates Nova's
+// and finds Cinder from the version document). All 81 commands pass
+// (polls included), answers checked. Before the availability zones,
+// Octavia statistics and quotas were served, the network zone list was
+// empty and stats and quota list answered 404.
 //
 // Cloud returns the server as a simkit.Cloud (frameworktest.SimCloud makes
 // it the conformance suite's), StartCloud starts one. Scenarios:

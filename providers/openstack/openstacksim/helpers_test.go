@@ -18,6 +18,7 @@ type clients struct {
 	compute  *gophercloud.ServiceClient
 	network  *gophercloud.ServiceClient
 	lb       *gophercloud.ServiceClient
+	volume   *gophercloud.ServiceClient
 }
 
 // passwordAuth is the default user's password auth, with re-auth on.
@@ -46,6 +47,9 @@ func connect(t *testing.T, s *Server, ao gophercloud.AuthOptions) clients {
 	}
 	if c.lb, err = openstack.NewLoadBalancerV2(pc, eo); err != nil {
 		t.Fatalf("NewLoadBalancerV2: %v", err)
+	}
+	if c.volume, err = openstack.NewBlockStorageV3(pc, eo); err != nil {
+		t.Fatalf("NewBlockStorageV3: %v", err)
 	}
 	return c
 }

@@ -250,7 +250,7 @@ func (s *Server) tokenBody(r *http.Request, t *token) map[string]any {
 			{"id": hexID("role", "reader"), "name": "reader"},
 			{"id": hexID("role", "load-balancer_member"), "name": "load-balancer_member"},
 		},
-		"catalog": s.catalog(r),
+		"catalog": s.catalog(r, u.ProjectID),
 	}
 	if a := t.appCred; a != nil {
 		body["application_credential"] = map[string]any{"id": a.ID, "name": a.Name, "restricted": true}
@@ -268,8 +268,11 @@ func domainID(name string) string {
 }
 
 // catalog lists each service with public, internal and admin endpoints in
-// the region, all pointing back at this server.
-func (s *Server) catalog(r *http.Request) []map[string]any {
+// the region, all pointing back at this server. Cinder is there twice,
+// as DevStack registers it: as block-storage (the service type
+// gophercloud's NewBlockStorageV3 and openstacksdk look for) and as
+// volumev3 (python-cinderclient's), both at /volume/v3/<project ID>.
+func (s *Server) catalog(r *http.Request, project string) []map[string]any {
 	base := simkit.BaseURL(r)
 	services := []struct{ typ, name, path string }{
 		{"identity", "keystone", identityPrefix},
@@ -277,6 +280,8 @@ func (s *Server) catalog(r *http.Request) []map[string]any {
 		{"network", "neutron", networkPrefix},
 		{"load-balancer", "octavia", lbPrefix},
 		{"image", "glance", imagePrefix},
+		{"block-storage", "cinder", volumeV3 + "/" + project},
+		{"volumev3", "cinderv3", volumeV3 + "/" + project},
 	}
 	out := make([]map[string]any, 0, len(services))
 	for _, svc := range services {

@@ -41,6 +41,7 @@ func (s *Server) novaRoutes() {
 	s.novaHandle("GET "+c+"/servers/{id}/metadata", s.serverMetadata)
 	s.novaHandle("GET "+c+"/servers/{id}/os-interface", s.serverInterfaces)
 	s.novaHandle("GET "+c+"/os-availability-zone", s.listAZs)
+	s.novaVolumeAttachmentRoutes()
 	s.flavorRoutes()
 	s.novaQuotaRoutes()
 	s.novaPolicyRoutes()

@@ -34,7 +34,7 @@ func (s *Server) serverJSON(r *http.Request, rec *serverRec, minor int, show boo
 		"OS-DCF:diskConfig": "MANUAL", "OS-EXT-AZ:availability_zone": v.AZ,
 		"OS-EXT-STS:vm_state": vmState(v.Status), "OS-EXT-STS:power_state": powerState(v.Status), "OS-EXT-STS:task_state": nullable(v.TaskState),
 		"OS-SRV-USG:launched_at": "2024-01-01T00:00:00.000000", "OS-SRV-USG:terminated_at": nil,
-		"os-extended-volumes:volumes_attached": []any{},
+		"os-extended-volumes:volumes_attached": s.volumesAttached(v.ID, minor),
 	}
 	if v.Status == StatusActive || v.Status == StatusBuild {
 		out["progress"] = 0

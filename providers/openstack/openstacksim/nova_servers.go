@@ -190,7 +190,8 @@ func (s *Server) networkByRef(ref string) string {
 }
 
 // DeleteServer removes a server, its ports and their floating IP
-// associations, as Nova does for ports it created.
+// associations, as Nova does for ports it created, and detaches its
+// volumes (deleting those attached with delete_on_termination).
 func (s *Server) DeleteServer(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -201,6 +202,7 @@ func (s *Server) deleteServer(id string) {
 	if v, ok := s.st.servers.Get(id); ok {
 		s.stopTask(v)
 	}
+	s.detachServerVolumes(id)
 	for _, p := range s.st.ports.All() {
 		if p.DeviceID == id {
 			for _, ip := range p.FixedIPs {

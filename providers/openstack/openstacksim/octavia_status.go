@@ -166,13 +166,14 @@ func (s *Server) FailProvisioning(ref string) (restore func()) {
 	}
 }
 
-// Advance settles every pending load balancer, and every server's task,
-// at once.
+// Advance settles every pending load balancer, every server's task, and
+// every volume's, snapshot's and volume attachment's, at once.
 func (s *Server) Advance() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.st.pending.Advance()
 	s.st.serverTasks.Advance()
+	s.st.volumeTasks.Advance()
 }
 
 // SetLoadBalancerStatus sets a load balancer's provisioning status (e.g.

@@ -64,9 +64,12 @@ func (s *Server) OtherProject() *Server {
 			TokenTTL: s.opts.TokenTTL, ProvisioningReads: s.opts.ProvisioningReads, MaxLimit: s.opts.MaxLimit,
 			MaxRoutes: s.opts.MaxRoutes, OctaviaMinor: s.opts.OctaviaMinor, DisabledExtensions: s.opts.DisabledExtensions,
 			NoDefaults: true,
+			// One Cinder and one set of hosts serve both projects.
+			Hypervisor: s.opts.Hypervisor, VolumeTypes: s.opts.VolumeTypes, VolumeZones: s.opts.VolumeZones,
+			VolumeQuotas: s.opts.VolumeQuotas, MaxDiskDevices: s.opts.MaxDiskDevices,
 		})
 		o.mu.Lock()
-		for k := kNetwork; k <= kImage; k++ {
+		for k := kNetwork; k <= kLast; k++ {
 			o.st.seq[k] = otherProjectIDs
 		}
 		o.mu.Unlock()

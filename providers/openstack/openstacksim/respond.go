@@ -28,7 +28,7 @@ type response = simkit.Response
 // service names the OpenStack service an operation or path belongs to.
 func service(opOrPath string) string {
 	p := simkit.OpName(opOrPath)
-	for _, svc := range []string{identityPrefix, computePrefix, networkPrefix, lbPrefix, imagePrefix} {
+	for _, svc := range []string{identityPrefix, computePrefix, networkPrefix, lbPrefix, imagePrefix, volumePrefix} {
 		if p == svc || strings.HasPrefix(p, svc+"/") {
 			return svc
 		}
@@ -41,7 +41,7 @@ func service(opOrPath string) string {
 func errorBody(_ *http.Request, e simkit.ErrorInfo) any {
 	msg := cmp.Or(e.Message, simkit.DefaultMessage(e.Status))
 	switch service(e.Op) {
-	case computePrefix:
+	case computePrefix, volumePrefix:
 		return novaErrorBody(e.Status, msg)
 	case networkPrefix:
 		return neutronErrorBody(cmp.Or(e.Code, neutronType(e.Status)), msg)
@@ -154,7 +154,7 @@ func octaviaImmutable(kind, id string) response {
 // the service of op.
 func badBody(op string, err error) response {
 	switch service(op) {
-	case computePrefix:
+	case computePrefix, volumePrefix:
 		return novaError(http.StatusBadRequest, "Invalid request body: %v", err)
 	case networkPrefix:
 		return neutronBadRequest("Invalid input: %v", err)

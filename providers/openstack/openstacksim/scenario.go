@@ -55,6 +55,19 @@ import (
 //	    port: 80
 //	    allowedCIDRs: [10.0.0.0/8]
 //	    pool: {protocol: TCP, algorithm: ROUND_ROBIN, memberPort: 30080, members: [node-1]}
+//	volumeTypes:                 # Cinder's types, the first the default; default __DEFAULT__, lvmdriver-1, multiattach
+//	- {name: ssd, description: fast}
+//	- {name: shared, extraSpecs: {multiattach: "<is> True"}}
+//	volumeZones: [nova, zone-a]  # Cinder's zones; default nova and every server's zone
+//	volumeQuotas: {volumes: 10, snapshots: 10, gigabytes: 1000}  # default 1000, 1000, 100000
+//	maxDiskDevices: 26           # Nova's max_disk_devices_to_attach, the root disk included
+//	volumes:                     # Cinder volumes, available, or in-use on server
+//	- name: pgdata
+//	  size: 10                   # GiB, default 1
+//	  type: ssd                  # default the default type
+//	  az: zone-a
+//	  server: node-1             # a server name or ID: attached to it (/dev/vdb, …)
+//	  metadata: {app: postgres}
 //	faults:                      # see simkit.ScenarioFault; operation "*", an endpoint or a short name
 //	- {operation: servers.list, status: 503, rate: 0.1, retryAfter: 2s}
 //
@@ -76,6 +89,23 @@ type Scenario struct {
 	Routers                []ScenarioRouter        `json:"routers,omitempty"`
 	Servers                []ScenarioServer        `json:"servers,omitempty"`
 	LoadBalancers          []ScenarioLoadBalancer  `json:"loadBalancers,omitempty"`
+	VolumeTypes            []VolumeType            `json:"volumeTypes,omitempty"`
+	VolumeZones            []string                `json:"volumeZones,omitempty"`
+	VolumeQuotas           VolumeQuotas            `json:"volumeQuotas,omitzero"`
+	MaxDiskDevices         int                     `json:"maxDiskDevices,omitempty"`
+	Volumes                []ScenarioVolume        `json:"volumes,omitempty"`
+}
+
+// ScenarioVolume is a Cinder volume of a Scenario, attached to Server
+// (a server name or ID) when it names one.
+type ScenarioVolume struct {
+	Name     string            `json:"name,omitempty"`
+	ID       string            `json:"id,omitempty"`
+	Size     int               `json:"size,omitempty"`
+	Type     string            `json:"type,omitempty"`
+	AZ       string            `json:"az,omitempty"`
+	Server   string            `json:"server,omitempty"`
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
 // ScenarioNetwork is a network of a Scenario with its subnets.
@@ -182,6 +212,17 @@ var Operations = map[string]string{
 	"pools.create":              "POST " + lbaas + "/pools",
 	"members.batchUpdate":       "PUT " + lbaas + "/pools/{id}/members",
 	"healthmonitors.create":     "POST " + lbaas + "/healthmonitors",
+	"volume":                    "* " + volumePrefix + "/*",
+	"volumes.create":            "POST " + volumeProject + "/volumes",
+	"volumes.list":              "GET " + volumeProject + "/volumes/detail",
+	"volumes.get":               "GET " + volumeProject + "/volumes/{id}",
+	"volumes.delete":            "DELETE " + volumeProject + "/volumes/{id}",
+	"volumes.action":            "POST " + volumeProject + "/volumes/{id}/action",
+	"snapshots.create":          "POST " + volumeProject + "/snapshots",
+	"snapshots.get":             "GET " + volumeProject + "/snapshots/{id}",
+	"snapshots.delete":          "DELETE " + volumeProject + "/snapshots/{id}",
+	"volumeAttachments.create":  "POST " + computeV21 + "/servers/{id}/os-volume_attachments",
+	"volumeAttachments.delete":  "DELETE " + computeV21 + "/servers/{id}/os-volume_attachments/{volume}",
 }
 
 // scenarios seeds a Server from a Scenario; the resources are checked by
@@ -216,6 +257,8 @@ func (sc *Scenario) Options() Options {
 		ApplicationCredentials: slices.Clone(sc.ApplicationCredentials), TokenTTL: ttl, MaxLimit: sc.MaxLimit,
 		ProvisioningReads: sc.ProvisioningReads, MaxRoutes: sc.MaxRoutes, OctaviaMinor: sc.OctaviaMinor,
 		DisabledExtensions: sc.DisabledExtensions, NoDefaults: sc.NoDefaults,
+		VolumeTypes: slices.Clone(sc.VolumeTypes), VolumeZones: slices.Clone(sc.VolumeZones),
+		VolumeQuotas: sc.VolumeQuotas, MaxDiskDevices: sc.MaxDiskDevices,
 	}
 }
 

@@ -75,10 +75,24 @@ func (sc *Scenario) validate() []error {
 			}
 		}
 	}
+	if sc.MaxDiskDevices < 0 || sc.VolumeQuotas.Volumes < -1 || sc.VolumeQuotas.Snapshots < -1 || sc.VolumeQuotas.Gigabytes < -1 {
+		bad("maxDiskDevices must not be negative, volumeQuotas not below -1")
+	}
+	for i, vt := range sc.VolumeTypes {
+		if vt.Name == "" {
+			bad("volumeTypes[%d].name: required", i)
+		}
+	}
+	for i, v := range sc.Volumes {
+		if v.Size < 0 {
+			bad("volumes[%d].size: must not be negative", i)
+		}
+	}
 	return errs
 }
 
-// Apply adds sc's networks, routers, servers and load balancers to s.
+// Apply adds sc's networks, routers, servers, load balancers and volumes
+// to s.
 func (sc *Scenario) Apply(s *Server) error {
 	for _, n := range sc.Networks {
 		net := s.AddNetwork(Network{ID: n.ID, Name: n.Name, External: n.External})
@@ -105,6 +119,21 @@ func (sc *Scenario) Apply(s *Server) error {
 	}
 	for _, lb := range sc.LoadBalancers {
 		if _, err := s.AddLoadBalancer(lb); err != nil {
+			return err
+		}
+	}
+	for _, v := range sc.Volumes {
+		vol := Volume{ID: v.ID, Name: v.Name, Size: v.Size, VolumeType: v.Type, AZ: v.AZ, Metadata: v.Metadata}
+		if v.Server != "" {
+			id := v.Server
+			for _, srv := range s.Servers() {
+				if srv.Name == v.Server {
+					id = srv.ID
+				}
+			}
+			vol.Attachments = []VolumeAttachment{{ServerID: id}}
+		}
+		if _, err := s.AddVolume(vol); err != nil {
 			return err
 		}
 	}

@@ -26,7 +26,26 @@ const (
 	// DefaultOctaviaMinor is the newest Octavia API version advertised
 	// (v2.27).
 	DefaultOctaviaMinor = 27
+	// DefaultCinderMinor is the newest Block Storage v3 microversion
+	// served: 3.70 (Zed).
+	DefaultCinderMinor = 70
 )
+
+// DefaultVolumeQuotas are the simulator's Cinder quotas when Options
+// leave them 0: higher than Cinder's own defaults (10 volumes, 10
+// snapshots, 1000 GiB), so that tests creating many volumes need not set
+// them.
+var DefaultVolumeQuotas = VolumeQuotas{Volumes: 1000, Snapshots: 1000, Gigabytes: 100000}
+
+// VolumeQuotas are a project's Cinder quotas (os-quota-sets volumes,
+// snapshots, gigabytes; snapshots count towards gigabytes, as with
+// Cinder's default no_snapshot_gb_quota=false). 0 means the
+// DefaultVolumeQuotas value, -1 no limit.
+type VolumeQuotas struct {
+	Volumes   int `json:"volumes,omitempty"`
+	Snapshots int `json:"snapshots,omitempty"`
+	Gigabytes int `json:"gigabytes,omitempty"`
+}
 
 // Fault is an injected API failure; see simkit.Fault. Op is an endpoint
 // as Operations lists it ("GET /compute/v2.1/servers/detail"), a prefix
@@ -75,6 +94,11 @@ type Options struct {
 	// means DefaultOctaviaMinor. Clients such as the OpenStack CCM gate
 	// features on it (tags need 2.5, VIP ACLs 2.12).
 	OctaviaMinor int
+	// CinderMinor is the newest Block Storage v3 microversion (3.x)
+	// served and advertised; 0 means DefaultCinderMinor. An older cloud's
+	// (e.g. 60, before in-use snapshots without force at 3.66) answers
+	// newer requests 406.
+	CinderMinor int
 	// DisabledExtensions are Neutron extension aliases not to advertise,
 	// e.g. "extraroute-atomic" to make clients fall back to full route
 	// list updates.
@@ -82,10 +106,30 @@ type Options struct {
 	// NoDefaults starts with no networks, subnets, router or security
 	// group; otherwise Defaults describes what New creates.
 	NoDefaults bool
+	// Hypervisor, when set, is told what happens to volumes' blocks: a
+	// volume created (empty, from a snapshot or a clone), attached,
+	// detached, extended, snapshotted or deleted, a snapshot deleted, with
+	// simkit.Disk.ByIDName "virtio-" and the first 20 characters of the
+	// volume ID (see ByIDName and the package doc). nil: volumes are
+	// records only.
+	Hypervisor simkit.Hypervisor
+	// VolumeTypes are Cinder's volume types, the default first; none
+	// means DefaultVolumeTypes.
+	VolumeTypes []VolumeType
+	// VolumeZones are Cinder's availability zones, the first the default
+	// one; none means "nova" and every zone a server is in, so that
+	// volumes can be made in each server's zone.
+	VolumeZones []string
+	// VolumeQuotas are each project's Cinder quotas (413 beyond them).
+	VolumeQuotas VolumeQuotas
+	// MaxDiskDevices is Nova's max_disk_devices_to_attach: the disks a
+	// server may have, its root disk included (an attach beyond it is 403
+	// TooManyDiskDevices); 0 means DefaultMaxDiskDevices.
+	MaxDiskDevices int
 }
 
 // Server is a simulated OpenStack cloud: Keystone, Nova, Neutron,
-// Octavia and Glance on one listener. It is safe for concurrent use.
+// Octavia, Glance and Cinder on one listener. It is safe for concurrent use.
 type Server struct {
 	// Base brings Start, Close, URL, Handler, Stats, Writes,
 	// InjectedLatency, Requests, ResetConnections, SetLatency and
@@ -132,8 +176,28 @@ func New(opts Options) *Server {
 	if opts.MaxRoutes <= 0 {
 		opts.MaxRoutes = DefaultMaxRoutes
 	}
+	if opts.CinderMinor <= 0 || opts.CinderMinor > DefaultCinderMinor {
+		opts.CinderMinor = DefaultCinderMinor
+	}
 	if opts.OctaviaMinor <= 0 {
 		opts.OctaviaMinor = DefaultOctaviaMinor
+	}
+	if opts.MaxDiskDevices <= 0 {
+		opts.MaxDiskDevices = DefaultMaxDiskDevices
+	}
+	opts.VolumeTypes = normalizeVolumeTypes(opts.VolumeTypes)
+	opts.VolumeZones = slices.Clone(opts.VolumeZones)
+	for _, q := range []struct {
+		v *int
+		d int
+	}{
+		{&opts.VolumeQuotas.Volumes, DefaultVolumeQuotas.Volumes},
+		{&opts.VolumeQuotas.Snapshots, DefaultVolumeQuotas.Snapshots},
+		{&opts.VolumeQuotas.Gigabytes, DefaultVolumeQuotas.Gigabytes},
+	} {
+		if *q.v == 0 {
+			*q.v = q.d
+		}
 	}
 	s := &Server{
 		opts:   opts,
@@ -149,6 +213,7 @@ func New(opts Options) *Server {
 	}, s.State)
 	s.st.pending.WithTime(opts.SettleAfter, &s.mu)
 	s.st.serverTasks.WithTime(opts.SettleAfter, &s.mu)
+	s.st.volumeTasks.WithTime(opts.SettleAfter, &s.mu)
 	if !opts.NoDefaults {
 		s.addDefaults()
 	}
@@ -179,6 +244,8 @@ func (s *Server) routes() {
 	s.neutronRoutes()
 	s.octaviaRoutes()
 	s.glanceRoutes()
+	s.cinderRoutes()
+	s.metadataRoutes()
 	s.HandleFunc("GET /_sim/cloud.conf", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte(s.CloudConfigFor(simkit.BaseURL(r))))

@@ -38,14 +38,21 @@ const (
 	kMember
 	kHealthMonitor
 	kImage
+	kVolume
+	kSnapshot
+	kAttachment
+	kBDM
+	// kLast is the last kind.
+	kLast = kBDM
 )
 
 // state is everything the cloud holds. The Server's mutex guards it.
 type state struct {
 	projectID string
 	seq       map[kind]int
-	// octaviaTicks counts load-balancer status changes (updated_at).
-	octaviaTicks int
+	// octaviaTicks counts load-balancer status changes (updated_at),
+	// cinderTicks changes to volumes and snapshots.
+	octaviaTicks, cinderTicks int
 
 	servers        *simkit.Table[serverRec]
 	flavors        *simkit.Table[Flavor]
@@ -66,6 +73,13 @@ type state struct {
 	pending *simkit.Lifecycle
 	// serverTasks settles the servers' tasks (see nova_tasks.go).
 	serverTasks *simkit.Lifecycle
+	// volumes and volSnapshots are Cinder's; a volume holds its
+	// attachments. volumeTasks settles their creates, deletes, extends,
+	// attaches and detaches (see cinder_volume_api.go), by volume or
+	// snapshot ID.
+	volumes      *simkit.Table[volumeRec]
+	volSnapshots *simkit.Table[snapshotRec]
+	volumeTasks  *simkit.Lifecycle
 	// failLBs are FailProvisioning references (IDs, names or "*").
 	failLBs []*string
 	// octaviaQuotaRows are the projects Octavia keeps a quota record for:
@@ -83,6 +97,9 @@ func newState(projectID string, provisioningReads int) *state {
 		projectID:        projectID,
 		pending:          simkit.NewLifecycle(provisioningReads),
 		serverTasks:      simkit.NewLifecycle(provisioningReads),
+		volumeTasks:      simkit.NewLifecycle(provisioningReads),
+		volumes:          simkit.NewTable[volumeRec](),
+		volSnapshots:     simkit.NewTable[snapshotRec](),
 		seq:              map[kind]int{},
 		goneServers:      map[string]string{},
 		octaviaQuotaRows: map[string]bool{},
@@ -151,7 +168,11 @@ type Snapshot struct {
 	Pools          []Pool          `json:"pools"`
 	Members        []Member        `json:"members"`
 	HealthMonitors []HealthMonitor `json:"healthmonitors"`
-	Defaults       Defaults        `json:"defaults"`
+	// Volumes hold their attachments (Nova's and Cinder's alike).
+	Volumes         []Volume         `json:"volumes"`
+	VolumeSnapshots []VolumeSnapshot `json:"volume_snapshots"`
+	VolumeTypes     []VolumeType     `json:"volume_types"`
+	Defaults        Defaults         `json:"defaults"`
 }
 
 // State returns a copy of everything the cloud holds.
@@ -178,5 +199,8 @@ func (s *Server) State() Snapshot {
 	snap.Pools = simkit.CloneAll(st.pools.All(), (*Pool).clone)
 	snap.Members = simkit.CloneAll(st.members.All(), (*Member).clone)
 	snap.HealthMonitors = simkit.CloneAll(st.monitors.All(), (*HealthMonitor).clone)
+	snap.Volumes = simkit.CloneAll(st.volumes.All(), func(v *volumeRec) Volume { return v.clone() })
+	snap.VolumeSnapshots = simkit.CloneAll(st.volSnapshots.All(), func(sn *snapshotRec) VolumeSnapshot { return sn.clone() })
+	snap.VolumeTypes = normalizeVolumeTypes(s.opts.VolumeTypes)
 	return snap
 }
