@@ -32,6 +32,9 @@ type Config struct {
 	Networking        NetworkingSection   `json:"Networking"`
 	Route             RouteSection        `json:"Route"`
 	Metadata          MetadataSection     `json:"Metadata"`
+	// BlockStorage is read by the CSI driver (NewCSI) only; the CCM
+	// accepts it, so one cloud.conf serves both.
+	BlockStorage BlockStorageSection `json:"BlockStorage"`
 
 	// RegionalProviderID is OCCM's OS_CCM_REGIONAL; Validate rejects true.
 	RegionalProviderID bool   `json:"-" env:"OS_CCM_REGIONAL" doc:"OCCM's switch to regional providerIDs (openstack://<region>/<id>). Not supported: true is rejected at start-up. Nodes that already carry such providerIDs are still recognised."`
@@ -45,7 +48,21 @@ type Config struct {
 	// use-clouds merged, which Init watches for changed credentials as
 	// it watches the --cloud-config file.
 	cloudsFiles []string
+	// csi, set before loading, is the CSI driver's use of the file:
+	// [BlockStorage] is checked, OS_CCM_REGIONAL is not its business, and
+	// a node plugin, which makes no API call, needs no [Global].
+	csi csiUse
 }
+
+// csiUse is who loads a Config: the CCM, or the CSI driver's controller
+// or node plugin.
+type csiUse int
+
+const (
+	csiNone csiUse = iota
+	csiController
+	csiNode
+)
 
 var _ framework.SecretMaker = (*Provider)(nil)
 
@@ -167,6 +184,18 @@ type MetadataSection struct {
 	RequestTimeout time.Duration `json:"request-timeout" doc:"Timeout of one OpenStack API request (as in OCCM, which applies it to every API call); --cloud-api-timeout wins."`
 }
 
+// BlockStorageSection is [BlockStorage]: the Cinder CSI driver's settings
+// (cinder-csi-plugin's keys); the CCM does not use them. The in-tree
+// provider's bs-version and trust-device-path are accepted and ignored.
+type BlockStorageSection struct {
+	NodeVolumeAttachLimit    int    `json:"node-volume-attach-limit" doc:"CSI driver: the volumes a node may have attached (NodeGetInfo's max_volumes_per_node), at most 256; 0 (or unset) is 256."`
+	RescanOnResize           bool   `json:"rescan-on-resize" doc:"CSI driver: accepted for cinder-csi-plugin's cloud.conf and ignored: the node does not rescan a grown device (a virtio-blk disk shows its new size by itself; a virtio-scsi one may not until rescanned)."`
+	IgnoreVolumeAZ           bool   `json:"ignore-volume-az" doc:"CSI driver: the Cinder availability zones differ from the Nova ones: a volume's topology is the zone it was asked for (the node's), not its Cinder zone."`
+	IgnoreVolumeMicroversion bool   `json:"ignore-volume-microversion" doc:"CSI driver: use no Cinder microversion (for a Cinder older than 3.34): lookups by name list every volume, and in-use volumes cannot be expanded (3.42)."`
+	BSVersion                string `json:"bs-version" doc:"The in-tree provider's; ignored."`
+	TrustDevicePath          bool   `json:"trust-device-path" doc:"The in-tree provider's; ignored."`
+}
+
 // Load balancer algorithms [LoadBalancer] lb-method accepts.
 var lbMethods = []string{"ROUND_ROBIN", "LEAST_CONNECTIONS", "SOURCE_IP", "SOURCE_IP_PORT"}
 
@@ -183,7 +212,14 @@ const (
 // secret.
 func (c *Config) Validate() error {
 	var errs []error
-	if c.RegionalProviderID {
+	switch {
+	case c.csi == csiNode:
+		errs = append(errs, c.BlockStorage.validate()...)
+		errs = append(errs, c.Metadata.validate()...)
+		return errors.Join(errs...)
+	case c.csi == csiController:
+		errs = append(errs, c.BlockStorage.validate()...)
+	case c.RegionalProviderID:
 		errs = append(errs, errors.New("OS_CCM_REGIONAL=true: regional providerIDs (openstack://<region>/<id>) are not supported; "+
 			"unset it (Nodes that already carry such providerIDs keep working)"))
 	}
@@ -328,6 +364,17 @@ func (g *GlobalSection) credentialKeys() string {
 		user = "user-id"
 	}
 	return "[Global] " + user + " and password (and the user's domain and the project)"
+}
+
+// validate checks [BlockStorage] for the CSI driver: cinder-csi-plugin
+// takes any node-volume-attach-limit and reports 256 for one out of
+// range; here it is an error, so a typo cannot silently change how many
+// volumes the scheduler puts on a node.
+func (b *BlockStorageSection) validate() []error {
+	if b.NodeVolumeAttachLimit < 0 || b.NodeVolumeAttachLimit > maxNodeVolumeAttachLimit {
+		return []error{fmt.Errorf("[BlockStorage] node-volume-attach-limit: %d is not between 0 and %d", b.NodeVolumeAttachLimit, maxNodeVolumeAttachLimit)}
+	}
+	return nil
 }
 
 func (l *LoadBalancerSection) validate() []error {

@@ -121,6 +121,7 @@ bs-version = v3
 	}
 	want.Route.RouterID = "r-1"
 	want.Metadata = MetadataSection{SearchOrder: "metadataService", RequestTimeout: 20 * time.Second}
+	want.BlockStorage.BSVersion = "v3"
 	if diff := cmp.Diff(want, *c, cmpConfig); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
 	}

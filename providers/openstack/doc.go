@@ -33,6 +33,12 @@
 //	pages.go       paginated lists decoded straight into their types
 //	routes.go      cloudprovider.Routes: Neutron router extra routes and
 //	               the nodes' allowed address pairs
+//	csi*.go        the Cinder CSI driver (NewCSI): csi.go Init and the
+//	               API rules, csi_config.go its flags and settings,
+//	               csi_params.go its StorageClass and VolumeSnapshotClass
+//	               parameters, csi_volumes.go, csi_attach.go and
+//	               csi_snapshots.go the Cinder and Nova calls,
+//	               csi_node.go the instance metadata and device paths
 //
 // # Configuration
 //
@@ -108,4 +114,19 @@
 //
 // With [Route] router-id, each Node's pod CIDR is an extra route of that
 // router to the node's address, and an allowed address pair on its port.
+//
+// # Volumes (CSI)
+//
+// NewCSI is the framework/csi provider of Cinder volumes, a drop-in for
+// cinder-csi-plugin (cinder.csi.openstack.org): its flags, its topology
+// key topology.cinder.csi.openstack.org/zone, its StorageClass (type,
+// availability) and VolumeSnapshotClass (force-create; type snapshot)
+// parameters, and the same cloud.conf, whose [BlockStorage] section the
+// CCM accepts and leaves to it. Volumes attach through Nova's
+// os-volume_attachments; the node finds a device by its virtio serial
+// under /dev/disk/by-id, and its server ID and zone in the instance
+// metadata (config drive, metadata service). A binary is:
+//
+//	p := openstack.NewCSI()
+//	csi.Main(p, p.CommandOptions()...)
 package openstack

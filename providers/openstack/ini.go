@@ -26,8 +26,9 @@ import (
 // stops at the first bad value, INI reports every unknown section, unknown
 // key and bad value at once, each naming its section, key and line, and
 // never quotes the value of a secret. Keys OCCM once had and no longer
-// reads (use-octavia, the [BlockStorage] section of the in-tree provider)
-// are accepted and noted in the log.
+// reads (use-octavia) are accepted and noted in the log, and so is the
+// [BlockStorage] section, which the CCM does not read and the CSI driver
+// does (cinder-csi-plugin's keys, and the in-tree provider's).
 //
 // Sections and keys are the json tags of the Config fields.
 var INI config.Format = iniFormat{}
@@ -38,7 +39,11 @@ func (iniFormat) Name() string { return "ini" }
 
 // ignoredSections are sections of the in-tree OpenStack provider's
 // cloud.conf that OCCM no longer reads, so files shared with it still load.
-var ignoredSections = map[string]string{
+var ignoredSections = map[string]string{}
+
+// csiSections are sections the CCM decodes (and checks) for the CSI driver
+// but does not use itself: each is noted once, as an ignored section is.
+var csiSections = map[string]string{
 	"blockstorage": "[BlockStorage] is read by the Cinder CSI driver, not by the cloud-controller-manager",
 }
 
@@ -220,8 +225,23 @@ type iniDecoder struct {
 	cfg   *Config
 	errs  []error
 	notes []string
-	// unknown remembers reported unknown sections, to report each once.
-	unknown map[string]bool
+	// reported remembers the sections reported (unknown, or noted), to
+	// report each once.
+	reported map[string]bool
+}
+
+// once reports whether what (a section name, any case) is reported for
+// the first time, and remembers it.
+func (d *iniDecoder) once(what string) bool {
+	key := strings.ToLower(what)
+	if d.reported[key] {
+		return false
+	}
+	if d.reported == nil {
+		d.reported = map[string]bool{}
+	}
+	d.reported[key] = true
+	return true
 }
 
 func (d *iniDecoder) errorf(e iniEntry, format string, args ...any) {
@@ -244,19 +264,17 @@ func where(e iniEntry) string {
 func (d *iniDecoder) apply(e iniEntry) {
 	sect, ok := fieldByKey(reflect.ValueOf(d.cfg).Elem(), e.section)
 	if !ok {
-		key := strings.ToLower(e.section)
-		if d.unknown == nil {
-			d.unknown = map[string]bool{}
-		}
-		if !d.unknown[key] {
-			d.unknown[key] = true
-			if why, ignored := ignoredSections[key]; ignored {
+		if d.once(e.section) {
+			if why, ignored := ignoredSections[strings.ToLower(e.section)]; ignored {
 				d.notes = append(d.notes, fmt.Sprintf("[%s] ignored: %s", e.section, why))
 			} else {
 				d.errorf(e, "unknown section [%s]", e.section)
 			}
 		}
 		return
+	}
+	if why, ok := csiSections[strings.ToLower(e.section)]; ok && d.cfg.csi == csiNone && d.once("csi "+e.section) {
+		d.notes = append(d.notes, fmt.Sprintf("[%s] ignored: %s", e.section, why))
 	}
 	switch {
 	case sect.Kind() == reflect.Map:
