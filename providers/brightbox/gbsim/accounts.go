@@ -17,6 +17,8 @@ type accountJSON struct {
 	CloudIPsUsed       int    `json:"cloud_ips_used"`
 	LoadBalancersLimit int    `json:"load_balancers_limit"`
 	LoadBalancersUsed  int    `json:"load_balancers_used"`
+	BlockStorageLimit  int    `json:"block_storage_limit"`
+	BlockStorageUsed   int    `json:"block_storage_used"`
 	ServersUsed        int    `json:"servers_used"`
 	ValidCreditCard    bool   `json:"valid_credit_card"`
 	TelephoneVerified  bool   `json:"telephone_verified"`
@@ -26,6 +28,7 @@ type accountJSON struct {
 func (v view) accountJSON() accountJSON {
 	a := accountJSON{accountLite: v.accountLite(), CreatedAt: "2011-10-01T00:00:00Z", RAMLimit: 1 << 20,
 		CloudIPsLimit: v.st.opts.CloudIPsLimit, LoadBalancersLimit: v.st.opts.LoadBalancersLimit,
+		BlockStorageLimit: v.st.opts.BlockStorageLimit, BlockStorageUsed: v.st.storageUsed(),
 		ValidCreditCard: true, TelephoneVerified: true, CountryCode: "GB"}
 	for _, srv := range v.st.servers.All() {
 		if srv.Status != StatusDeleted {

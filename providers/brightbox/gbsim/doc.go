@@ -83,6 +83,15 @@
 //	POST   /1.0/firewall_rules                 201; firewall_policy required; source or destination
 //	PUT    /1.0/firewall_rules/{id}            202
 //	DELETE /1.0/firewall_rules/{id}            202 with the rule
+//	GET    /1.0/volumes[/{id}]                 a read counts towards settling
+//	POST   /1.0/volumes                        202, creating; 422 for a value the API refuses; 403 beyond the block storage
+//	PUT    /1.0/volumes/{id}                   202; name, description, serial (detached only), delete_with_server
+//	DELETE /1.0/volumes/{id}                   202, deleting; 409 while attached, locked, being created or gone
+//	POST   /1.0/volumes/{id}/attach            {"server","boot"}; 202, attached after the provisioning reads
+//	POST   /1.0/volumes/{id}/detach            202, detached after the provisioning reads
+//	POST   /1.0/volumes/{id}/resize            {"from","to"} in MiB; 202 at the new size; 409 for a stale from
+//	PUT    /1.0/volumes/{id}/lock_resource     and unlock_resource
+//	GET    /_sim/metadata/{server}/latest/meta-data/...  the server's metadata service (MetadataHandler)
 //	GET    /_sim/state, /_sim/stats            what the cloud holds, what it served
 //
 // Both sides of a relation are always in step: a cloud IP mapped to a load
@@ -126,6 +135,7 @@
 // through one: without one they stay pending, Advance and time included),
 // then valid with a certificate issued. A cloud IP mapped onto a load
 // balancer shows as mapped after Options.MappingReads reads (0: at once).
+// A volume, an attach and a detach settle likewise (see Volumes).
 // Advance settles everything pending; PurgeDeleted drops what is deleted.
 //
 // gobrightbox keeps a token until its expires_in has passed (less x/oauth2's
@@ -134,11 +144,13 @@
 //
 // # For tests
 //
-// AddServer, AddLoadBalancer, AddCloudIP, AddServerGroup and
-// AddFirewallPolicy seed the cloud (what the existing CCM would have made);
-// DeleteServer, SetServerStatus, SetLoadBalancerStatus and
-// SetACMEDomainStatus change it; Servers, LoadBalancers, CloudIPs,
-// ServerGroups, FirewallPolicies, FirewallRules and State read it.
+// AddServer, AddLoadBalancer, AddCloudIP, AddServerGroup,
+// AddFirewallPolicy and AddVolume seed the cloud (what the existing CCM,
+// or someone, would have made); DeleteServer, SetServerStatus,
+// SetLoadBalancerStatus, SetACMEDomainStatus and SetVolumeStatus change it;
+// Servers, LoadBalancers, CloudIPs, ServerGroups, FirewallPolicies,
+// FirewallRules, Volumes and State read it. Options.Hypervisor is told
+// what happens to volumes' blocks (framework/csi/csitest's loop devices).
 // Env and UserEnv are the provider's environment (API client or user);
 // ExpireTokens, SetClientSecret, SetUser and TokenRequests cover the
 // credentials;
@@ -199,10 +211,98 @@
 //     (TestDeletingLoadBalancerSettlesWithTime), and its DNS check needed
 //     a hand-made hosts file (LookupHost, cloudsim --dns).
 //
+// # Volumes
+//
+// Brightbox's network block storage, as gobrightbox v2.2.2 reaches it
+// (volumes.go: Volumes, Volume, CreateVolume, UpdateVolume,
+// DestroyVolume, LockVolume, UnlockVolume, AttachVolume, DetachVolume,
+// ResizeVolume), with the rules of brightbox.com/docs/reference/volumes
+// and of Brightbox's own clients (fog-brightbox's requests and specs,
+// brightbox-cli, terraform-provider-brightbox):
+//
+//   - sizes are MiB (VolumeNewSize{40960, 61440} in gobrightbox's tests,
+//     "The new size in MiB" in fog-brightbox): MinVolumeSize (40960, the
+//     documented "minimum of 40GB") to MaxVolumeSize (4 TiB, "maximum of
+//     4TB"), the minimum when none is given; they only grow, "instantly
+//     at any time", attached or not (resize answers at the new size), and
+//     the API checks from against the size ("The API requires the old
+//     from size to avoid acting on stale data", fog-brightbox): another is
+//     409. Reading 40GB and 4TB as GiB and TiB is inferred from the MiB
+//     sizes Brightbox's clients use. Terraform's acceptance tests make
+//     20480 MiB volumes, below the documented minimum, so the API may
+//     once have taken smaller ones; gbsim follows the documentation;
+//   - create answers 202 with the volume creating (fog-brightbox expects
+//     202 of create, update, attach, detach, resize and destroy, 200 of
+//     lock_resource), detached after Options.ProvisioningReads reads, as
+//     Terraform's provider waits for; storage_type network; serial up to
+//     20 characters, default the ID ("defaults to the volume id
+//     (vol-xxxxx)"), changed only while detached ("The volume serial can
+//     be edited, but only when a volume is detached"); filesystem_type xfs
+//     or ext4 with an optional filesystem_label of up to 12 characters
+//     ("Automatic formatting"), not with an image (fog, the CLI and
+//     Terraform all refuse both), never changed after; image (an image
+//     the simulated cloud has: UbuntuImage or BlankImage) makes
+//     source_type image, none raw with BlankImage shown as the image;
+//     encrypted, delete_with_server; 403 "Account limit reached" beyond
+//     the account's block storage (Options.BlockStorageLimit, shown as
+//     the account's block_storage_limit and _used, whose unit is not
+//     documented: gbsim's is MiB);
+//   - attach {server, boot} and detach answer 202 with the volume as it
+//     is and are done (attached with server set, or detached) after
+//     Options.ProvisioningReads reads: Terraform's provider waits for
+//     attached and detached; meanwhile the same request is accepted again
+//     and any other change to the volume is 409. Up to
+//     Options.VolumesPerServer (the documented 6) volumes per server,
+//     boot included: one more is 422. A boot volume attaches only to a
+//     stopped server ("Only when server is stopped", fog-brightbox) with
+//     none, and is not detached from a running one (inferred). Attaching
+//     to a server that does not exist is 422, as mapping a cloud IP to
+//     one is; to one not active or stopped, 409;
+//   - destroy is refused (409) while the volume is attached, locked
+//     (lock_resource: "locks a resource against destroy requests"),
+//     being created or already going; it is deleting, then deleted after
+//     the reads, and listed for Options.DeletedReads more lists, as a
+//     deleted server is;
+//   - a deleted server's volumes are detached, and deleted with
+//     delete_with_server;
+//   - a server's document lists its attached volumes (Server.Volumes).
+//
+// The real API's volumes have a zone (brightbox-cli shows one, fog-brightbox
+// reads it), which gobrightbox v2.2.2 neither sends nor reads; gbsim keeps
+// to gobrightbox's documents (every field it writes is one gobrightbox
+// knows), so its volumes have none and an attach is not limited to a
+// zone. Whether Brightbox limits it is not documented.
+//
+// There are no volume snapshots: Brightbox's API snapshots servers (an
+// Image), gobrightbox v2.2.2 has no call that snapshots a volume, and a
+// volume's copy (POST /1.0/volumes/{id}/copy, in fog-brightbox) is not
+// in gobrightbox either; gbsim has neither. The Hypervisor's Snapshot is
+// never called.
+//
+// With Options.Hypervisor, each volume's blocks follow its state: made
+// when it is created (empty: an image's contents are not simulated),
+// attached (Disk.ByIDName virtio-<serial>, ByIDName) and detached when
+// that is done, grown with a resize, forgotten when it is destroyed. The
+// device name is inferred, not verified: Brightbox documents that the
+// serial names the volume under /dev/disk/by-id, its
+// brightbox-volume-device-plugin watches /dev/disk/by-id for names
+// ending in vol-xxxxx, and udev names a virtio disk virtio-<serial>.
+//
+// # Instance metadata
+//
+// Each server's metadata service ("the EC2 compatible metadata server",
+// brightbox.com/docs/guides/cli/user-data) is served under
+// /_sim/metadata/<server ID>/ and by MetadataHandler: instance-id,
+// hostname, local-hostname, local-ipv4 and placement/availability-zone
+// under latest/meta-data/. The service and its hostname and instance-id
+// are documented; their values, and the other entries, are EC2's layout,
+// inferred.
+//
 // # Not simulated
 //
-// Creating or destroying servers through the API, images, volumes,
-// database servers, API clients, users and collaborations; the Orbit
-// storage API; rate limiting (the real API has none documented, and
-// gobrightbox no handling of it).
+// Creating or destroying servers through the API, the images API (two
+// images exist, for volumes), copying a volume, volume zones, database
+// servers, API clients, users and collaborations; the Orbit storage API;
+// rate limiting (the real API has none documented, and gobrightbox no
+// handling of it).
 package gbsim

@@ -22,6 +22,9 @@ var (
 	ServerTypeStatuses   = []string{"experimental", "available", "deprecated"}
 	StorageTypes         = []string{"local", "network"}
 	AccountStatuses      = []string{"pending", "active", "overdue", "warning", "suspended", "terminated", "closed", "deleted"}
+	VolumeStatuses       = []string{"creating", "attached", "detached", "deleting", "deleted", "failed"}
+	FilesystemTypes      = []string{"xfs", "ext4"}
+	VolumeSourceTypes    = []string{"image", "volume", "raw"}
 )
 
 // Server statuses.
@@ -40,6 +43,13 @@ const (
 const (
 	LBStatusFailing = "failing"
 	LBStatusFailed  = "failed"
+)
+
+// Volume statuses (creating, deleting, deleted and failed are the
+// server's words too).
+const (
+	VolumeAttached = "attached"
+	VolumeDetached = "detached"
 )
 
 // ACME domain statuses. The SDK keeps them as plain strings; the existing

@@ -57,7 +57,8 @@ func (s *Server) OtherAccountServer() *Server {
 			TokenTTL: s.opts.TokenTTL, Now: s.opts.Now,
 			ProvisioningReads: s.opts.ProvisioningReads, MappingReads: s.opts.MappingReads,
 			CloudIPsLimit: s.opts.CloudIPsLimit, LoadBalancersLimit: s.opts.LoadBalancersLimit,
-			DeletedReads: s.opts.DeletedReads,
+			DeletedReads: s.opts.DeletedReads, VolumesPerServer: s.opts.VolumesPerServer,
+			BlockStorageLimit: s.opts.BlockStorageLimit,
 		}, otherNumbering)
 		o.AddServer(CloudServer{Name: OtherServerName})
 		s.AddAccount(o.claims, o.Handler())

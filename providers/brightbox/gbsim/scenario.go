@@ -169,6 +169,14 @@ var Operations = map[string]string{
 	"firewallPolicies.apply": "POST /1.0/firewall_policies/{id}/apply_to",
 	"firewallRules.create":   "POST /1.0/firewall_rules",
 	"firewallRules.update":   "PUT /1.0/firewall_rules/{id}",
+	"volumes.list":           "GET /1.0/volumes",
+	"volumes.create":         "POST /1.0/volumes",
+	"volumes.get":            "GET /1.0/volumes/{id}",
+	"volumes.update":         "PUT /1.0/volumes/{id}",
+	"volumes.delete":         "DELETE /1.0/volumes/{id}",
+	"volumes.attach":         "POST /1.0/volumes/{id}/attach",
+	"volumes.detach":         "POST /1.0/volumes/{id}/detach",
+	"volumes.resize":         "POST /1.0/volumes/{id}/resize",
 }
 
 // scenarios seeds a Server from a Scenario; the resources are checked by

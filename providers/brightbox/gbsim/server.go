@@ -75,8 +75,9 @@ type Options struct {
 	// Now is the token endpoint's clock; nil means time.Now.
 	Now func() time.Time
 	// ProvisioningReads is how many reads (a GET of it, or a list holding
-	// it) a pending load balancer (creating, deleting) or ACME domain
-	// (pending) takes to settle; 0 means DefaultProvisioningReads, a
+	// it) a pending load balancer (creating, deleting), ACME domain
+	// (pending) or volume (creating, being attached or detached,
+	// deleting) takes to settle; 0 means DefaultProvisioningReads, a
 	// negative value settles them at once.
 	ProvisioningReads int
 	// MappingReads is how many reads (of the cloud IP or the load
@@ -87,10 +88,23 @@ type Options struct {
 	// create beyond them gets 403 Forbidden "Account limit reached"; 0
 	// means DefaultLimit.
 	CloudIPsLimit, LoadBalancersLimit int
-	// DeletedReads is how many list reads a deleted load balancer or
-	// server stays visible for; 0 means DefaultDeletedReads, a negative
-	// value removes it at once.
+	// DeletedReads is how many list reads a deleted load balancer,
+	// server or volume stays visible for; 0 means DefaultDeletedReads, a
+	// negative value removes it at once.
 	DeletedReads int
+	// VolumesPerServer is how many volumes one server can have attached
+	// (one more is 422); 0 means DefaultVolumesPerServer, the documented
+	// "up to 6 in total".
+	VolumesPerServer int
+	// BlockStorageLimit is the account's block storage, in MiB: a create
+	// or resize beyond it gets 403 Forbidden "Account limit reached"; 0
+	// means DefaultBlockStorageLimit.
+	BlockStorageLimit int
+	// Hypervisor, when set, is told what happens to volumes' blocks: a
+	// volume created, attached, detached, resized or deleted (see
+	// simkit.Hypervisor and the package doc). nil: volumes are records
+	// only.
+	Hypervisor simkit.Hypervisor
 }
 
 // APIClient is an API client's credentials: its ID (cli-xxxxx) and
@@ -177,6 +191,12 @@ func withDefaults(o Options) Options {
 	}
 	if o.DeletedReads == 0 {
 		o.DeletedReads = DefaultDeletedReads
+	}
+	if o.VolumesPerServer <= 0 {
+		o.VolumesPerServer = DefaultVolumesPerServer
+	}
+	if o.BlockStorageLimit <= 0 {
+		o.BlockStorageLimit = DefaultBlockStorageLimit
 	}
 	return o
 }
@@ -329,6 +349,7 @@ func (s *Server) routes() {
 	s.Handle("POST /1.0/server_groups/{id}/remove_servers", s.removeServers)
 	s.Handle("POST /1.0/server_groups/{id}/move_servers", s.moveServers)
 	s.firewallRoutes()
+	s.volumeRoutes()
 	s.NotFound(func(r *http.Request) simkit.Response {
 		return fail(http.StatusNotFound, "no endpoint %s %s", r.Method, r.URL.Path)
 	})

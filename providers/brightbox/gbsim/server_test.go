@@ -141,9 +141,13 @@ func TestAccountID(t *testing.T) {
 	if status, _ := call(t, s, "", http.MethodGet, "/1.0/servers", ""); status != http.StatusUnauthorized {
 		t.Errorf("no token: %d, want 401", status)
 	}
-	status, body = call(t, s, bearer, http.MethodGet, "/1.0/volumes", "")
+	status, body = call(t, s, bearer, http.MethodGet, "/1.0/database_servers", "")
 	if status != http.StatusNotFound {
 		t.Errorf("unknown endpoint: %d", status)
 	}
 	wantErrorBody(t, body, "missing_resource")
+	// A fresh cloud has no volume: the list is empty, not null.
+	if status, body := call(t, s, bearer, http.MethodGet, "/1.0/volumes", ""); status != http.StatusOK || strings.TrimSpace(string(body)) != "[]" {
+		t.Errorf("volumes of a fresh cloud: %d %s, want 200 []", status, body)
+	}
 }

@@ -164,7 +164,8 @@ func mustEnum(field, value string, allowed []string) {
 
 // DeleteServer deletes a server as the cloud does: its status becomes
 // deleted, it leaves its server groups and load balancers, its cloud IPs
-// are unmapped, and it stays listed for Options.DeletedReads list reads.
+// are unmapped, its volumes detached (deleted, with delete_with_server),
+// and it stays listed for Options.DeletedReads list reads.
 // It reports whether the server existed.
 func (s *Server) DeleteServer(id string) bool {
 	s.mu.Lock()
@@ -193,6 +194,7 @@ func (st *state) deleteServer(srv *CloudServer) {
 			c.Target = ""
 		}
 	}
+	st.releaseVolumes(id)
 	st.retire(id, func() { st.servers.Del(id) })
 }
 

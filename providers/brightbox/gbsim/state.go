@@ -22,6 +22,7 @@ type state struct {
 	groups   *simkit.Table[ServerGroup]
 	policies *simkit.Table[FirewallPolicy]
 	rules    *simkit.Table[FirewallRule]
+	volumes  *simkit.Table[Volume]
 	seq      int
 	cipSeq   int // cloud IP addresses handed out
 	// serverSeq counts the servers added, for their addresses.
@@ -30,12 +31,13 @@ type state struct {
 	// join.
 	defaultGroup string
 	// settling settles load balancers (creating -> active, deleting ->
-	// deleted), servers (creating -> active, deleting -> deleted) and
-	// ACME domains (pending -> valid).
+	// deleted), servers (creating -> active, deleting -> deleted), ACME
+	// domains (pending -> valid) and volumes (creating -> detached,
+	// attaching, detaching, deleting -> deleted).
 	settling *simkit.Lifecycle
 	// mapping settles cloud IPs being mapped onto load balancers.
 	mapping *simkit.Lifecycle
-	// retiring removes deleted load balancers and servers, which stay
+	// retiring removes deleted load balancers, servers and volumes, which stay
 	// listed for a while: its reads are list reads.
 	retiring *simkit.Lifecycle
 	now      func() time.Time
@@ -62,6 +64,7 @@ func newState(opts Options, from numbering, lock sync.Locker) *state {
 		groups:    simkit.NewTable[ServerGroup](),
 		policies:  simkit.NewTable[FirewallPolicy](),
 		rules:     simkit.NewTable[FirewallRule](),
+		volumes:   simkit.NewTable[Volume](),
 		settling:  simkit.NewLifecycle(opts.ProvisioningReads).WithTime(opts.SettleAfter, lock),
 		mapping:   simkit.NewLifecycle(mappingReads(opts.MappingReads)).WithTime(opts.SettleAfter, lock),
 		retiring:  simkit.NewLifecycle(retiringReads(opts.DeletedReads)).WithTime(opts.SettleAfter, lock),
@@ -111,7 +114,8 @@ func (st *state) exists(id string) bool {
 	_, d := st.groups.Get(id)
 	_, e := st.policies.Get(id)
 	_, f := st.rules.Get(id)
-	return a || b || c || d || e || f
+	_, g := st.volumes.Get(id)
+	return a || b || c || d || e || f || g
 }
 
 // seedDefaults creates what every account has: the default server group
@@ -151,6 +155,7 @@ type Snapshot struct {
 	ServerGroups     []ServerGroup    `json:"server_groups"`
 	FirewallPolicies []FirewallPolicy `json:"firewall_policies"`
 	FirewallRules    []FirewallRule   `json:"firewall_rules"`
+	Volumes          []Volume         `json:"volumes"`
 }
 
 // State returns a copy of everything the cloud holds.
@@ -165,11 +170,12 @@ func (s *Server) State() Snapshot {
 		ServerGroups:     simkit.CloneAll(s.st.groups.All(), (*ServerGroup).clone),
 		FirewallPolicies: simkit.CloneAll(s.st.policies.All(), (*FirewallPolicy).clone),
 		FirewallRules:    simkit.CloneAll(s.st.rules.All(), func(r *FirewallRule) FirewallRule { return *r }),
+		Volumes:          simkit.CloneAll(s.st.volumes.All(), (*Volume).clone),
 	}
 }
 
-// Advance settles every pending load balancer, ACME domain and cloud IP
-// mapping now.
+// Advance settles every pending load balancer, ACME domain, cloud IP
+// mapping and volume (being created, attached, detached or deleted) now.
 func (s *Server) Advance() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -177,8 +183,8 @@ func (s *Server) Advance() {
 	s.st.mapping.Advance()
 }
 
-// PurgeDeleted removes the deleted load balancers and servers still
-// listed.
+// PurgeDeleted removes the deleted load balancers, servers and volumes
+// still listed.
 func (s *Server) PurgeDeleted() {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,6 +1,7 @@
 package gbsim
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"fmt"
 	"net/http"
@@ -64,23 +65,53 @@ type imageLite struct {
 
 type serverJSON struct {
 	serverLite
-	UserData            *string     `json:"user_data"`
-	CompatibilityMode   bool        `json:"compatibility_mode"`
-	DiskEncrypted       bool        `json:"disk_encrypted"`
-	ConsoleURL          *string     `json:"console_url"`
-	ConsoleToken        *string     `json:"console_token"`
-	ConsoleTokenExpires *string     `json:"console_token_expires"`
-	SnapshotsSchedule   *string     `json:"snapshots_schedule"`
-	SnapshotsRetention  *string     `json:"snapshots_retention"`
-	Account             accountLite `json:"account"`
-	Image               imageLite   `json:"image"`
-	Zone                zoneJSON    `json:"zone"`
-	ServerType          serverType  `json:"server_type"`
-	CloudIPs            []cipLite   `json:"cloud_ips"`
-	ServerGroups        []groupLite `json:"server_groups"`
-	Interfaces          []ifaceJSON `json:"interfaces"`
-	Snapshots           []struct{}  `json:"snapshots"`
-	Volumes             []struct{}  `json:"volumes"`
+	UserData            *string      `json:"user_data"`
+	CompatibilityMode   bool         `json:"compatibility_mode"`
+	DiskEncrypted       bool         `json:"disk_encrypted"`
+	ConsoleURL          *string      `json:"console_url"`
+	ConsoleToken        *string      `json:"console_token"`
+	ConsoleTokenExpires *string      `json:"console_token_expires"`
+	SnapshotsSchedule   *string      `json:"snapshots_schedule"`
+	SnapshotsRetention  *string      `json:"snapshots_retention"`
+	Account             accountLite  `json:"account"`
+	Image               imageLite    `json:"image"`
+	Zone                zoneJSON     `json:"zone"`
+	ServerType          serverType   `json:"server_type"`
+	CloudIPs            []cipLite    `json:"cloud_ips"`
+	ServerGroups        []groupLite  `json:"server_groups"`
+	Interfaces          []ifaceJSON  `json:"interfaces"`
+	Snapshots           []struct{}   `json:"snapshots"`
+	Volumes             []volumeLite `json:"volumes"`
+}
+
+// volumeLite is a volume embedded in a server: its own fields, without
+// the objects it refers to.
+type volumeLite struct {
+	ref
+	Name             string     `json:"name"`
+	Status           string     `json:"status"`
+	Description      string     `json:"description"`
+	Size             int        `json:"size"`
+	Serial           string     `json:"serial"`
+	Boot             bool       `json:"boot"`
+	Encrypted        bool       `json:"encrypted"`
+	Locked           bool       `json:"locked"`
+	DeleteWithServer bool       `json:"delete_with_server"`
+	FilesystemType   *string    `json:"filesystem_type"`
+	FilesystemLabel  *string    `json:"filesystem_label"`
+	Source           *string    `json:"source"`
+	SourceType       string     `json:"source_type"`
+	StorageType      string     `json:"storage_type"`
+	CreatedAt        time.Time  `json:"created_at"`
+	UpdatedAt        time.Time  `json:"updated_at"`
+	DeletedAt        *time.Time `json:"deleted_at"`
+}
+
+type volumeJSON struct {
+	volumeLite
+	Server  *serverLite `json:"server"`
+	Account accountLite `json:"account"`
+	Image   imageLite   `json:"image"`
 }
 
 type cipLite struct {
@@ -260,10 +291,14 @@ func (v view) server(srv *CloudServer) serverJSON {
 	t, _ := findServerType(srv.Type)
 	out := serverJSON{
 		serverLite: v.serverLite(srv), Account: v.accountLite(), Zone: v.zone(srv.Zone), ServerType: v.serverType(t),
-		Image: imageLite{ref: v.ref("image", "images", "img-3ikco"), Name: "Ubuntu Noble 24.04 server",
-			Username: "ubuntu", Status: "available", Arch: "x86_64", Official: true, Public: true},
+		Image:    v.image(UbuntuImage),
 		CloudIPs: []cipLite{}, ServerGroups: []groupLite{}, Interfaces: []ifaceJSON{v.iface(srv)},
-		Snapshots: []struct{}{}, Volumes: []struct{}{},
+		Snapshots: []struct{}{}, Volumes: []volumeLite{},
+	}
+	for _, vol := range v.st.volumes.All() {
+		if vol.Server == srv.ID {
+			out.Volumes = append(out.Volumes, v.volumeLite(vol))
+		}
 	}
 	for _, c := range v.st.cips.All() {
 		if c.Target != "" && c.Target == srv.Interface {
@@ -274,6 +309,34 @@ func (v view) server(srv *CloudServer) serverJSON {
 		if slices.Contains(g.Servers, srv.ID) {
 			out.ServerGroups = append(out.ServerGroups, v.groupLite(g))
 		}
+	}
+	return out
+}
+
+// image is an image of the cloud (images) in its short form.
+func (v view) image(id string) imageLite {
+	im, _ := findImage(id)
+	return imageLite{ref: v.ref("image", "images", id), Name: im.Name, Username: im.Username, Status: "available",
+		Arch: "x86_64", Official: true, Public: true}
+}
+
+func (v view) volumeLite(vol *Volume) volumeLite {
+	out := volumeLite{ref: v.ref("volume", "volumes", vol.ID), Name: vol.Name, Status: vol.Status,
+		Description: vol.Description, Size: vol.Size, Serial: vol.Serial, Boot: vol.Boot, Encrypted: vol.Encrypted,
+		Locked: vol.Locked, DeleteWithServer: vol.DeleteWithServer, FilesystemType: nullable(vol.FilesystemType),
+		FilesystemLabel: nullable(vol.FilesystemLabel), SourceType: "raw", StorageType: "network",
+		CreatedAt: vol.CreatedAt, UpdatedAt: vol.UpdatedAt, DeletedAt: vol.DeletedAt}
+	if vol.Image != "" {
+		out.Source, out.SourceType = nullable(vol.Image), "image"
+	}
+	return out
+}
+
+func (v view) volume(vol *Volume) volumeJSON {
+	out := volumeJSON{volumeLite: v.volumeLite(vol), Account: v.accountLite(), Image: v.image(cmp.Or(vol.Image, BlankImage))}
+	if srv, ok := v.st.servers.Get(vol.Server); ok && vol.Server != "" {
+		lite := v.serverLite(srv)
+		out.Server = &lite
 	}
 	return out
 }
