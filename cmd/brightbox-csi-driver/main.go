@@ -1,0 +1,16 @@
+// Command brightbox-csi-driver is the CSI driver for Brightbox Cloud block
+// storage volumes, csi.brightbox.com: the controller takes the Brightbox
+// CCM's credentials from the environment, the node plugin its server ID
+// from the metadata service. See package
+// github.com/ccmkit/ccmkit/providers/brightbox (NewCSI).
+package main
+
+import (
+	"github.com/ccmkit/ccmkit/framework/csi"
+	"github.com/ccmkit/ccmkit/providers/brightbox"
+)
+
+func main() {
+	p := brightbox.NewCSI()
+	csi.Main(p, p.CommandOptions()...)
+}

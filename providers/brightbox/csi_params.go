@@ -1,0 +1,81 @@
+package brightbox
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// StorageClass parameters. The driver takes exactly these and rejects
+// anything else, naming it, before any API call: a typo is an error, not
+// a silently different volume.
+const (
+	// paramFSType is the legacy StorageClass fstype (any case, as
+	// external-provisioner matches it), which external-provisioner also
+	// makes the volume capability's filesystem: the node formats with it.
+	paramFSType = "fstype"
+	// paramCSIFSType is its csi.storage.k8s.io form, which
+	// external-provisioner strips (a CO may not).
+	paramCSIFSType = "csi.storage.k8s.io/fstype"
+	// paramEncrypted asks for an encrypted volume (the API's encrypted).
+	paramEncrypted = "encrypted"
+)
+
+// csiMetadataParams are what external-provisioner --extra-create-metadata
+// adds: any value.
+var csiMetadataParams = []string{
+	"csi.storage.k8s.io/pvc/name", "csi.storage.k8s.io/pvc/namespace", "csi.storage.k8s.io/pv/name",
+}
+
+// csiFSTypes are the filesystems the driver's node formats with (the
+// ones the API could pre-format, too).
+var csiFSTypes = []string{"ext4", "xfs"}
+
+// CSIParameters documents the StorageClass parameters the driver takes.
+var CSIParameters = map[string]string{
+	paramFSType:    "Filesystem of a mount volume: ext4 (the default) or xfs. Any case of the key; external-provisioner also sets the volume capability's filesystem from it. The node formats the volume with it; the API does not pre-format it.",
+	paramCSIFSType: "The same, as Kubernetes spells it.",
+	paramEncrypted: `"true" makes the volume encrypted (the API's encrypted), "false" (the default) not.`,
+	"csi.storage.k8s.io/pvc/name, csi.storage.k8s.io/pvc/namespace, csi.storage.k8s.io/pv/name": "Set by external-provisioner --extra-create-metadata; any value.",
+}
+
+// ValidateParameters checks StorageClass parameters (csi.ParameterValidator):
+// each bad one is named, with what it may be.
+func (p *CSI) ValidateParameters(params map[string]string) error {
+	var bad []string
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		v := params[k]
+		switch {
+		case strings.EqualFold(k, paramFSType) || k == paramCSIFSType:
+			if v != "" && !slices.Contains(csiFSTypes, v) {
+				bad = append(bad, fmt.Sprintf("%s: %q is not %s", k, truncateText(v, 40), strings.Join(csiFSTypes, " or ")))
+			}
+		case k == paramEncrypted:
+			if _, err := strconv.ParseBool(v); err != nil {
+				bad = append(bad, fmt.Sprintf("%s: %q is not true or false", k, truncateText(v, 40)))
+			}
+		case slices.Contains(csiMetadataParams, k):
+		default:
+			bad = append(bad, fmt.Sprintf("%s: unknown parameter (%s takes %s, %s and %s)", truncateText(k, 80), p.Name(),
+				paramFSType, paramEncrypted, strings.Join(csiMetadataParams, ", ")))
+		}
+	}
+	if len(bad) > 0 {
+		return errors.New(strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+// encryptedParameter is the StorageClass's encrypted, when it has one
+// (ValidateParameters has checked it).
+func encryptedParameter(params map[string]string) (value, ok bool) {
+	v, ok := params[paramEncrypted]
+	if !ok {
+		return false, false
+	}
+	b, err := strconv.ParseBool(v)
+	return b, err == nil
+}
