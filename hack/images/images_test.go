@@ -124,7 +124,8 @@ func TestImages(t *testing.T) {
 	for _, c := range []string{"brightbox", "digitalocean", "openstack", "rancher", "skeleton", "triton"} {
 		want = append(want, c+"-cloud-controller-manager")
 	}
-	want = append(want, "digitalocean-csi-driver") // the CSI drivers' images: checkImage checks their tools too
+	// The CSI drivers' images: checkImage checks their tools too.
+	want = append(want, "brightbox-csi-driver", "digitalocean-csi-driver", "openstack-csi-driver")
 	for _, name := range want {
 		t.Run(name, func(t *testing.T) {
 			if !strings.Contains(" "+strings.Join(testNames, " ")+" ", " "+name+" ") {

@@ -19,9 +19,12 @@ import (
 )
 
 // The benchmark's cluster: BENCH_CSI_VOLUMES PVCs (100), each used by a
-// Pod, spread over enough nodes for at most 7 a node (csi-digitalocean's
-// default volume limit).
+// Pod, spread over enough nodes for at most csiCloud.perNode a node (7,
+// csi-digitalocean's default volume limit, unless the cloud's is lower).
 const csiBenchPerNode = 7
+
+// perNode is how many of the benchmark's volumes one node gets.
+func (c csiCloud) perNode() int { return cmp.Or(c.maxPerNode, csiBenchPerNode) }
 
 func csiBenchVolumes(b *testing.B) int {
 	s := cmp.Or(os.Getenv("BENCH_CSI_VOLUMES"), "100")
@@ -43,7 +46,7 @@ func BenchmarkCSIPVCs(b *testing.B) {
 	for _, c := range csiClouds {
 		b.Run(c.name, func(b *testing.B) {
 			n := csiBenchVolumes(b)
-			k := startCSI(b, c, csiOptions{nodes: (n + csiBenchPerNode - 1) / csiBenchPerNode})
+			k := startCSI(b, c, csiOptions{nodes: (n + c.perNode() - 1) / c.perNode()})
 			b.ResetTimer()
 			for range b.N {
 				k.lifecycle(b, n)
@@ -87,7 +90,7 @@ func (k *csiCluster) lifecycle(b *testing.B, n int) {
 	}
 
 	phase("provision", func(i int) error {
-		_, err := k.admin.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc(name(i), k.cloud.storageClass, "1Gi", nil), metav1.CreateOptions{})
+		_, err := k.admin.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc(name(i), k.cloud.storageClass, cmp.Or(k.cloud.size, "1Gi"), nil), metav1.CreateOptions{})
 		return err
 	}, func(ctx context.Context) (bool, error) {
 		list, err := k.admin.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
@@ -106,7 +109,7 @@ func (k *csiCluster) lifecycle(b *testing.B, n int) {
 		_, err := k.admin.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name(i)},
 			Spec: corev1.PodSpec{
-				NodeName:   fmt.Sprintf("node-%d", i/csiBenchPerNode+1),
+				NodeName:   fmt.Sprintf("node-%d", i/k.cloud.perNode()+1),
 				Containers: []corev1.Container{{Name: "app", Image: "app"}},
 				Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
 					PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: name(i)},

@@ -196,11 +196,16 @@ func workloads(t testing.TB, objs []*unstructured.Unstructured) map[string]workl
 // localArgs are a shipped container's arguments for a process of this
 // machine: the CSI socket at endpoint, no metrics or health listener (a
 // pod's own port, which processes beside each other here would share),
-// and extra appended.
-func localArgs(c corev1.Container, endpoint string, extra ...string) []string {
+// the flags in files set to this machine's paths (e.g. --cloud-config, a
+// mounted Secret's file in the pod), and extra appended.
+func localArgs(c corev1.Container, endpoint string, files map[string]string, extra ...string) []string {
 	var args []string
 	for _, a := range c.Args {
 		name, _, _ := strings.Cut(a, "=")
+		if path, ok := files[name]; ok {
+			args = append(args, name+"="+path)
+			continue
+		}
 		switch name {
 		case "--csi-address":
 			args = append(args, "--csi-address="+endpoint)

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -41,7 +42,13 @@ type csiCloud struct {
 	// one whose filesystem grows while mounted here (xfs; ext4's online
 	// growth needs CAP_SYS_RESOURCE, which this sandbox drops).
 	storageClass  string
-	snapshotClass string // the shipped VolumeSnapshotClass
+	snapshotClass string // the shipped VolumeSnapshotClass; "" for a driver without snapshots
+	// sizes are the PVC's size and the size it is expanded to; "" for
+	// 1Gi and 2Gi (a cloud with a larger minimum volume needs more).
+	size, grownSize string
+	// maxPerNode is how many volumes a node takes, when fewer than the
+	// benchmark's 7 a node.
+	maxPerNode int
 	// start starts the simulated cloud, its volumes backed by hv (nil:
 	// no devices), with one instance per node name; the first is the
 	// host the node plugin runs as.
@@ -52,15 +59,18 @@ type csiCloud struct {
 type csiSim struct {
 	token                  string            // the API credential, never to be logged
 	controllerEnv, nodeEnv map[string]string // the driver's settings of each mode
-	nodeIDs                []string          // each node's CSI node ID, as NodeGetInfo gives it
-	topology               map[string]string // the nodes' topology segments, as NodeGetInfo gives them
-	device                 func(handle string) string
-	left                   func() []string // volumes and snapshots the cloud holds
-	volumes, snaps         func() int
-	stats                  func() map[string]int // API calls so far, by operation
+	// files are the driver's flags that name a file of the pod (a mounted
+	// Secret's, e.g. --cloud-config), set to this machine's copy.
+	files          map[string]string
+	nodeIDs        []string          // each node's CSI node ID, as NodeGetInfo gives it
+	topology       map[string]string // the nodes' topology segments, as NodeGetInfo gives them
+	device         func(handle string) string
+	left           func() []string // volumes and snapshots the cloud holds
+	volumes, snaps func() int
+	stats          func() map[string]int // API calls so far, by operation
 }
 
-var csiClouds = []csiCloud{digitaloceanCSI}
+var csiClouds = []csiCloud{digitaloceanCSI, openstackCSI, brightboxCSI}
 
 const csiNode = "node-1"
 
@@ -196,14 +206,14 @@ func startCSI(t testing.TB, c csiCloud, o csiOptions) *csiCluster {
 		t.Fatalf("the shipped manifests run no %s controller and node containers (have %v)", filepath.Base(driverBin), slices.Sorted(maps.Keys(shipped)))
 	}
 	ctrlSock := filepath.Join(dir, "controller.sock")
-	k.procs = append(k.procs, startProcess(t, dir, driverBin, "driver-controller", k.sim.controllerEnv, localArgs(plugin.container, ctrlSock, "-v=5")...))
+	k.procs = append(k.procs, startProcess(t, dir, driverBin, "driver-controller", k.sim.controllerEnv, localArgs(plugin.container, ctrlSock, k.sim.files, "-v=5")...))
 	ctrlConn := dialCSI(t, ctrlSock)
 	waitForSocket(t, ctrlConn, "the controller")
 	k.driver = pluginName(t, ctrlConn)
 	if o.devices {
 		nodeSock := filepath.Join(dir, "node.sock")
 		k.procs = append(k.procs, startProcess(t, dir, driverBin, "driver-node", k.sim.nodeEnv,
-			localArgs(nodePlugin.container, nodeSock, "--by-id-dir="+k.hv.ByIDDir, "-v=5")...))
+			localArgs(nodePlugin.container, nodeSock, k.sim.files, "--by-id-dir="+k.hv.ByIDDir, "-v=5")...))
 		nodeConn := dialCSI(t, nodeSock)
 		waitForSocket(t, nodeConn, "the node plugin")
 		k.node = csipb.NewNodeClient(nodeConn)
@@ -218,14 +228,18 @@ func startCSI(t testing.TB, c csiCloud, o csiOptions) *csiCluster {
 
 	// The sidecars beside the controller and the snapshot controller, each
 	// as its ServiceAccount, with the shipped arguments.
-	for _, name := range []string{"csi-provisioner", "csi-attacher", "csi-resizer", "csi-snapshotter", "snapshot-controller"} {
+	sidecars := []string{"csi-provisioner", "csi-attacher", "csi-resizer"}
+	if c.snapshotClass != "" {
+		sidecars = append(sidecars, "csi-snapshotter", "snapshot-controller")
+	}
+	for _, name := range sidecars {
 		w, ok := shipped[name]
 		if !ok {
 			t.Fatalf("the shipped manifests run no %s", name)
 		}
 		kcfg := serviceAccountKubeconfig(t, cp, dir, w.serviceAccount)
 		k.procs = append(k.procs, startProcess(t, dir, filepath.Join(bin, name), name, nil,
-			localArgs(w.container, ctrlSock, "--kubeconfig="+kcfg, "--v=4")...))
+			localArgs(w.container, ctrlSock, nil, "--kubeconfig="+kcfg, "--v=4")...))
 	}
 	// kube-controller-manager's storage controllers, as the cluster admin.
 	kcm := filepath.Join(dir, "admin.kubeconfig")
@@ -371,7 +385,8 @@ func (k *csiCluster) roundTrip(t *testing.T) {
 	}
 
 	// Provisioned: a PVC of the shipped class gets a cloud volume.
-	if _, err := pvcs.Create(ctx, pvc("data", k.cloud.storageClass, "1Gi", nil), metav1.CreateOptions{}); err != nil {
+	size, grown := cmp.Or(k.cloud.size, "1Gi"), cmp.Or(k.cloud.grownSize, "2Gi")
+	if _, err := pvcs.Create(ctx, pvc("data", k.cloud.storageClass, size, nil), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	pv := k.waitBound(t, ns, "data")
@@ -386,6 +401,13 @@ func (k *csiCluster) roundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	unix.Sync()
+
+	if k.cloud.snapshotClass == "" {
+		k.expand(t, ns, "data", pv, writer, grown)
+		k.unmount(t, ns, writer)
+		k.deletePVCs(t, ns, "data")
+		return
+	}
 
 	// Snapshotted.
 	snap := &unstructured.Unstructured{}
@@ -411,13 +433,13 @@ func (k *csiCluster) roundTrip(t *testing.T) {
 
 	// Expanded: the PVC grows, the resizer grows the cloud volume (and the
 	// loop device), the kubelet grows the mounted filesystem.
-	k.expand(t, ns, "data", pv, writer, "2Gi")
+	k.expand(t, ns, "data", pv, writer, grown)
 
 	// Unmounted and detached.
 	k.unmount(t, ns, writer)
 
 	// Restored: a new PVC from the snapshot holds the file.
-	restored := pvc("restored", k.cloud.storageClass, "2Gi", &corev1.TypedLocalObjectReference{
+	restored := pvc("restored", k.cloud.storageClass, grown, &corev1.TypedLocalObjectReference{
 		APIGroup: ptr.To(volumeSnapshots.Group), Kind: "VolumeSnapshot", Name: "data-snap",
 	})
 	if _, err := pvcs.Create(ctx, restored, metav1.CreateOptions{}); err != nil {
@@ -438,8 +460,15 @@ func (k *csiCluster) roundTrip(t *testing.T) {
 	eventually(t, 2*time.Minute, "the cloud's snapshot is deleted", func(context.Context) (bool, error) {
 		return k.sim.snaps() == 0, nil
 	})
-	for _, name := range []string{"data", "restored"} {
-		if err := pvcs.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+	k.deletePVCs(t, ns, "data", "restored")
+}
+
+// deletePVCs deletes the PVCs and waits until their PVs and the cloud's
+// volumes are gone.
+func (k *csiCluster) deletePVCs(t *testing.T, ns string, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		if err := k.admin.CoreV1().PersistentVolumeClaims(ns).Delete(t.Context(), name, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -128,9 +128,17 @@ func dumpLogs(t testing.TB, dir string) {
 	}
 }
 
-// eventually polls cond every 200ms until it holds or timeout passes.
+// eventually polls cond every 200ms until it holds or timeout passes. A
+// wait of over slowWait is logged (go test -v), to show where a test's
+// time goes.
 func eventually(t testing.TB, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
+	start := time.Now()
+	defer func() {
+		if d := time.Since(start); d > slowWait && !t.Failed() {
+			t.Logf("waited %s for %s", d.Round(100*time.Millisecond), what)
+		}
+	}()
 	var lastErr error
 	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		ok, err := cond(ctx)
@@ -144,6 +152,9 @@ func eventually(t testing.TB, timeout time.Duration, what string, cond func(ctx 
 		t.Fatalf("timed out after %s waiting for %s (last error: %v)", timeout, what, lastErr)
 	}
 }
+
+// slowWait is the wait eventually logs.
+const slowWait = 5 * time.Second
 
 // consistently checks cond every 500ms for the whole duration.
 func consistently(t *testing.T, d time.Duration, what string, cond func(ctx context.Context) error) {
