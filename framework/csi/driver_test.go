@@ -244,3 +244,34 @@ func TestInlineEphemeralVolumesRefused(t *testing.T) {
 		t.Errorf("the target path was made: %v", statErr)
 	}
 }
+
+// WithProgramArg: a leading argument naming the program (as the manifests
+// of a driver without an image entrypoint pass it) is ignored; any other
+// argument is still refused.
+func TestProgramArg(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		ok   bool
+	}{
+		{[]string{"--version"}, true},
+		{[]string{"/bin/fake-plugin", "--version"}, true},
+		{[]string{"fake-plugin", "--version"}, true},
+		{[]string{"/bin/other-plugin", "--version"}, false},
+		{[]string{"/bin/fake-plugin", "extra", "--version"}, false},
+	} {
+		cmd := csi.NewCommand(csitest.NewFakeCloud(nil), csi.WithProgramArg("fake-plugin"), csi.WithVersion("v1"))
+		cmd.SetArgs(tc.args)
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		if err := cmd.Execute(); (err == nil) != tc.ok {
+			t.Errorf("%v: %v, want ok %v", tc.args, err, tc.ok)
+		}
+	}
+	cmd := csi.NewCommand(csitest.NewFakeCloud(nil), csi.WithVersion("v1"))
+	cmd.SetArgs([]string{"/bin/fake-plugin", "--version"})
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	if err := cmd.Execute(); err == nil {
+		t.Error("without WithProgramArg, a leading argument was accepted")
+	}
+}

@@ -38,6 +38,9 @@ type Option func(*settings)
 
 type settings struct {
 	name, longDesc, version string
+	// programArg is the base name of a leading argument the command
+	// ignores (WithProgramArg); "" takes no argument.
+	programArg string
 	flags                   cliflag.NamedFlagSets
 	serve                   Options
 	mode                    string
@@ -50,6 +53,14 @@ func WithVersion(v string) Option { return func(s *settings) { s.version = v } }
 
 // WithCommandName names the command; the default is the binary's name.
 func WithCommandName(name string) Option { return func(s *settings) { s.name = name } }
+
+// WithProgramArg lets the command take one leading argument whose base
+// name is name, and ignore it: the manifests of a driver it replaces may
+// pass the program's path as the first argument (cinder-csi-plugin's
+// start with /bin/cinder-csi-plugin, for an image without an
+// entrypoint), and an image swap should not break on it. Any other
+// argument is still an error.
+func WithProgramArg(name string) Option { return func(s *settings) { s.programArg = name } }
 
 // WithDescription sets the long description --help prints.
 func WithDescription(long string) Option { return func(s *settings) { s.longDesc = long } }
@@ -94,7 +105,7 @@ func NewCommand(p Provider, opts ...Option) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:  s.name,
 		Long: long,
-		Args: cobra.NoArgs,
+		Args: s.args,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch *version {
 			case "true":
@@ -127,6 +138,15 @@ func NewCommand(p Provider, opts ...Option) *cobra.Command {
 	cols, _, _ := term.TerminalSize(cmd.OutOrStdout())
 	cliflag.SetUsageAndHelpFunc(cmd, s.flags, cols)
 	return cmd
+}
+
+// args checks the command's arguments: none, or the program's path
+// (WithProgramArg).
+func (s *settings) args(cmd *cobra.Command, args []string) error {
+	if s.programArg != "" && len(args) == 1 && filepath.Base(args[0]) == s.programArg {
+		return nil
+	}
+	return cobra.NoArgs(cmd, args)
 }
 
 func applyLogging(c *logsapi.LoggingConfiguration) error {

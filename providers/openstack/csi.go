@@ -104,6 +104,9 @@ func NewCSI() *CSI {
 func (p *CSI) CommandOptions() []csi.Option {
 	return []csi.Option{
 		csi.WithFlags("OpenStack", p.flags.fs),
+		// cinder-csi-plugin's manifests run its image with
+		// /bin/cinder-csi-plugin as the first argument.
+		csi.WithProgramArg("cinder-csi-plugin"),
 		csi.WithDescription("openstack-csi-driver is the CSI driver for OpenStack Cinder volumes (" + CSIDriverName +
 			"), a drop-in for cloud-provider-openstack's cinder-csi-plugin: the same driver name, topology, publish context, " +
 			"device paths, StorageClass parameters, cloud.conf and flags."),

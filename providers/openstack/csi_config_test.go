@@ -1,6 +1,7 @@
 package openstack_test
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -272,6 +273,28 @@ func check(t *testing.T, what string, params map[string]string, err error, bad [
 	for _, b := range bad {
 		if err != nil && !strings.Contains(err.Error(), b) {
 			t.Errorf("%s(%v): %v; want it to name %q", what, params, err, b)
+		}
+	}
+}
+
+// TestCSIUpstreamArgs: the arguments of cinder-csi-plugin's own manifests
+// (manifests/cinder-csi-plugin in cloud-provider-openstack, controller
+// and node plugin), its program path first, are taken as they are, so an
+// install that only swaps the image starts.
+func TestCSIUpstreamArgs(t *testing.T) {
+	conf := writeFile(t, "cloud.conf", "[Global]\nauth-url = http://keystone.invalid/v3\n")
+	for name, args := range map[string][]string{
+		"controller": {"/bin/cinder-csi-plugin", "--endpoint=unix://csi/csi.sock", "--cloud-config=" + conf,
+			"--cluster=kubernetes", "--pvc-annotations", "--v=1"},
+		"node": {"/bin/cinder-csi-plugin", "--endpoint=unix://csi/csi.sock", "--provide-controller-service=false",
+			"--cloud-config=" + conf, "--v=1"},
+	} {
+		p := openstack.NewCSIWithEnv(nil)
+		cmd := csi.NewCommand(p, p.CommandOptions()...)
+		cmd.SetArgs(append(args, "--version"))
+		cmd.SetOut(io.Discard)
+		if err := cmd.Execute(); err != nil {
+			t.Errorf("%s: cinder-csi-plugin's arguments refused: %v", name, err)
 		}
 	}
 }
