@@ -38,12 +38,14 @@ var pages = []page{
 	{"brightbox/config.md", func() ([]byte, error) {
 		return config.Markdown("Brightbox configuration", brightbox.Config{})
 	}},
+	{"brightbox/csi-config.md", brightboxCSIConfig},
 	{"openstack/annotations.md", func() ([]byte, error) {
 		return annotations.Markdown("OpenStack Service annotations", openstack.AnnotationPrefix, openstack.LoadBalancerConfig{})
 	}},
 	{"openstack/config.md", func() ([]byte, error) {
 		return config.Markdown("OpenStack configuration (cloud.conf)", openstack.Config{})
 	}},
+	{"openstack/csi-config.md", openStackCSIConfig},
 	{"triton/annotations.md", func() ([]byte, error) {
 		return annotations.Markdown("Triton Service annotations", triton.AnnotationPrefix, triton.LoadBalancerConfig{})
 	}},

@@ -12,5 +12,18 @@
 // IPv6 and cloud IPs (ExternalIP), unless BRIGHTBOX_LEGACY_ADDRESSES asks
 // for the existing CCM's all-ExternalIP list (addresses.go).
 //
+// NewCSI is the framework/csi provider of Brightbox's network block
+// storage volumes, csi.brightbox.com (csi*.go), the first CSI driver for
+// Brightbox: the controller takes the CCM's credentials (CSIConfig, the
+// same variables) and creates, attaches, detaches, grows and destroys
+// volumes without waiting on the API; the node plugin reads its server ID
+// from the metadata service and finds a volume at
+// /dev/disk/by-id/virtio-<serial>. It reports no topology and offers no
+// snapshots, for want of either in gobrightbox v2.2.2 (see csi.go and
+// CSITopologyKey). A binary is:
+//
+//	p := brightbox.NewCSI()
+//	csi.Main(p, p.CommandOptions()...)
+//
 // Package gbsim simulates the API for tests, demos and benchmarks.
 package brightbox
