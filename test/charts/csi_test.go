@@ -1,8 +1,8 @@
 package charts
 
 import (
-	"encoding/json"
-	"fmt"
+	"errors"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -11,77 +11,187 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	"helm.sh/helm/v3/pkg/chart/loader"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/ccmkit/ccmkit/framework/config"
+	"github.com/ccmkit/ccmkit/providers/brightbox"
 	"github.com/ccmkit/ccmkit/providers/digitalocean"
+	"github.com/ccmkit/ccmkit/providers/openstack"
 )
 
-// The DigitalOcean CSI driver's chart is tested on its own: it is not a
-// CCM chart (chartDirs), and its objects are those of
-// examples/manifests/digitalocean/csi, which it must render at its
-// defaults, RBAC included.
-const (
-	csiChartDir  = chartsDir + "/digitalocean-csi-driver"
-	csiManifests = "../../examples/manifests/digitalocean/csi"
-	// csiCRDs is the manifests' CRD file, which the chart ships in crds/.
-	csiCRDs = csiManifests + "/crds.yaml"
-	// csiImage is the driver's image without its tag.
-	csiImage = "ghcr.io/ccmkit/digitalocean-csi-driver"
-)
+// csiChart is one CSI driver's chart, charts/<cloud>-csi-driver. The CSI
+// charts are tested apart from the CCM charts (chartDirs): each must
+// render, at its defaults in kube-system, exactly the objects of
+// examples/manifests/<cloud>/csi, RBAC and CRDs included, and its schema
+// must accept exactly the settings the driver reads.
+type csiChart struct {
+	cloud string
+	// driver is the driver name: the CSIDriver's, the StorageClasses'
+	// provisioner.
+	driver string
+	// controllerKind and controller are the controller workload's kind
+	// and name; node is the node DaemonSet's name.
+	controllerKind, controller, node string
+	// plugin is the driver's container, registrar node-driver-registrar's,
+	// in the node DaemonSet.
+	plugin, registrar string
+	// config is the driver's environment (its CSIConfig), parameters the
+	// StorageClass parameters it takes (its CSIParameters) and
+	// snapshotParameters the VolumeSnapshotClass ones (nil: none).
+	config                         any
+	parameters, snapshotParameters map[string]string
+	// snapshots: the driver has snapshots, so the chart ships the
+	// snapshot CRDs, a VolumeSnapshotClass, csi-snapshotter and the
+	// snapshot-controller.
+	snapshots bool
+	// bad are values of this chart's own that its schema must refuse
+	// (csiBadValues are every CSI chart's).
+	bad []badValue
+	// check, when set, checks the cloud's own values against the objects
+	// (TestCSIRender).
+	check func(t *testing.T, c csiChart, v map[string]any, objs []*unstructured.Unstructured)
+}
 
-// renderCSI renders the CSI chart with values in ns.
-func renderCSI(t *testing.T, ns string, values map[string]any) []*unstructured.Unstructured {
+// csiCharts are the CSI drivers' charts; TestCSIChartsAreListed fails
+// when charts/ holds another.
+var csiCharts = []csiChart{
+	{
+		cloud: "digitalocean", driver: digitalocean.CSIDriverName,
+		controllerKind: "StatefulSet", controller: "csi-do-controller", node: "csi-do-node",
+		plugin: "csi-do-plugin", registrar: "csi-node-driver-registrar",
+		config: digitalocean.CSIConfig{}, parameters: digitalocean.CSIParameters,
+		snapshots: true,
+		bad: []badValue{
+			{"unknown variable", map[string]any{"env": map[string]any{"DO_REGION": "nyc3"}}, []string{"DO_REGION"}},
+			{"secret without token", map[string]any{"secret": map[string]any{"create": true}}, []string{"data"}},
+		},
+	},
+	{
+		cloud: "openstack", driver: openstack.CSIDriverName,
+		controllerKind: "Deployment", controller: "csi-cinder-controllerplugin", node: "csi-cinder-nodeplugin",
+		plugin: "cinder-csi-plugin", registrar: "node-driver-registrar",
+		config: openstack.CSIConfig{}, parameters: openstack.CSIParameters, snapshotParameters: openstack.CSISnapshotParameters,
+		snapshots: true,
+		bad: []badValue{
+			{"credential variable", map[string]any{"env": map[string]any{"OS_PASSWORD": "x"}}, []string{"OS_PASSWORD"}},
+			{"secret without cloud.conf", map[string]any{"secret": map[string]any{"create": true}}, []string{"cloudConfig"}},
+			{"unknown cloud.conf section", map[string]any{"cloudConfig": map[string]any{"loadBalancer": map[string]any{"subnet-id": "x"}}}, []string{"loadBalancer"}},
+			{"backup snapshots", map[string]any{"volumeSnapshotClass": map[string]any{"parameters": map[string]any{"type": "backup"}}}, []string{"/volumeSnapshotClass/parameters/type", "snapshot"}},
+			{"unknown snapshot parameter", map[string]any{"volumeSnapshotClass": map[string]any{"parameters": map[string]any{"incremental": "true"}}}, []string{"incremental"}},
+			{"bad cluster name", map[string]any{"clusterName": "my cluster"}, []string{"/clusterName"}},
+		},
+		check: checkOpenStackCSIValues,
+	},
+	{
+		cloud: "brightbox", driver: brightbox.CSIDriverName,
+		controllerKind: "Deployment", controller: "csi-brightbox-controller", node: "csi-brightbox-node",
+		plugin: "csi-brightbox-plugin", registrar: "node-driver-registrar",
+		config: brightbox.CSIConfig{}, parameters: brightbox.CSIParameters,
+		bad: []badValue{
+			{"credential variable", map[string]any{"env": map[string]any{"BRIGHTBOX_CLIENT": "cli-12345"}}, []string{"BRIGHTBOX_CLIENT"}},
+			{"secret without client secret", map[string]any{"secret": map[string]any{"create": true, "data": map[string]any{"clientID": "cli-12345"}}}, []string{"clientSecret"}},
+			{"snapshot values", map[string]any{"volumeSnapshotClass": map[string]any{"create": true}}, []string{"volumeSnapshotClass"}},
+			{"snapshot-controller", map[string]any{"snapshotController": map[string]any{"enabled": true}}, []string{"snapshotController"}},
+			{"bad encrypted", map[string]any{"storageClasses": []any{map[string]any{"name": "x", "parameters": map[string]any{"encrypted": "yes"}}}}, []string{"encrypted"}},
+		},
+		check: checkBrightboxCSIValues,
+	},
+}
+
+// dir is the chart's directory.
+func (c csiChart) dir() string { return filepath.Join(chartsDir, c.cloud+"-csi-driver") }
+
+// manifests is the directory of the manifests the chart renders.
+func (c csiChart) manifests() string {
+	return filepath.Join("../../examples/manifests", c.cloud, "csi")
+}
+
+// image is the driver's image without its tag.
+func (c csiChart) image() string { return "ghcr.io/ccmkit/" + c.cloud + "-csi-driver" }
+
+// crds is the manifests' CRD file, which the chart ships in crds/.
+func (c csiChart) crds() string { return filepath.Join(c.manifests(), "crds.yaml") }
+
+// render renders the chart with values in ns.
+func (c csiChart) render(t *testing.T, ns string, values map[string]any) []*unstructured.Unstructured {
 	t.Helper()
-	objs, err := renderChart(csiChartDir, renderOptions{Name: "digitalocean-csi-driver", Namespace: ns, Values: values})
+	objs, err := renderChart(c.dir(), renderOptions{Name: c.cloud + "-csi-driver", Namespace: ns, Values: values})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return objs
 }
 
-// TestCSIChartMatchesManifests renders the chart at its default values in
-// kube-system and requires every object to be the manifests' (every file
-// of examples/manifests/digitalocean/csi but crds.yaml), field for field:
-// only the objects' own labels (the chart adds Helm's) and the driver's
-// image tag (the manifests say <version>) may differ.
-func TestCSIChartMatchesManifests(t *testing.T) {
-	chart := csiObjectsByKey(t, renderCSI(t, "kube-system", nil))
-	manifest := csiObjectsByKey(t, csiManifestObjects(t))
-	for _, key := range slices.Sorted(maps.Keys(manifest)) {
-		got, ok := chart[key]
-		if !ok {
-			t.Errorf("%s: in the manifests, not rendered by the chart", key)
-			continue
-		}
-		if diff := cmp.Diff(manifest[key], got); diff != "" {
-			t.Errorf("%s differs (-manifest +chart):\n%s", key, diff)
-		}
-	}
-	for _, key := range slices.Sorted(maps.Keys(chart)) {
-		if _, ok := manifest[key]; !ok {
-			t.Errorf("%s: rendered by the chart, not in the manifests", key)
-		}
+// forEachCSIChart runs f for each CSI chart as a subtest named after its
+// cloud.
+func forEachCSIChart(t *testing.T, f func(t *testing.T, c csiChart)) {
+	t.Helper()
+	for _, c := range csiCharts {
+		t.Run(c.cloud, func(t *testing.T) { f(t, c) })
 	}
 }
 
-// csiManifestObjects are the objects of the CSI manifests but the CRDs.
-func csiManifestObjects(t *testing.T) []*unstructured.Unstructured {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(csiManifests, "*.yaml"))
+// TestCSIChartsAreListed: csiCharts holds every charts/*-csi-driver, so a
+// new CSI chart gets these tests.
+func TestCSIChartsAreListed(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join(chartsDir, "*-csi-driver"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	var listed []string
+	for _, c := range csiCharts {
+		listed = append(listed, c.dir())
+	}
+	slices.Sort(dirs)
+	slices.Sort(listed)
+	if diff := cmp.Diff(listed, dirs); diff != "" {
+		t.Errorf("CSI charts (-csiCharts +charts/):\n%s", diff)
+	}
+}
+
+// TestCSIChartMatchesManifests renders each chart at its default values
+// in kube-system and requires every object to be the manifests' (every
+// file of examples/manifests/<cloud>/csi but crds.yaml), field for field:
+// only the objects' own labels (the chart adds Helm's) and the driver's
+// image tag (the manifests say <version>) may differ.
+func TestCSIChartMatchesManifests(t *testing.T) {
+	forEachCSIChart(t, func(t *testing.T, c csiChart) {
+		chart := c.objectsByKey(t, c.render(t, "kube-system", nil))
+		manifest := c.objectsByKey(t, c.manifestObjects(t))
+		for _, key := range slices.Sorted(maps.Keys(manifest)) {
+			got, ok := chart[key]
+			if !ok {
+				t.Errorf("%s: in the manifests, not rendered by the chart", key)
+				continue
+			}
+			if diff := cmp.Diff(manifest[key], got); diff != "" {
+				t.Errorf("%s differs (-manifest +chart):\n%s", key, diff)
+			}
+		}
+		for _, key := range slices.Sorted(maps.Keys(chart)) {
+			if _, ok := manifest[key]; !ok {
+				t.Errorf("%s: rendered by the chart, not in the manifests", key)
+			}
+		}
+	})
+}
+
+// manifestObjects are the objects of the chart's manifests but the CRDs.
+func (c csiChart) manifestObjects(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(c.manifests(), "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no manifests in %s", c.manifests())
+	}
 	var objs []*unstructured.Unstructured
 	for _, f := range files {
-		if f == filepath.Clean(csiCRDs) {
+		if f == filepath.Clean(c.crds()) {
 			continue
 		}
 		o, err := readManifests(f)
@@ -93,10 +203,10 @@ func csiManifestObjects(t *testing.T) []*unstructured.Unstructured {
 	return objs
 }
 
-// csiObjectsByKey keys objs by kind, namespace and name, without their
+// objectsByKey keys objs by kind, namespace and name, without their
 // labels and with the driver's image tag replaced by TAG; a key twice
 // fails t.
-func csiObjectsByKey(t *testing.T, objs []*unstructured.Unstructured) map[string]map[string]any {
+func (c csiChart) objectsByKey(t *testing.T, objs []*unstructured.Unstructured) map[string]map[string]any {
 	t.Helper()
 	out := map[string]map[string]any{}
 	for _, o := range objs {
@@ -112,10 +222,10 @@ func csiObjectsByKey(t *testing.T, objs []*unstructured.Unstructured) map[string
 			if !found {
 				continue
 			}
-			for _, c := range cs {
-				m := c.(map[string]any)
-				if img, _ := m["image"].(string); strings.HasPrefix(img, csiImage+":") {
-					m["image"] = csiImage + ":TAG"
+			for _, ctr := range cs {
+				m := ctr.(map[string]any)
+				if img, _ := m["image"].(string); strings.HasPrefix(img, c.image()+":") {
+					m["image"] = c.image() + ":TAG"
 				}
 			}
 			if err := unstructured.SetNestedSlice(o.Object, cs, path...); err != nil {
@@ -128,103 +238,124 @@ func csiObjectsByKey(t *testing.T, objs []*unstructured.Unstructured) map[string
 }
 
 // TestCSIChartMatchesManifestsFailsOnDrift shows the comparison above can
-// fail: a sidecar argument changed in the manifests' objects is found.
+// fail: a sidecar argument changed in the manifests' controller is found.
 func TestCSIChartMatchesManifestsFailsOnDrift(t *testing.T) {
-	manifest := csiObjectsByKey(t, csiManifestObjects(t))
-	chart := csiObjectsByKey(t, renderCSI(t, "kube-system", nil))
-	key := "StatefulSet kube-system/csi-do-controller"
-	sts := manifest[key]
-	cs, _, _ := unstructured.NestedSlice(sts, "spec", "template", "spec", "containers")
-	cs[0].(map[string]any)["args"] = []any{"--csi-address=/elsewhere"}
-	if err := unstructured.SetNestedSlice(sts, cs, "spec", "template", "spec", "containers"); err != nil {
-		t.Fatal(err)
-	}
-	if cmp.Diff(sts, chart[key]) == "" {
-		t.Error("no difference found with the provisioner's arguments changed")
-	}
+	forEachCSIChart(t, func(t *testing.T, c csiChart) {
+		manifest := c.objectsByKey(t, c.manifestObjects(t))
+		chart := c.objectsByKey(t, c.render(t, "kube-system", nil))
+		key := c.controllerKind + " kube-system/" + c.controller
+		ctrl, ok := manifest[key]
+		if !ok {
+			t.Fatalf("the manifests have no %s", key)
+		}
+		cs, _, _ := unstructured.NestedSlice(ctrl, "spec", "template", "spec", "containers")
+		cs[0].(map[string]any)["args"] = []any{"--csi-address=/elsewhere"}
+		if err := unstructured.SetNestedSlice(ctrl, cs, "spec", "template", "spec", "containers"); err != nil {
+			t.Fatal(err)
+		}
+		if cmp.Diff(ctrl, chart[key]) == "" {
+			t.Error("no difference found with the first sidecar's arguments changed")
+		}
+	})
 }
 
-// TestCSIRBACMatchesManifests: the chart's ServiceAccounts, roles and
+// TestCSIRBACMatchesManifests: each chart's ServiceAccounts, roles and
 // bindings at its defaults in kube-system are those of the manifests'
 // rbac.yaml, compared as the CCM charts' are (TestRBACMatchesManifests);
 // and that check finds a verb removed or a binding left out.
 func TestCSIRBACMatchesManifests(t *testing.T) {
-	chart, err := rbacObjects(renderCSI(t, "kube-system", nil), "kube-system")
-	if err != nil {
-		t.Fatal(err)
-	}
-	shipped, err := readManifests(filepath.Join(csiManifests, "rbac.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	manifest, err := rbacObjects(shipped, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := rbacDiff(chart, manifest); diff != "" {
-		t.Errorf("the chart's RBAC differs from %s/rbac.yaml (-chart +manifest):\n%s", csiManifests, diff)
-	}
-	// Every ServiceAccount the workloads run as is in rbac.yaml.
-	for _, o := range csiManifestObjects(t) {
-		if sa, found, _ := unstructured.NestedString(o.Object, "spec", "template", "spec", "serviceAccountName"); found &&
-			!slices.ContainsFunc(manifest, func(r rbacObject) bool { return r.Kind == "ServiceAccount" && r.Name == sa }) {
-			t.Errorf("%s %s runs as %s, which rbac.yaml does not create", o.GetKind(), o.GetName(), sa)
+	forEachCSIChart(t, func(t *testing.T, c csiChart) {
+		chart, err := rbacObjects(c.render(t, "kube-system", nil), "kube-system")
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		shipped, err := readManifests(filepath.Join(c.manifests(), "rbac.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		manifest, err := rbacObjects(shipped, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := rbacDiff(chart, manifest); diff != "" {
+			t.Errorf("the chart's RBAC differs from %s/rbac.yaml (-chart +manifest):\n%s", c.manifests(), diff)
+		}
+		// Every ServiceAccount the workloads run as is in rbac.yaml.
+		for _, o := range c.manifestObjects(t) {
+			if sa, found, _ := unstructured.NestedString(o.Object, "spec", "template", "spec", "serviceAccountName"); found &&
+				!slices.ContainsFunc(manifest, func(r rbacObject) bool { return r.Kind == "ServiceAccount" && r.Name == sa }) {
+				t.Errorf("%s %s runs as %s, which rbac.yaml does not create", o.GetKind(), o.GetName(), sa)
+			}
+		}
 
-	i := slices.IndexFunc(manifest, func(o rbacObject) bool { return o.Kind == "ClusterRole" && len(o.Rules) > 0 })
-	fewerVerbs := slices.Clone(manifest)
-	rules := slices.Clone(fewerVerbs[i].Rules)
-	rules[0].Verbs = rules[0].Verbs[1:]
-	fewerVerbs[i].Rules = rules
-	if rbacDiff(chart, fewerVerbs) == "" {
-		t.Errorf("no difference found with a verb removed from %s", fewerVerbs[i].Name)
-	}
-	j := slices.IndexFunc(manifest, func(o rbacObject) bool { return o.Kind == "ClusterRoleBinding" })
-	if rbacDiff(chart, slices.Delete(slices.Clone(manifest), j, j+1)) == "" {
-		t.Errorf("no difference found with %s left out", manifest[j].Name)
-	}
+		i := slices.IndexFunc(manifest, func(o rbacObject) bool { return o.Kind == "ClusterRole" && len(o.Rules) > 0 })
+		fewerVerbs := slices.Clone(manifest)
+		rules := slices.Clone(fewerVerbs[i].Rules)
+		rules[0].Verbs = rules[0].Verbs[1:]
+		fewerVerbs[i].Rules = rules
+		if rbacDiff(chart, fewerVerbs) == "" {
+			t.Errorf("no difference found with a verb removed from %s", fewerVerbs[i].Name)
+		}
+		j := slices.IndexFunc(manifest, func(o rbacObject) bool { return o.Kind == "ClusterRoleBinding" })
+		if rbacDiff(chart, slices.Delete(slices.Clone(manifest), j, j+1)) == "" {
+			t.Errorf("no difference found with %s left out", manifest[j].Name)
+		}
+	})
 }
 
-// TestCSIChartCRDs: the chart installs (crds/) exactly the manifests'
-// snapshot CRDs.
+// snapshotCRDs are the CRDs a chart with snapshots installs.
+var snapshotCRDs = []string{
+	"volumesnapshotclasses.snapshot.storage.k8s.io",
+	"volumesnapshotcontents.snapshot.storage.k8s.io",
+	"volumesnapshots.snapshot.storage.k8s.io",
+}
+
+// TestCSIChartCRDs: a chart whose driver has snapshots installs (crds/)
+// exactly the manifests' snapshot CRDs; one without installs none, and
+// its manifests have no crds.yaml.
 func TestCSIChartCRDs(t *testing.T) {
-	ch, err := loader.Load(csiChartDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, f := range ch.CRDObjects() {
-		got = append(got, string(f.File.Data))
-	}
-	want, err := readFile(csiCRDs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]string{want}, got); diff != "" {
-		t.Errorf("the chart's CRDs differ from %s (-manifests +chart):\n%s", csiCRDs, diff)
-	}
-	crds, err := readManifests(csiCRDs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, c := range crds {
-		names = append(names, c.GetName())
-	}
-	slices.Sort(names)
-	wantNames := []string{
-		"volumesnapshotclasses.snapshot.storage.k8s.io",
-		"volumesnapshotcontents.snapshot.storage.k8s.io",
-		"volumesnapshots.snapshot.storage.k8s.io",
-	}
-	if diff := cmp.Diff(wantNames, names); diff != "" {
-		t.Errorf("CRDs (-want +got):\n%s", diff)
-	}
+	forEachCSIChart(t, func(t *testing.T, c csiChart) {
+		ch, err := loader.Load(c.dir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range ch.CRDObjects() {
+			got = append(got, string(f.File.Data))
+		}
+		if !c.snapshots {
+			if len(got) > 0 {
+				t.Errorf("%d CRDs, want none: the driver has no snapshots", len(got))
+			}
+			if _, err := os.Stat(c.crds()); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("%s: want none (the driver has no snapshots), got %v", c.crds(), err)
+			}
+			return
+		}
+		want, err := readFile(c.crds())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{want}, got); diff != "" {
+			t.Errorf("the chart's CRDs differ from %s (-manifests +chart):\n%s", c.crds(), diff)
+		}
+		crds, err := readManifests(c.crds())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, crd := range crds {
+			names = append(names, crd.GetName())
+		}
+		slices.Sort(names)
+		if diff := cmp.Diff(snapshotCRDs, names); diff != "" {
+			t.Errorf("CRDs (-want +got):\n%s", diff)
+		}
+	})
 }
 
-// TestCSIDryRunApply installs the chart's CRDs (as helm install does
-// before the templates) and applies every object the chart renders, for
+// TestCSIDryRunApply installs the snapshot CRDs (as helm install does
+// before the templates) and applies every object each chart renders, for
 // its defaults in kube-system and each set of testdata/values in another
 // namespace, with server-side apply, strict field validation and dryRun:
 // All.
@@ -234,283 +365,33 @@ func TestCSIDryRunApply(t *testing.T) {
 	if _, err := cp.AdminClient().CoreV1().Namespaces().Create(t.Context(), ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	crds, err := readManifests(filepath.Join(csiChartDir, "crds", "snapshot-crds.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := api.installCRDs(t.Context(), crds); err != nil {
-		t.Fatal(err)
-	}
-	for _, set := range valueSets(t, csiChartDir) {
-		namespace := otherNamespace
-		if set.Name == "default" {
-			namespace = "kube-system"
-		}
-		t.Run(set.Name, func(t *testing.T) {
-			for _, obj := range renderCSI(t, namespace, set.Values) {
-				if err := api.apply(t.Context(), obj, namespace, true); err != nil {
-					t.Errorf("%s %s: %v", obj.GetKind(), obj.GetName(), err)
-				}
-			}
-		})
-	}
-}
-
-// TestCSIRender renders the chart with each value set and checks the
-// objects carry what the values ask for.
-func TestCSIRender(t *testing.T) {
-	for _, set := range valueSets(t, csiChartDir) {
-		t.Run(set.Name, func(t *testing.T) {
-			objs := renderCSI(t, "kube-system", set.Values)
-			checkCSIValues(t, effectiveValues(t, csiChartDir, set.Values), objs)
-		})
-	}
-}
-
-// checkCSIValues checks objs against values: the workloads and their
-// replicas, the driver's arguments and environment, the kubelet
-// directory, the optional snapshot-controller, udev init container,
-// Secret and VolumeSnapshotClass, and the StorageClasses.
-func checkCSIValues(t *testing.T, v map[string]any, objs []*unstructured.Unstructured) {
-	t.Helper()
-	get := func(path ...string) any {
-		val, _, _ := unstructured.NestedFieldNoCopy(v, path...)
-		return val
-	}
-	sts := csiStatefulSet(t, objs)
-	if got, want := fmt.Sprint(*sts.Spec.Replicas), fmt.Sprint(get("controller", "replicas")); got != want {
-		t.Errorf("controller replicas %s, want %s", got, want)
-	}
-	ds := csiDaemonSet(t, objs)
-	ctrl := container(t, sts.Spec.Template.Spec, "csi-do-plugin")
-	node := container(t, ds.Spec.Template.Spec, "csi-do-plugin")
-	for _, c := range []struct {
-		name string
-		c    corev1.Container
-		mode string
-		key  string
-	}{{"controller", ctrl, "--mode=controller", "controller"}, {"node", node, "--mode=node", "node"}} {
-		if !slices.Contains(c.c.Args, c.mode) {
-			t.Errorf("%s driver args %q lack %s", c.name, c.c.Args, c.mode)
-		}
-		var extra []string
-		for _, a := range asSlice(get(c.key, "extraArgs")) {
-			extra = append(extra, fmt.Sprint(a))
-		}
-		if n := len(c.c.Args); n < len(extra) || !slices.Equal(c.c.Args[n-len(extra):], extra) {
-			t.Errorf("%s driver args %q do not end with extraArgs %q", c.name, c.c.Args, extra)
-		}
-		env, _ := get("env").(map[string]any)
-		for name, val := range env {
-			want := fmt.Sprint(val)
-			has := slices.ContainsFunc(c.c.Env, func(e corev1.EnvVar) bool { return e.Name == name && e.Value == want })
-			if val != nil && want != "" && !has {
-				t.Errorf("%s driver env lacks %s=%s: %v", c.name, name, want, c.c.Env)
-			}
-			if (val == nil || want == "") && slices.ContainsFunc(c.c.Env, func(e corev1.EnvVar) bool { return e.Name == name }) {
-				t.Errorf("%s driver env sets %s, empty in env", c.name, name)
-			}
-		}
-	}
-	kubelet := strings.TrimSuffix(fmt.Sprint(get("node", "kubeletDir")), "/")
-	wantReg := "--kubelet-registration-path=" + kubelet + "/plugins/" + digitalocean.CSIDriverName + "/csi.sock"
-	if reg := container(t, ds.Spec.Template.Spec, "csi-node-driver-registrar"); !slices.Contains(reg.Args, wantReg) {
-		t.Errorf("registrar args %q lack %s", reg.Args, wantReg)
-	}
-	if !slices.ContainsFunc(node.VolumeMounts, func(m corev1.VolumeMount) bool {
-		return m.MountPath == kubelet && m.MountPropagation != nil && *m.MountPropagation == corev1.MountPropagationBidirectional
-	}) {
-		t.Errorf("the node plugin does not mount %s with Bidirectional propagation: %v", kubelet, node.VolumeMounts)
-	}
-	if got, want := len(ds.Spec.Template.Spec.InitContainers) == 1, get("node", "removeAutomountUdevRule") == true; got != want {
-		t.Errorf("udev init container rendered: %v, node.removeAutomountUdevRule: %v", got, want)
-	}
-	onOff := []struct {
-		what, kind, name string
-		on               bool
-	}{
-		{"snapshotController.enabled", "Deployment", "snapshot-controller", get("snapshotController", "enabled") == true},
-		{"volumeSnapshotClass.create", "VolumeSnapshotClass", fmt.Sprint(get("volumeSnapshotClass", "name")), get("volumeSnapshotClass", "create") == true},
-		{"secret.create", "Secret", fmt.Sprint(get("secret", "name")), get("secret", "create") == true},
-	}
-	for _, o := range onOff {
-		if got := find(objs, o.kind, o.name) != nil; got != o.on {
-			t.Errorf("%s %s rendered: %v, %s: %v", o.kind, o.name, got, o.what, o.on)
-		}
-	}
-	checkSecret(t, v, objs)
-	checkStorageClasses(t, v, objs)
-}
-
-// checkStorageClasses: one StorageClass per storageClasses entry, with its
-// provisioner, parameters and default-class annotation.
-func checkStorageClasses(t *testing.T, v map[string]any, objs []*unstructured.Unstructured) {
-	t.Helper()
-	var names []string
-	for _, c := range asSlice(v["storageClasses"]) {
-		m := c.(map[string]any)
-		name := fmt.Sprint(m["name"])
-		names = append(names, name)
-		sc := find(objs, "StorageClass", name)
-		if sc == nil {
-			t.Errorf("StorageClass %s not rendered", name)
+	for _, c := range csiCharts {
+		if !c.snapshots {
 			continue
 		}
-		if p, _, _ := unstructured.NestedString(sc.Object, "provisioner"); p != digitalocean.CSIDriverName {
-			t.Errorf("StorageClass %s: provisioner %q", name, p)
+		crds, err := readManifests(filepath.Join(c.dir(), "crds", "snapshot-crds.yaml"))
+		if err != nil {
+			t.Fatal(err)
 		}
-		params, _, _ := unstructured.NestedStringMap(sc.Object, "parameters")
-		want := map[string]string{}
-		if p, ok := m["parameters"].(map[string]any); ok {
-			for k, val := range p {
-				want[k] = fmt.Sprint(val)
+		if err := api.installCRDs(t.Context(), crds); err != nil {
+			t.Fatalf("%s: %v", c.cloud, err)
+		}
+	}
+	forEachCSIChart(t, func(t *testing.T, c csiChart) {
+		for _, set := range valueSets(t, c.dir()) {
+			namespace := otherNamespace
+			if set.Name == "default" {
+				namespace = "kube-system"
 			}
+			t.Run(set.Name, func(t *testing.T) {
+				for _, obj := range c.render(t, namespace, set.Values) {
+					if err := api.apply(t.Context(), obj, namespace, true); err != nil {
+						t.Errorf("%s %s: %v", obj.GetKind(), obj.GetName(), err)
+					}
+				}
+			})
 		}
-		if diff := cmp.Diff(want, params, cmpopts.EquateEmpty()); diff != "" {
-			t.Errorf("StorageClass %s parameters (-values +object):\n%s", name, diff)
-		}
-		isDefault := sc.GetAnnotations()["storageclass.kubernetes.io/is-default-class"] == "true"
-		if isDefault != (m["default"] == true) {
-			t.Errorf("StorageClass %s: default class %v, values say %v", name, isDefault, m["default"])
-		}
-	}
-	var rendered []string
-	for _, o := range objs {
-		if o.GetKind() == "StorageClass" {
-			rendered = append(rendered, o.GetName())
-		}
-	}
-	slices.Sort(names)
-	slices.Sort(rendered)
-	if diff := cmp.Diff(names, rendered, cmpopts.EquateEmpty()); diff != "" {
-		t.Errorf("StorageClasses (-values +rendered):\n%s", diff)
-	}
-}
-
-func csiStatefulSet(t *testing.T, objs []*unstructured.Unstructured) appsv1.StatefulSet {
-	t.Helper()
-	var s appsv1.StatefulSet
-	fromUnstructured(t, find(objs, "StatefulSet", "csi-do-controller"), &s)
-	return s
-}
-
-func csiDaemonSet(t *testing.T, objs []*unstructured.Unstructured) appsv1.DaemonSet {
-	t.Helper()
-	var d appsv1.DaemonSet
-	fromUnstructured(t, find(objs, "DaemonSet", "csi-do-node"), &d)
-	return d
-}
-
-func fromUnstructured(t *testing.T, u *unstructured.Unstructured, into any) {
-	t.Helper()
-	if u == nil {
-		t.Fatalf("no %T rendered", into)
-	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, into, true); err != nil {
-		t.Fatalf("%s %s: %v", u.GetKind(), u.GetName(), err)
-	}
-}
-
-// container is spec's container called name.
-func container(t *testing.T, spec corev1.PodSpec, name string) corev1.Container {
-	t.Helper()
-	i := slices.IndexFunc(spec.Containers, func(c corev1.Container) bool { return c.Name == name })
-	if i < 0 {
-		t.Fatalf("no container %s", name)
-	}
-	return spec.Containers[i]
-}
-
-// csiBadValues are values the CSI chart's schema must refuse.
-var csiBadValues = []badValue{
-	{"misspelt key", map[string]any{"controler": map[string]any{"replicas": 1}}, []string{"controler"}},
-	{"misspelt nested key", map[string]any{"controller": map[string]any{"replica": 1}}, []string{"replica"}},
-	{"wrong type", map[string]any{"controller": map[string]any{"replicas": "two"}}, []string{"/controller/replicas", "integer"}},
-	{"unknown variable", map[string]any{"env": map[string]any{"DO_REGION": "nyc3"}}, []string{"DO_REGION"}},
-	{"bad fstype", map[string]any{"storageClasses": []any{map[string]any{"name": "x", "parameters": map[string]any{"fstype": "btrfs"}}}}, []string{"fstype"}},
-	{"unknown parameter", map[string]any{"storageClasses": []any{map[string]any{"name": "x", "parameters": map[string]any{"iops": "3000"}}}}, []string{"iops"}},
-	{"wrong enum", map[string]any{"volumeSnapshotClass": map[string]any{"deletionPolicy": "Keep"}}, []string{"/volumeSnapshotClass/deletionPolicy", "Retain"}},
-	{"secret without token", map[string]any{"secret": map[string]any{"create": true}}, []string{"data"}},
-}
-
-// TestCSIBadValuesFail: a value the schema does not allow fails the
-// install with the schema's error, as `helm install` fails.
-func TestCSIBadValuesFail(t *testing.T) {
-	for _, bad := range csiBadValues {
-		t.Run(bad.name, func(t *testing.T) { checkRefused(t, csiChartDir, bad) })
-	}
-}
-
-// TestCSIEnvValuesAreConfigVariables: every variable the chart's env value
-// accepts is one the driver reads (digitalocean.CSIConfig,
-// docs/digitalocean/csi-config.md), and none is the token, which comes
-// from the Secret; and every StorageClass parameter the schema accepts is
-// one the driver takes (digitalocean.CSIParameters).
-func TestCSIEnvValuesAreConfigVariables(t *testing.T) {
-	fields, err := config.Fields(digitalocean.CSIConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range envValueNames(t, csiChartDir) {
-		i := slices.IndexFunc(fields, func(f config.Field) bool { return f.Env == name })
-		switch {
-		case i < 0:
-			t.Errorf("env.%s: the CSI driver reads no such variable (docs/digitalocean/csi-config.md)", name)
-		case fields[i].SecretKey != "" || fields[i].Type == "secret":
-			t.Errorf("env.%s: a credential, which the chart takes from its Secret", name)
-		}
-	}
-	for _, p := range storageClassParameterNames(t) {
-		if _, ok := digitalocean.CSIParameters[p]; !ok {
-			t.Errorf("storageClasses[].parameters.%s: the driver takes no such parameter", p)
-		}
-	}
-}
-
-// storageClassParameterNames are the StorageClass parameters the chart's
-// values.schema.json accepts (storageClasses[].parameters).
-func storageClassParameterNames(t *testing.T) []string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(csiChartDir, "values.schema.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var schema struct {
-		Properties struct {
-			StorageClasses struct {
-				Items struct {
-					Properties struct {
-						Parameters struct {
-							AdditionalProperties *bool                      `json:"additionalProperties"`
-							Properties           map[string]json.RawMessage `json:"properties"`
-						} `json:"parameters"`
-					} `json:"properties"`
-				} `json:"items"`
-			} `json:"storageClasses"`
-		} `json:"properties"`
-	}
-	if err := json.Unmarshal(b, &schema); err != nil {
-		t.Fatal(err)
-	}
-	params := schema.Properties.StorageClasses.Items.Properties.Parameters
-	if params.AdditionalProperties == nil || *params.AdditionalProperties {
-		t.Errorf("storageClasses[].parameters accepts parameters it does not list: want additionalProperties false")
-	}
-	var names []string
-	for name := range params.Properties {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	if len(names) == 0 {
-		t.Error("the schema lists no StorageClass parameter")
-	}
-	return names
-}
-
-// asSlice is v as a list; nil for anything else.
-func asSlice(v any) []any {
-	s, _ := v.([]any)
-	return s
+	})
 }
 
 // readFile is the content of path.
