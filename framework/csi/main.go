@@ -41,10 +41,10 @@ type settings struct {
 	// programArg is the base name of a leading argument the command
 	// ignores (WithProgramArg); "" takes no argument.
 	programArg string
-	flags                   cliflag.NamedFlagSets
-	serve                   Options
-	mode                    string
-	tune                    []func(*Options)
+	flags      cliflag.NamedFlagSets
+	serve      Options
+	mode       string
+	tune       []func(*Options)
 }
 
 // WithVersion sets the version --version and GetPluginInfo report,
