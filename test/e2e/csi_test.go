@@ -195,9 +195,17 @@ func startCSI(t testing.TB, c csiCloud, o csiOptions) *csiCluster {
 		k.hv = csitest.NewLoopHypervisor(t)
 	}
 	k.sim = c.start(t, k.hv, names)
-	if _, err := kubetest.RegisterNodes(t.Context(), k.admin, nodes, 0); err != nil {
+	// The nodes' kubelets post their status every few seconds, as real
+	// ones do (at least every 5 minutes, and when their volumes in use
+	// change): the attach-detach controller detaches a volume it attached
+	// only once a node status shows it no longer in use, and without one
+	// a volume whose attach it was still retrying when its Pod went
+	// stays attached.
+	kubelets, err := kubetest.RegisterNodes(t.Context(), k.admin, nodes, time.Second)
+	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { kubetest.StopAll(kubelets) })
 
 	// The driver, as the shipped workloads run it.
 	plugin, ok := shipped[filepath.Base(driverBin)]
