@@ -100,28 +100,13 @@ func CheckCCM(t *testing.T, c CCM) {
 		secrets = slices.AppendSeq(secrets, maps.Values(c.MakeSecret.Data))
 	}
 
-	t.Run("version", func(t *testing.T) {
-		out, code := Run(t, bin, nil, "--version")
-		if f := strings.Fields(out); code != 0 || len(f) != 2 || f[0] != filepath.Base(bin) {
-			t.Errorf("--version: exit status %d, output %q; want 0 and %q", code, out, filepath.Base(bin)+" <version>")
-		}
-	})
-	t.Run("help", func(t *testing.T) {
-		out, code := Run(t, bin, nil, "--help")
-		if code != 0 {
-			t.Fatalf("--help: exit status %d:\n%s", code, out)
-		}
-		for _, flag := range ccmFlags {
-			if !strings.Contains(out, flag+" ") {
-				t.Errorf("--help lacks %s", flag)
-			}
-		}
-	})
+	t.Run("version", func(t *testing.T) { checkVersion(t, bin) })
+	t.Run("help", func(t *testing.T) { checkHelp(t, bin, ccmFlags, nil) })
 
 	kubeconfig := Kubeconfig(t)
 	for _, f := range c.Failures {
 		t.Run("startup/"+f.Name, func(t *testing.T) {
-			defer checkNoWrite(t, c.Cloud, c.Cloud.Writes())
+			defer checkNoWrite(t, c.Cloud.Writes, c.Cloud.Writes())
 			env, args := c.settings(t, f.Env, f.CloudConfig)
 			out, code := Run(t, bin, env, append(args, "--kubeconfig="+kubeconfig, "--secure-port=0", "-v=10")...)
 			if code != 1 {
@@ -140,7 +125,7 @@ func CheckCCM(t *testing.T, c CCM) {
 		return RunSplit(t, bin, env, append([]string{"make-secret", "-v=10"}, args...)...)
 	}
 	t.Run("make-secret", func(t *testing.T) {
-		defer checkNoWrite(t, c.Cloud, c.Cloud.Writes())
+		defer checkNoWrite(t, c.Cloud.Writes, c.Cloud.Writes())
 		stdout, stderr, code := makeSecret(t, nil, c.Cloud.CloudConfig())
 		if code != 0 {
 			t.Fatalf("exit status %d; stderr:\n%s", code, stderr)
@@ -158,7 +143,7 @@ func CheckCCM(t *testing.T, c CCM) {
 	})
 	for _, f := range c.Failures {
 		t.Run("make-secret/"+f.Name, func(t *testing.T) {
-			defer checkNoWrite(t, c.Cloud, c.Cloud.Writes())
+			defer checkNoWrite(t, c.Cloud.Writes, c.Cloud.Writes())
 			stdout, stderr, code := makeSecret(t, f.Env, f.CloudConfig)
 			if code != 1 || stdout != "" {
 				t.Fatalf("exit status %d, stdout %q; want 1 and nothing; stderr:\n%s", code, stdout, stderr)
@@ -173,7 +158,15 @@ func CheckCCM(t *testing.T, c CCM) {
 // Failure.Env), and --cloud-config for a cloudConfig file.
 func (c CCM) settings(t *testing.T, changes map[string]string, cloudConfig string) (env, args []string) {
 	t.Helper()
-	vars := maps.Clone(c.Cloud.Env())
+	return settings(t, c.Cloud.Env(), changes, cloudConfig)
+}
+
+// settings returns the environment ("KEY=value" each, sorted) and the
+// arguments of a run: base with changes (as Failure.Env), and
+// --cloud-config for a cloudConfig file.
+func settings(t *testing.T, base, changes map[string]string, cloudConfig string) (env, args []string) {
+	t.Helper()
+	vars := maps.Clone(base)
 	if vars == nil {
 		vars = map[string]string{}
 	}
@@ -191,6 +184,36 @@ func (c CCM) settings(t *testing.T, changes map[string]string, cloudConfig strin
 		args = append(args, "--cloud-config="+WriteFile(t, "cloud.conf", cloudConfig))
 	}
 	return env, args
+}
+
+// checkHelp fails t unless bin --help exits 0 and lists each of flags
+// and mentions each of more.
+func checkHelp(t *testing.T, bin string, flags, more []string) {
+	t.Helper()
+	out, code := Run(t, bin, nil, "--help")
+	if code != 0 {
+		t.Fatalf("--help: exit status %d:\n%s", code, out)
+	}
+	for _, flag := range flags {
+		if !strings.Contains(out, flag+" ") {
+			t.Errorf("--help lacks %s", flag)
+		}
+	}
+	for _, m := range more {
+		if !strings.Contains(out, m) {
+			t.Errorf("--help does not mention %s", m)
+		}
+	}
+}
+
+// checkVersion fails t unless bin --version prints "<binary name>
+// <version>" and exits 0.
+func checkVersion(t *testing.T, bin string) {
+	t.Helper()
+	out, code := Run(t, bin, nil, "--version")
+	if f := strings.Fields(out); code != 0 || len(f) != 2 || f[0] != filepath.Base(bin) {
+		t.Errorf("--version: exit status %d, output %q; want 0 and %q", code, out, filepath.Base(bin)+" <version>")
+	}
 }
 
 // checkLog fails t unless log (the output called what) mentions each of
@@ -213,11 +236,12 @@ func checkLog(t *testing.T, what, log string, want []string, request string, sec
 	}
 }
 
-// checkNoWrite fails t if the cloud has served a write since it had
-// served before writes; deferred, it checks a whole subtest.
-func checkNoWrite(t *testing.T, c Cloud, before int) {
+// checkNoWrite fails t if the cloud has served a write (writes counts
+// them: a Cloud's Writes) since it had served before; deferred, it checks
+// a whole subtest.
+func checkNoWrite(t *testing.T, writes func() int, before int) {
 	t.Helper()
-	if n := c.Writes() - before; n != 0 {
+	if n := writes() - before; n != 0 {
 		t.Errorf("the cloud served %d writes, want none", n)
 	}
 }

@@ -2,7 +2,9 @@
 // built with go build, in a clean environment, against a kubeconfig, for
 // the tests of the commands (cmd/*/main_test.go, and tests that run a
 // command's code in a child process). CheckCCM runs the checks every
-// cloud's cloud-controller-manager binary must pass from a small table.
+// cloud's cloud-controller-manager binary must pass from a small table,
+// and CheckCSI those of every cloud's CSI driver; ServeCSI serves a CSI
+// driver binary on a socket for a test to call.
 package cmdtest
 
 import (

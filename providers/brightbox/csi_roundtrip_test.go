@@ -1,11 +1,7 @@
 package brightbox_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
-
-	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 
 	"github.com/ccmkit/ccmkit/framework/csi/csitest"
 	"github.com/ccmkit/ccmkit/providers/brightbox"
@@ -42,9 +38,7 @@ func TestCSIDataRoundTrip(t *testing.T) {
 					if pc[brightbox.CSIDriverName+"/serial"] != id {
 						t.Errorf("publish context %v, want the serial %s", pc, id)
 					}
-					if link := filepath.Join(hv.ByIDDir, brightbox.ByIDPrefix+id); !exists(link) {
-						t.Errorf("no device link %s", link)
-					}
+					hv.CheckLink(t, brightbox.ByIDPrefix+id)
 					if v := cloud.volume(t, id); v.Name != name || v.Size != 40960 && v.Size != 41984 {
 						t.Errorf("volume %+v, want named %s, 40 or 41 GiB", v, name)
 					}
@@ -52,16 +46,4 @@ func TestCSIDataRoundTrip(t *testing.T) {
 			}
 		},
 	})
-}
-
-func mountCapability(fsType string) *csipb.VolumeCapability {
-	return &csipb.VolumeCapability{
-		AccessMode: &csipb.VolumeCapability_AccessMode{Mode: csipb.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
-		AccessType: &csipb.VolumeCapability_Mount{Mount: &csipb.VolumeCapability_MountVolume{FsType: fsType}},
-	}
-}
-
-func exists(path string) bool {
-	_, err := os.Lstat(path)
-	return err == nil
 }

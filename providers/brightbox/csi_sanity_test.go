@@ -20,15 +20,5 @@ func TestCSISanity(t *testing.T) {
 		},
 		IDGen: bbIDGen{},
 	})
-	for at, c := range res.ByAccessType {
-		if c.Passed == 0 || c.Failed > 0 {
-			t.Errorf("%s: %+v", at, c)
-		}
-	}
-	for reason, n := range res.SkipReasons {
-		t.Logf("skipped %d: %s", n, reason)
-	}
-	if len(res.ByAccessType) != 2 {
-		t.Errorf("access types run: %v, want mount and block", res.ByAccessType)
-	}
+	csitest.CheckSanity(t, res)
 }

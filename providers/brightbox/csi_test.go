@@ -1,22 +1,18 @@
 package brightbox_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-	"k8s.io/klog/v2/textlogger"
 
 	"github.com/ccmkit/ccmkit/framework/csi"
 	"github.com/ccmkit/ccmkit/framework/csi/csitest"
@@ -26,69 +22,31 @@ import (
 
 // controllerEnv is a driver serving the controller and node services (no
 // node calls are made: no loop devices) against a gbsim, logging at
-// -v=10 into logs.
+// -v=10; the client secret must be in no log line and no error it
+// recorded.
 type controllerEnv struct {
 	t     *testing.T
 	cloud *csiCloud
 	p     *brightbox.CSI
-	d     *csitest.Driver
-	logs  *csitest.LogBuffer
-	errs  []string
+	d     *csitest.LoggedDriver
 }
 
 func startController(t *testing.T, opts gbsim.Options) *controllerEnv {
 	t.Helper()
-	e := &controllerEnv{t: t, cloud: newCSICloud(t, opts), logs: &csitest.LogBuffer{}}
+	e := &controllerEnv{t: t, cloud: newCSICloud(t, opts)}
 	e.p = e.cloud.provider(nil)
-	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(10), textlogger.Output(e.logs)))
-	e.d = csitest.StartDriver(t, csi.Options{Provider: e.p, Logger: logger}, 0)
-	t.Cleanup(func() { e.checkNoSecret() })
+	e.d = csitest.StartLogged(t, e.p, csiSecret)
 	return e
-}
-
-// checkNoSecret fails the test if the client secret is in any log line
-// or error message the driver produced.
-func (e *controllerEnv) checkNoSecret() {
-	if strings.Contains(e.logs.String(), csiSecret) {
-		e.t.Errorf("the client secret is in the driver's log")
-	}
-	for _, msg := range e.errs {
-		if strings.Contains(msg, csiSecret) {
-			e.t.Errorf("the client secret is in an error: %s", msg)
-		}
-	}
-	if !strings.Contains(e.logs.String(), "Cloud API request") {
-		e.t.Errorf("the log has no API request: was it taken at -v=10?")
-	}
-}
-
-// code records err's message (checked for the secret) and returns its
-// code.
-func (e *controllerEnv) code(err error) codes.Code {
-	if err != nil {
-		e.errs = append(e.errs, err.Error())
-	}
-	return status.Code(err)
 }
 
 func (e *controllerEnv) createVolume(name string, params map[string]string) string {
 	e.t.Helper()
 	vol, err := e.d.Controller.CreateVolume(e.t.Context(), &csipb.CreateVolumeRequest{Name: name, Parameters: params,
-		CapacityRange: &csipb.CapacityRange{RequiredBytes: 40 * gib}, VolumeCapabilities: []*csipb.VolumeCapability{mountCapability("ext4")}})
+		CapacityRange: &csipb.CapacityRange{RequiredBytes: 40 * gib}, VolumeCapabilities: []*csipb.VolumeCapability{csitest.MountCapability("ext4")}})
 	if err != nil {
 		e.t.Fatalf("CreateVolume %s: %v", name, err)
 	}
 	return vol.GetVolume().GetVolumeId()
-}
-
-func (e *controllerEnv) publish(id, node string) (*csipb.ControllerPublishVolumeResponse, error) {
-	return e.d.Controller.ControllerPublishVolume(e.t.Context(), &csipb.ControllerPublishVolumeRequest{
-		VolumeId: id, NodeId: node, VolumeCapability: mountCapability("ext4")})
-}
-
-func (e *controllerEnv) unpublish(id, node string) error {
-	_, err := e.d.Controller.ControllerUnpublishVolume(e.t.Context(), &csipb.ControllerUnpublishVolumeRequest{VolumeId: id, NodeId: node})
-	return err
 }
 
 func (e *controllerEnv) deleteVolume(id string) error {
@@ -100,25 +58,11 @@ func (e *controllerEnv) deleteVolume(id string) error {
 // does, and returns how often it was Aborted.
 func (e *controllerEnv) retried(what string, f func() error) int {
 	e.t.Helper()
-	for i := 0; ; i++ {
-		err := f()
-		if err == nil {
-			return i
-		}
-		if e.code(err) != codes.Aborted || i > 10 {
-			e.t.Fatalf("%s: %v", what, err)
-		}
+	aborted, err := e.d.UntilDone(f)
+	if err != nil {
+		e.t.Fatalf("%s: %v", what, err)
 	}
-}
-
-func diffStats(before, after map[string]int) map[string]int {
-	out := map[string]int{}
-	for op, n := range after {
-		if d := n - before[op]; d > 0 {
-			out[op] = d
-		}
-	}
-	return out
+	return aborted
 }
 
 // TestCSIBadInput: every invalid StorageClass parameter and size is
@@ -126,47 +70,24 @@ func diffStats(before, after map[string]int) map[string]int {
 // call; the sizes are Brightbox's, 40 GiB to 4 TiB.
 func TestCSIBadInput(t *testing.T) {
 	e := startController(t, gbsim.Options{ProvisioningReads: -1})
-	for _, tc := range []struct {
-		name   string
-		params map[string]string
-		cr     *csipb.CapacityRange
-		want   codes.Code
-		naming []string
-	}{
-		{name: "unknown parameter", params: map[string]string{"type": "ssd"}, want: codes.InvalidArgument, naming: []string{"type", "unknown parameter"}},
-		{name: "fstype", params: map[string]string{"fstype": "btrfs"}, want: codes.InvalidArgument, naming: []string{"fstype", "btrfs"}},
-		{name: "fstype in another case", params: map[string]string{"FsType": "ntfs"}, want: codes.InvalidArgument, naming: []string{"FsType", "ntfs"}},
-		{name: "csi fstype", params: map[string]string{"csi.storage.k8s.io/fstype": "zfs"}, want: codes.InvalidArgument,
-			naming: []string{"csi.storage.k8s.io/fstype", "zfs"}},
-		{name: "encrypted", params: map[string]string{"encrypted": "maybe"}, want: codes.InvalidArgument, naming: []string{"encrypted", "maybe"}},
-		{name: "zone", params: map[string]string{"zone": "gb1-a", "fstype": "ext3", "csi.storage.k8s.io/pvc/name": "ok"}, want: codes.InvalidArgument,
-			naming: []string{"zone", "fstype", "ext3"}},
-		{name: "larger than 4 TiB", cr: &csipb.CapacityRange{RequiredBytes: 4<<40 + 1}, want: codes.OutOfRange, naming: []string{"capacity_range"}},
-		{name: "limit below 40 GiB", cr: &csipb.CapacityRange{LimitBytes: 39 * gib}, want: codes.OutOfRange, naming: []string{"capacity_range"}},
-		{name: "no GiB between required and limit", cr: &csipb.CapacityRange{RequiredBytes: 40*gib + 1, LimitBytes: 41*gib - 1}, want: codes.OutOfRange,
-			naming: []string{"capacity_range"}},
-		{name: "negative", cr: &csipb.CapacityRange{RequiredBytes: -1}, want: codes.InvalidArgument, naming: []string{"capacity_range"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			writes, requests := e.cloud.sim.Writes(), len(e.cloud.sim.Requests())
-			_, err := e.d.Controller.CreateVolume(t.Context(), &csipb.CreateVolumeRequest{Name: "pvc-bad", Parameters: tc.params,
-				CapacityRange: tc.cr, VolumeCapabilities: []*csipb.VolumeCapability{mountCapability("")}})
-			if got := e.code(err); got != tc.want {
-				t.Errorf("CreateVolume: %v, want %v", err, tc.want)
-			}
-			for _, n := range tc.naming {
-				if !strings.Contains(status.Convert(err).Message(), n) {
-					t.Errorf("message %q does not name %q", status.Convert(err).Message(), n)
-				}
-			}
-			if w, r := e.cloud.sim.Writes()-writes, len(e.cloud.sim.Requests())-requests; w != 0 || r != 0 {
-				t.Errorf("%d API writes, %d requests; want none", w, r)
-			}
-		})
-	}
+	e.d.CheckBadCreates(t, e.cloud.sim.Kit().Served, []csitest.BadCreate{
+		{Name: "unknown parameter", Parameters: map[string]string{"type": "ssd"}, Want: codes.InvalidArgument, Naming: []string{"type", "unknown parameter"}},
+		{Name: "fstype", Parameters: map[string]string{"fstype": "btrfs"}, Want: codes.InvalidArgument, Naming: []string{"fstype", "btrfs"}},
+		{Name: "fstype in another case", Parameters: map[string]string{"FsType": "ntfs"}, Want: codes.InvalidArgument, Naming: []string{"FsType", "ntfs"}},
+		{Name: "csi fstype", Parameters: map[string]string{"csi.storage.k8s.io/fstype": "zfs"}, Want: codes.InvalidArgument,
+			Naming: []string{"csi.storage.k8s.io/fstype", "zfs"}},
+		{Name: "encrypted", Parameters: map[string]string{"encrypted": "maybe"}, Want: codes.InvalidArgument, Naming: []string{"encrypted", "maybe"}},
+		{Name: "zone", Parameters: map[string]string{"zone": "gb1-a", "fstype": "ext3", "csi.storage.k8s.io/pvc/name": "ok"}, Want: codes.InvalidArgument,
+			Naming: []string{"zone", "fstype", "ext3"}},
+		{Name: "larger than 4 TiB", CapacityRange: &csipb.CapacityRange{RequiredBytes: 4<<40 + 1}, Want: codes.OutOfRange, Naming: []string{"capacity_range"}},
+		{Name: "limit below 40 GiB", CapacityRange: &csipb.CapacityRange{LimitBytes: 39 * gib}, Want: codes.OutOfRange, Naming: []string{"capacity_range"}},
+		{Name: "no GiB between required and limit", CapacityRange: &csipb.CapacityRange{RequiredBytes: 40*gib + 1, LimitBytes: 41*gib - 1}, Want: codes.OutOfRange,
+			Naming: []string{"capacity_range"}},
+		{Name: "negative", CapacityRange: &csipb.CapacityRange{RequiredBytes: -1}, Want: codes.InvalidArgument, Naming: []string{"capacity_range"}},
+	})
 	// What external-provisioner passes on is taken; no size asked for is
 	// Brightbox's smallest; a size between GiB is rounded up.
-	vol, err := e.d.Controller.CreateVolume(t.Context(), &csipb.CreateVolumeRequest{Name: "pvc-good", VolumeCapabilities: []*csipb.VolumeCapability{mountCapability("xfs")},
+	vol, err := e.d.Controller.CreateVolume(t.Context(), &csipb.CreateVolumeRequest{Name: "pvc-good", VolumeCapabilities: []*csipb.VolumeCapability{csitest.MountCapability("xfs")},
 		Parameters: map[string]string{"fstype": "xfs", "encrypted": "true", "csi.storage.k8s.io/pvc/name": "data",
 			"csi.storage.k8s.io/pvc/namespace": "default", "csi.storage.k8s.io/pv/name": "pvc-good"}})
 	if err != nil {
@@ -178,7 +99,7 @@ func TestCSIBadInput(t *testing.T) {
 		vol.GetVolume().GetAccessibleTopology() != nil {
 		t.Errorf("volume %d bytes, %+v: want 40 GiB (40960 MiB), encrypted, named, not pre-formatted, its ID as serial, the driver's description, no topology", got, v)
 	}
-	odd, err := e.d.Controller.CreateVolume(t.Context(), &csipb.CreateVolumeRequest{Name: "pvc-odd", VolumeCapabilities: []*csipb.VolumeCapability{mountCapability("")},
+	odd, err := e.d.Controller.CreateVolume(t.Context(), &csipb.CreateVolumeRequest{Name: "pvc-odd", VolumeCapabilities: []*csipb.VolumeCapability{csitest.MountCapability("")},
 		CapacityRange: &csipb.CapacityRange{RequiredBytes: 50*gib + 1}})
 	if err != nil || odd.GetVolume().GetCapacityBytes() != 51*gib || e.cloud.volume(t, odd.GetVolume().GetVolumeId()).Size != 51*1024 {
 		t.Errorf("CreateVolume of 50 GiB and a byte: %v, %v; want 51 GiB", odd, err)
@@ -186,10 +107,10 @@ func TestCSIBadInput(t *testing.T) {
 	// A volume ID or node ID from elsewhere: NotFound, InvalidArgument,
 	// without an API request.
 	requests := len(e.cloud.sim.Requests())
-	if _, err := e.publish("../../accounts", e.cloud.node()); e.code(err) != codes.NotFound {
+	if _, err := e.d.Publish("../../accounts", e.cloud.node()); e.d.Code(err) != codes.NotFound {
 		t.Errorf("ControllerPublishVolume of a volume ID with a path: %v, want NotFound", err)
 	}
-	if _, err := e.publish(vol.GetVolume().GetVolumeId(), "node-1"); e.code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "srv-xxxxx") {
+	if _, err := e.d.Publish(vol.GetVolume().GetVolumeId(), "node-1"); e.d.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "srv-xxxxx") {
 		t.Errorf("ControllerPublishVolume to a node ID that is not a server ID: %v, want InvalidArgument", err)
 	}
 	if n := len(e.cloud.sim.Requests()) - requests; n != 0 {
@@ -206,7 +127,7 @@ func TestCSIAttach(t *testing.T) {
 	e := startController(t, gbsim.Options{ProvisioningReads: -1})
 	other := e.cloud.sim.AddServer(gbsim.CloudServer{Name: "node-2"})
 	a := e.createVolume("pvc-a", nil)
-	pub, err := e.publish(a, e.cloud.node())
+	pub, err := e.d.Publish(a, e.cloud.node())
 	if err != nil {
 		t.Fatalf("ControllerPublishVolume: %v", err)
 	}
@@ -217,29 +138,29 @@ func TestCSIAttach(t *testing.T) {
 		t.Errorf("DevicePath: %s, %v", dev, err)
 	}
 	writes := e.cloud.sim.Writes()
-	if again, err := e.publish(a, e.cloud.node()); err != nil || !maps.Equal(again.GetPublishContext(), pub.GetPublishContext()) {
+	if again, err := e.d.Publish(a, e.cloud.node()); err != nil || !maps.Equal(again.GetPublishContext(), pub.GetPublishContext()) {
 		t.Errorf("ControllerPublishVolume again: %v, %v", again, err)
 	}
 	if w := e.cloud.sim.Writes() - writes; w != 0 {
 		t.Errorf("publishing an attached volume again wrote %d times", w)
 	}
-	_, err = e.publish(a, other.ID)
-	if e.code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), e.cloud.node()) {
+	_, err = e.d.Publish(a, other.ID)
+	if e.d.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), e.cloud.node()) {
 		t.Errorf("ControllerPublishVolume to another server: %v, want FailedPrecondition naming server %s", err, e.cloud.node())
 	}
 	b := e.createVolume("pvc-b", nil)
-	_, err = e.publish(b, "srv-nope0")
-	if e.code(err) != codes.NotFound {
+	_, err = e.d.Publish(b, "srv-nope0")
+	if e.d.Code(err) != codes.NotFound {
 		t.Errorf("ControllerPublishVolume to a server that does not exist: %v, want NotFound", err)
 	}
 	// Deleting an attached volume: FailedPrecondition.
-	if err := e.deleteVolume(a); e.code(err) != codes.FailedPrecondition {
+	if err := e.deleteVolume(a); e.d.Code(err) != codes.FailedPrecondition {
 		t.Errorf("DeleteVolume of an attached volume: %v, want FailedPrecondition", err)
 	}
 	// Unpublishing from a server it is not attached to, or from one that
 	// does not exist: nothing to do.
 	for _, n := range []string{other.ID, "srv-nope0", "not-a-server"} {
-		if err := e.unpublish(a, n); err != nil {
+		if err := e.d.Unpublish(a, n); err != nil {
 			t.Errorf("ControllerUnpublishVolume from %s: %v", n, err)
 		}
 	}
@@ -248,12 +169,12 @@ func TestCSIAttach(t *testing.T) {
 	}
 	// The server takes 6 volumes.
 	for i := range 5 {
-		if _, err := e.publish(e.createVolume(fmt.Sprintf("pvc-%d", i), nil), e.cloud.node()); err != nil {
+		if _, err := e.d.Publish(e.createVolume(fmt.Sprintf("pvc-%d", i), nil), e.cloud.node()); err != nil {
 			t.Fatalf("ControllerPublishVolume of volume %d: %v", i+2, err)
 		}
 	}
-	_, err = e.publish(b, e.cloud.node())
-	if e.code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "6") {
+	_, err = e.d.Publish(b, e.cloud.node())
+	if e.d.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "6") {
 		t.Errorf("ControllerPublishVolume of a 7th volume: %v, want ResourceExhausted", err)
 	}
 	// A volume made by hand with a serial of its own: the publish
@@ -262,7 +183,7 @@ func TestCSIAttach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub, err = e.publish(hand.ID, other.ID)
+	pub, err = e.d.Publish(hand.ID, other.ID)
 	if err != nil || pub.GetPublishContext()["csi.brightbox.com/serial"] != "data-disk" {
 		t.Fatalf("ControllerPublishVolume of a volume with its own serial: %v, %v", pub, err)
 	}
@@ -306,20 +227,20 @@ func TestCSIAsync(t *testing.T) {
 	if v := e.cloud.volume(t, a); v.Status != gbsim.StatusCreating {
 		t.Errorf("a new volume is %s, want creating", v.Status)
 	}
-	if _, err := e.publish(a, node); e.code(err) != codes.Aborted || !strings.Contains(err.Error(), "being created") {
+	if _, err := e.d.Publish(a, node); e.d.Code(err) != codes.Aborted || !strings.Contains(err.Error(), "being created") {
 		t.Errorf("ControllerPublishVolume of a volume being created: %v, want Aborted", err)
 	}
-	if _, err := e.publish(a, node); e.code(err) != codes.Aborted || !strings.Contains(err.Error(), "accepted") {
+	if _, err := e.d.Publish(a, node); e.d.Code(err) != codes.Aborted || !strings.Contains(err.Error(), "accepted") {
 		t.Errorf("ControllerPublishVolume once created: %v, want Aborted (the attach accepted)", err)
 	}
 	before := e.cloud.sim.Stats()
-	if _, err := e.publish(a, node); e.code(err) != codes.Aborted {
+	if _, err := e.d.Publish(a, node); e.d.Code(err) != codes.Aborted {
 		t.Errorf("ControllerPublishVolume retried: %v, want Aborted (the attach's first read)", err)
 	}
-	if _, err := e.publish(a, node); err != nil {
+	if _, err := e.d.Publish(a, node); err != nil {
 		t.Errorf("ControllerPublishVolume retried again: %v, want success", err)
 	}
-	if got := diffStats(before, e.cloud.sim.Stats()); !maps.Equal(got, map[string]int{"GET /1.0/volumes/{id}": 2}) {
+	if got := csitest.DiffStats(before, e.cloud.sim.Stats()); !maps.Equal(got, map[string]int{"GET /1.0/volumes/{id}": 2}) {
 		t.Errorf("the retries called %v; want one GET of the volume each", got)
 	}
 	if e.p.PendingOps() != 0 {
@@ -335,13 +256,13 @@ func TestCSIAsync(t *testing.T) {
 
 	// Detach, and an attach while the detach runs: Aborted until it is
 	// done, then attached again.
-	if err := e.unpublish(a, node); e.code(err) != codes.Aborted {
+	if err := e.d.Unpublish(a, node); e.d.Code(err) != codes.Aborted {
 		t.Errorf("ControllerUnpublishVolume: %v, want Aborted while the detach runs", err)
 	}
-	if _, err := e.publish(a, node); e.code(err) != codes.Aborted {
+	if _, err := e.d.Publish(a, node); e.d.Code(err) != codes.Aborted {
 		t.Errorf("ControllerPublishVolume while the detach runs: %v, want Aborted", err)
 	}
-	e.retried("ControllerPublishVolume after the detach", func() error { _, err := e.publish(a, node); return err })
+	e.retried("ControllerPublishVolume after the detach", func() error { _, err := e.d.Publish(a, node); return err })
 	if v := e.cloud.volume(t, a); v.Server != node {
 		t.Errorf("volume a is attached to %q after detach then attach", v.Server)
 	}
@@ -349,13 +270,13 @@ func TestCSIAsync(t *testing.T) {
 	// A detach waits for an attach this controller sent.
 	b := e.createVolume("pvc-b", nil)
 	e.cloud.sim.Advance()
-	if _, err := e.publish(b, node); e.code(err) != codes.Aborted {
+	if _, err := e.d.Publish(b, node); e.d.Code(err) != codes.Aborted {
 		t.Fatalf("ControllerPublishVolume: %v, want Aborted", err)
 	}
-	if err := e.unpublish(b, node); e.code(err) != codes.Aborted || !strings.Contains(err.Error(), "must end before the detach") {
+	if err := e.d.Unpublish(b, node); e.d.Code(err) != codes.Aborted || !strings.Contains(err.Error(), "must end before the detach") {
 		t.Errorf("ControllerUnpublishVolume while the attach runs: %v, want Aborted", err)
 	}
-	e.retried("ControllerUnpublishVolume", func() error { return e.unpublish(b, node) })
+	e.retried("ControllerUnpublishVolume", func() error { return e.d.Unpublish(b, node) })
 	if v := e.cloud.volume(t, b); v.Server != "" {
 		t.Errorf("volume b is attached to %s after the unpublish", v.Server)
 	}
@@ -377,20 +298,20 @@ func TestCSIDroppedAttach(t *testing.T) {
 	e.p.SetClock(func() time.Time { return now })
 	a := e.createVolume("pvc-a", nil)
 	e.cloud.sim.Advance()
-	if _, err := e.publish(a, e.cloud.node()); e.code(err) != codes.Aborted {
+	if _, err := e.d.Publish(a, e.cloud.node()); e.d.Code(err) != codes.Aborted {
 		t.Fatalf("ControllerPublishVolume: %v, want Aborted", err)
 	}
 	e.cloud.sim.SetVolumeStatus(a, "detached") // the cloud forgets the attach
 	writes := e.cloud.sim.Writes()
-	if _, err := e.publish(a, e.cloud.node()); e.code(err) != codes.Aborted || e.cloud.sim.Writes() != writes {
+	if _, err := e.d.Publish(a, e.cloud.node()); e.d.Code(err) != codes.Aborted || e.cloud.sim.Writes() != writes {
 		t.Errorf("ControllerPublishVolume within AttachWait: %v, %d writes; want Aborted and none", err, e.cloud.sim.Writes()-writes)
 	}
 	now = now.Add(brightbox.AttachWait)
-	if _, err := e.publish(a, e.cloud.node()); e.code(err) != codes.Aborted || e.cloud.sim.Writes() != writes+1 {
+	if _, err := e.d.Publish(a, e.cloud.node()); e.d.Code(err) != codes.Aborted || e.cloud.sim.Writes() != writes+1 {
 		t.Errorf("ControllerPublishVolume after AttachWait: %v, %d writes; want Aborted and the attach sent again", err, e.cloud.sim.Writes()-writes)
 	}
 	e.cloud.sim.Advance()
-	if _, err := e.publish(a, e.cloud.node()); err != nil {
+	if _, err := e.d.Publish(a, e.cloud.node()); err != nil {
 		t.Errorf("ControllerPublishVolume once attached: %v", err)
 	}
 }
@@ -404,7 +325,7 @@ func TestCSILockedVolume(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = e.deleteVolume(v.ID)
-	if e.code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "locked") || !strings.Contains(err.Error(), "unlock") {
+	if e.d.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "locked") || !strings.Contains(err.Error(), "unlock") {
 		t.Errorf("DeleteVolume of a locked volume: %v, want FailedPrecondition saying it is locked", err)
 	}
 	unlockVolume(t, e.cloud, v.ID)
@@ -479,7 +400,7 @@ func TestCSIListVolumes(t *testing.T) {
 		t.Errorf("ListVolumes: %v, %v; want %s only", list, err, a)
 	}
 	// A deleted volume is not found, and its name is free again.
-	if _, err := e.d.Controller.ControllerGetVolume(t.Context(), &csipb.ControllerGetVolumeRequest{VolumeId: b}); e.code(err) != codes.NotFound {
+	if _, err := e.d.Controller.ControllerGetVolume(t.Context(), &csipb.ControllerGetVolumeRequest{VolumeId: b}); e.d.Code(err) != codes.NotFound {
 		t.Errorf("ControllerGetVolume of a deleted volume: %v, want NotFound", err)
 	}
 	if again := e.createVolume("pvc-b", nil); again == b {
@@ -497,16 +418,16 @@ func TestCSIDuplicateNames(t *testing.T) {
 		}
 	}
 	_, err := e.d.Controller.CreateVolume(t.Context(), &csipb.CreateVolumeRequest{Name: "pvc-twice",
-		VolumeCapabilities: []*csipb.VolumeCapability{mountCapability("")}})
-	if e.code(err) == codes.OK || !strings.Contains(err.Error(), "several volumes") {
+		VolumeCapabilities: []*csipb.VolumeCapability{csitest.MountCapability("")}})
+	if e.d.Code(err) == codes.OK || !strings.Contains(err.Error(), "several volumes") {
 		t.Errorf("CreateVolume of a name two volumes have: %v", err)
 	}
 	if _, err := e.cloud.sim.AddVolume(gbsim.Volume{Name: "pvc-failed", Status: gbsim.StatusFailed}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = e.d.Controller.CreateVolume(t.Context(), &csipb.CreateVolumeRequest{Name: "pvc-failed",
-		VolumeCapabilities: []*csipb.VolumeCapability{mountCapability("")}})
-	if e.code(err) == codes.OK || !strings.Contains(err.Error(), "has failed: delete it") {
+		VolumeCapabilities: []*csipb.VolumeCapability{csitest.MountCapability("")}})
+	if e.d.Code(err) == codes.OK || !strings.Contains(err.Error(), "has failed: delete it") {
 		t.Errorf("CreateVolume of a name a failed volume has: %v", err)
 	}
 }
@@ -518,61 +439,25 @@ func TestCSIMalformedAnswers(t *testing.T) {
 	e := startController(t, gbsim.Options{ProvisioningReads: -1})
 	a := e.createVolume("pvc-a", nil)
 	remove := e.cloud.sim.CorruptStatus("GET /1.0/volumes/{id}", 1)
-	if _, err := e.publish(a, e.cloud.node()); e.code(err) != codes.Internal {
+	if _, err := e.d.Publish(a, e.cloud.node()); e.d.Code(err) != codes.Internal {
 		t.Errorf("ControllerPublishVolume with a corrupt volume: %v, want Internal", err)
 	}
 	remove()
 	e.cloud.sim.Inject(gbsim.Fault{Op: "GET /1.0/volumes", Truncate: true, Count: 1})
 	if _, err := e.d.Controller.CreateVolume(t.Context(), &csipb.CreateVolumeRequest{Name: "pvc-b",
-		VolumeCapabilities: []*csipb.VolumeCapability{mountCapability("")}}); e.code(err) != codes.Internal {
+		VolumeCapabilities: []*csipb.VolumeCapability{csitest.MountCapability("")}}); e.d.Code(err) != codes.Internal {
 		t.Errorf("CreateVolume with a truncated list: %v, want Internal", err)
 	}
 	e.cloud.sim.Inject(gbsim.Fault{Op: "POST /1.0/volumes/{id}/attach", Status: http.StatusBadRequest, Count: 1})
-	if _, err := e.publish(a, e.cloud.node()); e.code(err) == codes.OK {
+	if _, err := e.d.Publish(a, e.cloud.node()); e.d.Code(err) == codes.OK {
 		t.Error("ControllerPublishVolume with the attach refused: no error")
 	}
-	if _, err := e.publish(a, e.cloud.node()); err != nil {
+	if _, err := e.d.Publish(a, e.cloud.node()); err != nil {
 		t.Errorf("ControllerPublishVolume retried: %v", err)
 	}
 	if len(e.cloud.sim.Volumes()) != 1 {
 		t.Errorf("volumes: %v", e.cloud.sim.Volumes())
 	}
-}
-
-// serveUntilListening serves p (Init, then listen) and reports Init's
-// error, or nil once the driver listens, then stops it; it fails the test
-// if a secret is in the log or the error.
-func serveUntilListening(t *testing.T, p *brightbox.CSI, mode csi.Mode, secrets ...string) error {
-	t.Helper()
-	logs := &csitest.LogBuffer{}
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	sock := filepath.Join(t.TempDir(), "csi.sock")
-	done := make(chan error, 1)
-	go func() {
-		done <- csi.Serve(ctx, csi.Options{Endpoint: "unix://" + sock, Mode: mode, Provider: p,
-			Logger: textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(10), textlogger.Output(logs)))})
-	}()
-	var err error
-	for i := 0; ; i++ {
-		select {
-		case err = <-done:
-		default:
-			if _, serr := os.Stat(sock); serr != nil && i < 3000 {
-				time.Sleep(5 * time.Millisecond)
-				continue
-			}
-			cancel()
-			err = <-done
-		}
-		break
-	}
-	for _, s := range append(secrets, csiSecret) {
-		if strings.Contains(logs.String(), s) || (err != nil && strings.Contains(err.Error(), s)) {
-			t.Errorf("a secret is in the log or the error: %v", err)
-		}
-	}
-	return err
 }
 
 // TestCSICredentials: the controller takes the CCM's credentials (an API
@@ -583,7 +468,7 @@ func TestCSICredentials(t *testing.T) {
 	cloud := newCSICloud(t, gbsim.Options{})
 	serve := func(mode csi.Mode, env map[string]string, secrets ...string) error {
 		t.Helper()
-		return serveUntilListening(t, cloud.provider(env), mode, secrets...)
+		return csitest.ServeUntilListening(t, cloud.provider(env), mode, append(secrets, csiSecret)...)
 	}
 	if err := serve(csi.ModeController, nil); err != nil {
 		t.Errorf("controller with BRIGHTBOX_CLIENT and BRIGHTBOX_CLIENT_SECRET: %v", err)
@@ -669,41 +554,9 @@ func TestCSIAPICallsPerLifecycle(t *testing.T) {
 	}{{"done at once", -1}, {"done on the second read", 2}} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := startController(t, gbsim.Options{ProvisioningReads: tc.reads, DeletedReads: -1})
-			calls := map[string]map[string]int{}
-			aborted := 0
-			step := func(name string, f func() error) {
-				before := e.cloud.sim.Stats()
-				aborted += e.retried(name, f)
-				if calls[name] == nil {
-					calls[name] = map[string]int{}
-				}
-				for op, n := range diffStats(before, e.cloud.sim.Stats()) {
-					calls[name][op] += n
-				}
-			}
-			for i := range volumes {
-				var id string
-				step("1 CreateVolume", func() error {
-					vol, err := e.d.Controller.CreateVolume(t.Context(), &csipb.CreateVolumeRequest{Name: fmt.Sprintf("pvc-%d", i),
-						VolumeCapabilities: []*csipb.VolumeCapability{mountCapability("")}})
-					id = vol.GetVolume().GetVolumeId()
-					return err
-				})
-				step("2 ControllerPublishVolume", func() error { _, err := e.publish(id, e.cloud.node()); return err })
-				step("3 ControllerUnpublishVolume", func() error { return e.unpublish(id, e.cloud.node()) })
-				step("4 DeleteVolume", func() error { return e.deleteVolume(id) })
-			}
-			total := 0
-			for _, name := range slices.Sorted(maps.Keys(calls)) {
-				n, ops := 0, []string{}
-				for _, op := range slices.Sorted(maps.Keys(calls[name])) {
-					n += calls[name][op]
-					ops = append(ops, fmt.Sprintf("%s %.1f", op, float64(calls[name][op])/volumes))
-				}
-				total += n
-				t.Logf("%-28s %.1f calls per volume: %s", name[2:], float64(n)/volumes, strings.Join(ops, ", "))
-			}
-			t.Logf("lifecycle: %.1f API calls per volume (%d CSI calls answered Aborted and retried)", float64(total)/volumes, aborted)
+			e.d.Lifecycle(t, volumes, e.cloud.node(), func(i int) *csipb.CreateVolumeRequest {
+				return &csipb.CreateVolumeRequest{Name: fmt.Sprintf("pvc-%d", i), VolumeCapabilities: []*csipb.VolumeCapability{csitest.MountCapability("")}}
+			}, e.cloud.sim.Stats)
 			for _, v := range e.cloud.sim.Volumes() {
 				if v.Status != gbsim.StatusDeleting && v.Status != gbsim.StatusDeleted {
 					t.Errorf("volume left: %+v", v)

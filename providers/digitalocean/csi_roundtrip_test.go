@@ -1,11 +1,7 @@
 package digitalocean_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
-
-	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 
 	"github.com/ccmkit/ccmkit/framework/csi/csitest"
 	"github.com/ccmkit/ccmkit/providers/digitalocean"
@@ -44,23 +40,9 @@ func TestCSIDataRoundTrip(t *testing.T) {
 					if pc[digitalocean.CSIDriverName+"/volume-name"] != name {
 						t.Errorf("publish context %v, want the volume name %s", pc, name)
 					}
-					if link := filepath.Join(hv.ByIDDir, digitalocean.ByIDPrefix+name); !exists(link) {
-						t.Errorf("no device link %s", link)
-					}
+					hv.CheckLink(t, digitalocean.ByIDPrefix+name)
 				},
 			}
 		},
 	})
-}
-
-func mountCapability(fsType string) *csipb.VolumeCapability {
-	return &csipb.VolumeCapability{
-		AccessMode: &csipb.VolumeCapability_AccessMode{Mode: csipb.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
-		AccessType: &csipb.VolumeCapability_Mount{Mount: &csipb.VolumeCapability_MountVolume{FsType: fsType}},
-	}
-}
-
-func exists(path string) bool {
-	_, err := os.Lstat(path)
-	return err == nil
 }

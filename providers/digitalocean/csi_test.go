@@ -1,7 +1,6 @@
 package digitalocean_test
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"net/http"
@@ -13,13 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 	"github.com/digitalocean/godo"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-	"k8s.io/klog/v2/textlogger"
 
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
 	"github.com/ccmkit/ccmkit/framework/csi"
@@ -30,61 +26,28 @@ import (
 
 // controllerEnv is a driver serving the controller and node services (no
 // node calls are made: no loop devices) against a dosim, logging at
-// -v=10 into logs.
+// -v=10; the token must be in no log line and no error it recorded.
 type controllerEnv struct {
 	t     *testing.T
 	cloud *csiCloud
-	d     *csitest.Driver
-	logs  *csitest.LogBuffer
-	errs  []string
+	d     *csitest.LoggedDriver
 }
 
 func startController(t *testing.T, opts dosim.Options, extraEnv map[string]string) *controllerEnv {
 	t.Helper()
-	e := &controllerEnv{t: t, cloud: newCSICloud(t, opts), logs: &csitest.LogBuffer{}}
-	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(10), textlogger.Output(e.logs)))
-	e.d = csitest.StartDriver(t, csi.Options{Provider: e.cloud.provider(extraEnv), Logger: logger}, 0)
-	t.Cleanup(func() { e.checkNoToken() })
+	e := &controllerEnv{t: t, cloud: newCSICloud(t, opts)}
+	e.d = csitest.StartLogged(t, e.cloud.provider(extraEnv), csiToken)
 	return e
-}
-
-// checkNoToken fails the test if the API token is in any log line or
-// error message the driver produced.
-func (e *controllerEnv) checkNoToken() {
-	if strings.Contains(e.logs.String(), csiToken) {
-		e.t.Errorf("the API token is in the driver's log")
-	}
-	for _, msg := range e.errs {
-		if strings.Contains(msg, csiToken) {
-			e.t.Errorf("the API token is in an error: %s", msg)
-		}
-	}
-	if !strings.Contains(e.logs.String(), "Cloud API request") {
-		e.t.Errorf("the log has no API request: was it taken at -v=10?")
-	}
-}
-
-// code records err's message (checked for the token) and returns its code.
-func (e *controllerEnv) code(err error) codes.Code {
-	if err != nil {
-		e.errs = append(e.errs, err.Error())
-	}
-	return status.Code(err)
 }
 
 func (e *controllerEnv) createVolume(name string) string {
 	e.t.Helper()
 	vol, err := e.d.Controller.CreateVolume(e.t.Context(), &csipb.CreateVolumeRequest{Name: name,
-		CapacityRange: &csipb.CapacityRange{RequiredBytes: gib}, VolumeCapabilities: []*csipb.VolumeCapability{mountCapability("ext4")}})
+		CapacityRange: &csipb.CapacityRange{RequiredBytes: gib}, VolumeCapabilities: []*csipb.VolumeCapability{csitest.MountCapability("ext4")}})
 	if err != nil {
 		e.t.Fatalf("CreateVolume %s: %v", name, err)
 	}
 	return vol.GetVolume().GetVolumeId()
-}
-
-func (e *controllerEnv) publish(id, node string) (*csipb.ControllerPublishVolumeResponse, error) {
-	return e.d.Controller.ControllerPublishVolume(e.t.Context(), &csipb.ControllerPublishVolumeRequest{
-		VolumeId: id, NodeId: node, VolumeCapability: mountCapability("ext4")})
 }
 
 // TestCSIBadInput: every invalid StorageClass parameter and size is
@@ -92,49 +55,26 @@ func (e *controllerEnv) publish(id, node string) (*csipb.ControllerPublishVolume
 // call.
 func TestCSIBadInput(t *testing.T) {
 	e := startController(t, dosim.Options{ProvisioningReads: -1}, nil)
-	for _, tc := range []struct {
-		name   string
-		params map[string]string
-		cr     *csipb.CapacityRange
-		want   codes.Code
-		naming []string
-	}{
-		{name: "unknown parameter", params: map[string]string{"type": "ssd"}, want: codes.InvalidArgument, naming: []string{"type", "unknown parameter"}},
-		{name: "fstype", params: map[string]string{"fstype": "btrfs"}, want: codes.InvalidArgument, naming: []string{"fstype", "btrfs"}},
-		{name: "fstype in another case", params: map[string]string{"FsType": "ntfs"}, want: codes.InvalidArgument, naming: []string{"FsType", "ntfs"}},
-		{name: "csi fstype", params: map[string]string{"csi.storage.k8s.io/fstype": "zfs"}, want: codes.InvalidArgument,
-			naming: []string{"csi.storage.k8s.io/fstype", "zfs"}},
-		{name: "unknown csi parameter", params: map[string]string{"csi.storage.k8s.io/provisioner-secret-name": "x"}, want: codes.InvalidArgument,
-			naming: []string{"csi.storage.k8s.io/provisioner-secret-name"}},
-		{name: "two bad", params: map[string]string{"zone": "a", "fstype": "ext3", "csi.storage.k8s.io/pvc/name": "ok"}, want: codes.InvalidArgument,
-			naming: []string{"zone", "fstype", "ext3"}},
-		{name: "larger than 16 TiB", cr: &csipb.CapacityRange{RequiredBytes: 17 << 40}, want: codes.OutOfRange, naming: []string{"capacity_range", "16384GiB"}},
-		{name: "limit below 1 GiB", cr: &csipb.CapacityRange{LimitBytes: 512 << 20}, want: codes.OutOfRange, naming: []string{"capacity_range"}},
-		{name: "no GiB between required and limit", cr: &csipb.CapacityRange{RequiredBytes: gib + 1, LimitBytes: 2*gib - 1}, want: codes.OutOfRange,
-			naming: []string{"capacity_range"}},
-		{name: "required above limit", cr: &csipb.CapacityRange{RequiredBytes: 3 * gib, LimitBytes: 2 * gib}, want: codes.InvalidArgument,
-			naming: []string{"capacity_range", "limit_bytes"}},
-		{name: "negative", cr: &csipb.CapacityRange{RequiredBytes: -1}, want: codes.InvalidArgument, naming: []string{"capacity_range"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			writes, requests := e.cloud.sim.Writes(), len(e.cloud.sim.Requests())
-			_, err := e.d.Controller.CreateVolume(t.Context(), &csipb.CreateVolumeRequest{Name: "pvc-bad", Parameters: tc.params,
-				CapacityRange: tc.cr, VolumeCapabilities: []*csipb.VolumeCapability{mountCapability("")}})
-			if got := e.code(err); got != tc.want {
-				t.Errorf("CreateVolume: %v, want %v", err, tc.want)
-			}
-			for _, n := range tc.naming {
-				if !strings.Contains(status.Convert(err).Message(), n) {
-					t.Errorf("message %q does not name %q", status.Convert(err).Message(), n)
-				}
-			}
-			if w, r := e.cloud.sim.Writes()-writes, len(e.cloud.sim.Requests())-requests; w != 0 || r != 0 {
-				t.Errorf("%d API writes, %d requests; want none", w, r)
-			}
-		})
-	}
+	e.d.CheckBadCreates(t, e.cloud.sim.Kit().Served, []csitest.BadCreate{
+		{Name: "unknown parameter", Parameters: map[string]string{"type": "ssd"}, Want: codes.InvalidArgument, Naming: []string{"type", "unknown parameter"}},
+		{Name: "fstype", Parameters: map[string]string{"fstype": "btrfs"}, Want: codes.InvalidArgument, Naming: []string{"fstype", "btrfs"}},
+		{Name: "fstype in another case", Parameters: map[string]string{"FsType": "ntfs"}, Want: codes.InvalidArgument, Naming: []string{"FsType", "ntfs"}},
+		{Name: "csi fstype", Parameters: map[string]string{"csi.storage.k8s.io/fstype": "zfs"}, Want: codes.InvalidArgument,
+			Naming: []string{"csi.storage.k8s.io/fstype", "zfs"}},
+		{Name: "unknown csi parameter", Parameters: map[string]string{"csi.storage.k8s.io/provisioner-secret-name": "x"}, Want: codes.InvalidArgument,
+			Naming: []string{"csi.storage.k8s.io/provisioner-secret-name"}},
+		{Name: "two bad", Parameters: map[string]string{"zone": "a", "fstype": "ext3", "csi.storage.k8s.io/pvc/name": "ok"}, Want: codes.InvalidArgument,
+			Naming: []string{"zone", "fstype", "ext3"}},
+		{Name: "larger than 16 TiB", CapacityRange: &csipb.CapacityRange{RequiredBytes: 17 << 40}, Want: codes.OutOfRange, Naming: []string{"capacity_range", "16384GiB"}},
+		{Name: "limit below 1 GiB", CapacityRange: &csipb.CapacityRange{LimitBytes: 512 << 20}, Want: codes.OutOfRange, Naming: []string{"capacity_range"}},
+		{Name: "no GiB between required and limit", CapacityRange: &csipb.CapacityRange{RequiredBytes: gib + 1, LimitBytes: 2*gib - 1}, Want: codes.OutOfRange,
+			Naming: []string{"capacity_range"}},
+		{Name: "required above limit", CapacityRange: &csipb.CapacityRange{RequiredBytes: 3 * gib, LimitBytes: 2 * gib}, Want: codes.InvalidArgument,
+			Naming: []string{"capacity_range", "limit_bytes"}},
+		{Name: "negative", CapacityRange: &csipb.CapacityRange{RequiredBytes: -1}, Want: codes.InvalidArgument, Naming: []string{"capacity_range"}},
+	})
 	// The parameters external-provisioner passes on are taken.
-	vol, err := e.d.Controller.CreateVolume(t.Context(), &csipb.CreateVolumeRequest{Name: "pvc-good", VolumeCapabilities: []*csipb.VolumeCapability{mountCapability("xfs")},
+	vol, err := e.d.Controller.CreateVolume(t.Context(), &csipb.CreateVolumeRequest{Name: "pvc-good", VolumeCapabilities: []*csipb.VolumeCapability{csitest.MountCapability("xfs")},
 		Parameters: map[string]string{"fstype": "xfs", "csi.storage.k8s.io/pvc/name": "data", "csi.storage.k8s.io/pvc/namespace": "default",
 			"csi.storage.k8s.io/pv/name": "pvc-good"}})
 	if err != nil {
@@ -144,10 +84,10 @@ func TestCSIBadInput(t *testing.T) {
 		t.Errorf("a volume with no capacity asked for: %d bytes, want 16 GiB", got)
 	}
 	// A volume ID or node ID from elsewhere: NotFound, InvalidArgument.
-	if _, err := e.publish("../../account", e.cloud.node()); e.code(err) != codes.NotFound {
+	if _, err := e.d.Publish("../../account", e.cloud.node()); e.d.Code(err) != codes.NotFound {
 		t.Errorf("ControllerPublishVolume of a volume ID with a path: %v, want NotFound", err)
 	}
-	if _, err := e.publish(vol.GetVolume().GetVolumeId(), "node-1"); e.code(err) != codes.InvalidArgument ||
+	if _, err := e.d.Publish(vol.GetVolume().GetVolumeId(), "node-1"); e.d.Code(err) != codes.InvalidArgument ||
 		!strings.Contains(err.Error(), "droplet ID") {
 		t.Errorf("ControllerPublishVolume to a node ID that is not a droplet ID: %v, want InvalidArgument", err)
 	}
@@ -161,7 +101,7 @@ func TestCSIAttach(t *testing.T) {
 	e := startController(t, dosim.Options{ProvisioningReads: -1, VolumesPerDroplet: 1}, nil)
 	other := e.cloud.sim.AddDroplet(dosim.Droplet{Name: "node-2"})
 	a, b := e.createVolume("pvc-a"), e.createVolume("pvc-b")
-	pub, err := e.publish(a, e.cloud.node())
+	pub, err := e.d.Publish(a, e.cloud.node())
 	if err != nil {
 		t.Fatalf("ControllerPublishVolume: %v", err)
 	}
@@ -169,31 +109,31 @@ func TestCSIAttach(t *testing.T) {
 		t.Errorf("publish context %v", got)
 	}
 	writes := e.cloud.sim.Writes()
-	if again, err := e.publish(a, e.cloud.node()); err != nil || !maps.Equal(again.GetPublishContext(), pub.GetPublishContext()) {
+	if again, err := e.d.Publish(a, e.cloud.node()); err != nil || !maps.Equal(again.GetPublishContext(), pub.GetPublishContext()) {
 		t.Errorf("ControllerPublishVolume again: %v, %v", again, err)
 	}
 	if w := e.cloud.sim.Writes() - writes; w != 0 {
 		t.Errorf("publishing an attached volume again wrote %d times", w)
 	}
 
-	_, err = e.publish(a, strconv.Itoa(other.ID))
-	if e.code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), e.cloud.node()) {
+	_, err = e.d.Publish(a, strconv.Itoa(other.ID))
+	if e.d.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), e.cloud.node()) {
 		t.Errorf("ControllerPublishVolume to another droplet: %v, want FailedPrecondition naming droplet %s", err, e.cloud.node())
 	}
-	_, err = e.publish(b, e.cloud.node())
-	if e.code(err) != codes.ResourceExhausted {
+	_, err = e.d.Publish(b, e.cloud.node())
+	if e.d.Code(err) != codes.ResourceExhausted {
 		t.Errorf("ControllerPublishVolume past the droplet's limit: %v, want ResourceExhausted", err)
 	}
-	_, err = e.publish(b, "999999999")
-	if e.code(err) != codes.NotFound {
+	_, err = e.d.Publish(b, "999999999")
+	if e.d.Code(err) != codes.NotFound {
 		t.Errorf("ControllerPublishVolume to a droplet that does not exist: %v, want NotFound", err)
 	}
-	if _, err := e.publish(b, strconv.Itoa(other.ID)); err != nil {
+	if _, err := e.d.Publish(b, strconv.Itoa(other.ID)); err != nil {
 		t.Errorf("ControllerPublishVolume to the other droplet: %v", err)
 	}
 	// Deleting an attached volume: FailedPrecondition.
 	_, err = e.d.Controller.DeleteVolume(t.Context(), &csipb.DeleteVolumeRequest{VolumeId: a})
-	if e.code(err) != codes.FailedPrecondition {
+	if e.d.Code(err) != codes.FailedPrecondition {
 		t.Errorf("DeleteVolume of an attached volume: %v, want FailedPrecondition", err)
 	}
 	// Unpublishing from a droplet it is not attached to, or from one
@@ -219,21 +159,21 @@ func TestCSIAsyncActions(t *testing.T) {
 	a, b := e.createVolume("pvc-a"), e.createVolume("pvc-b")
 	node := e.cloud.node()
 
-	_, err := e.publish(a, node)
-	if e.code(err) != codes.Aborted {
+	_, err := e.d.Publish(a, node)
+	if e.d.Code(err) != codes.Aborted {
 		t.Fatalf("ControllerPublishVolume: %v, want Aborted while the attach runs", err)
 	}
-	if _, err := e.publish(b, node); e.code(err) != codes.Aborted || !strings.Contains(err.Error(), "pending event") {
+	if _, err := e.d.Publish(b, node); e.d.Code(err) != codes.Aborted || !strings.Contains(err.Error(), "pending event") {
 		t.Errorf("ControllerPublishVolume of another volume meanwhile: %v, want Aborted (pending event)", err)
 	}
 	before := e.cloud.sim.Stats()
-	if _, err := e.publish(a, node); e.code(err) != codes.Aborted {
+	if _, err := e.d.Publish(a, node); e.d.Code(err) != codes.Aborted {
 		t.Errorf("ControllerPublishVolume retried: %v, want Aborted (the action's first read)", err)
 	}
-	if _, err := e.publish(a, node); err != nil {
+	if _, err := e.d.Publish(a, node); err != nil {
 		t.Errorf("ControllerPublishVolume retried again: %v, want success", err)
 	}
-	if got := diffStats(before, e.cloud.sim.Stats()); !maps.Equal(got, map[string]int{
+	if got := csitest.DiffStats(before, e.cloud.sim.Stats()); !maps.Equal(got, map[string]int{
 		"GET /v2/volumes/{id}/actions/{action}": 2,
 	}) {
 		t.Errorf("the retries called %v; want one GET of the action each", got)
@@ -245,18 +185,18 @@ func TestCSIAsyncActions(t *testing.T) {
 		_, err := e.d.Controller.ControllerUnpublishVolume(ctx, &csipb.ControllerUnpublishVolumeRequest{VolumeId: a, NodeId: node})
 		return err
 	}
-	if err := unpublish(); e.code(err) != codes.Aborted {
+	if err := unpublish(); e.d.Code(err) != codes.Aborted {
 		t.Errorf("ControllerUnpublishVolume: %v, want Aborted while the detach runs", err)
 	}
-	if _, err := e.publish(a, node); e.code(err) != codes.Aborted {
+	if _, err := e.d.Publish(a, node); e.d.Code(err) != codes.Aborted {
 		t.Errorf("ControllerPublishVolume while the detach runs: %v, want Aborted", err)
 	}
 	for i := 0; ; i++ {
-		_, err := e.publish(a, node)
+		_, err := e.d.Publish(a, node)
 		if err == nil {
 			break
 		}
-		if e.code(err) != codes.Aborted || i > 5 {
+		if e.d.Code(err) != codes.Aborted || i > 5 {
 			t.Fatalf("ControllerPublishVolume after the detach: %v", err)
 		}
 	}
@@ -274,7 +214,7 @@ func TestCSIAsyncActions(t *testing.T) {
 		if got, err = expand(); err == nil {
 			break
 		}
-		if e.code(err) != codes.Aborted || i > 5 {
+		if e.d.Code(err) != codes.Aborted || i > 5 {
 			t.Fatalf("ControllerExpandVolume: %v", err)
 		}
 	}
@@ -286,60 +226,6 @@ func TestCSIAsyncActions(t *testing.T) {
 	}
 }
 
-func diffStats(before, after map[string]int) map[string]int {
-	out := map[string]int{}
-	for op, n := range after {
-		if d := n - before[op]; d > 0 {
-			out[op] = d
-		}
-	}
-	return out
-}
-
-// serveUntilListening serves p (Init, then listen) and reports Init's
-// error, or nil once the driver listens, then stops it; it fails the test
-// if the token is in the log or the error.
-func serveUntilListening(t *testing.T, p *digitalocean.CSI, mode csi.Mode) error {
-	t.Helper()
-	logs := &csitest.LogBuffer{}
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	sock := filepath.Join(t.TempDir(), "csi.sock")
-	done := make(chan error, 1)
-	go func() {
-		done <- csi.Serve(ctx, csi.Options{Endpoint: "unix://" + sock, Mode: mode, Provider: p,
-			Logger: textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(10), textlogger.Output(logs)))})
-	}()
-	var err error
-	for i := 0; ; i++ {
-		select {
-		case err = <-done:
-		default:
-			if _, serr := os.Stat(sock); serr != nil && i < 3000 {
-				time.Sleep(5 * time.Millisecond)
-				continue
-			}
-			cancel()
-			err = <-done
-		}
-		break
-	}
-	if strings.Contains(logs.String(), csiToken) || (err != nil && strings.Contains(err.Error(), csiToken)) {
-		t.Errorf("the token is in the log or the error: %v", err)
-	}
-	return err
-}
-
-// withFlags is p with the command-line args parsed as the binary parses
-// them.
-func withFlags(t *testing.T, p *digitalocean.CSI, args ...string) *digitalocean.CSI {
-	t.Helper()
-	if err := csi.NewCommand(p, p.CommandOptions()...).ParseFlags(args); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // TestCSICredentials: the token comes from DIGITALOCEAN_ACCESS_TOKEN, its
 // _FILE or --token; a wrong one stops the driver with an error that names
 // the setting, not the token; a node plugin needs none; a controller
@@ -348,7 +234,7 @@ func TestCSICredentials(t *testing.T) {
 	cloud := newCSICloud(t, dosim.Options{})
 	serve := func(mode csi.Mode, env map[string]string, args ...string) error {
 		t.Helper()
-		return serveUntilListening(t, withFlags(t, cloud.provider(env), args...), mode)
+		return csitest.ServeUntilListening(t, csitest.WithFlags(t, cloud.provider(env), args...), mode, csiToken)
 	}
 	if err := serve(csi.ModeController, nil); err != nil {
 		t.Errorf("controller with DIGITALOCEAN_ACCESS_TOKEN: %v", err)
@@ -401,7 +287,7 @@ func TestCSICredentials(t *testing.T) {
 // win over the environment.
 func TestCSIConfigFlags(t *testing.T) {
 	cloud := newCSICloud(t, dosim.Options{ProvisioningReads: -1})
-	p := withFlags(t, cloud.provider(map[string]string{"DO_VOLUME_LIMIT": "3", "DO_TAG": "env-tag"}),
+	p := csitest.WithFlags(t, cloud.provider(map[string]string{"DO_VOLUME_LIMIT": "3", "DO_TAG": "env-tag"}),
 		"--volume-limit", "5", "--do-tag", "k8s:cluster-1", "--region", "nyc3", "--default-volumes-page-size", "200", "--validate-attachment")
 	d := csitest.StartDriver(t, csi.Options{Provider: p}, 0)
 	info, err := d.Node.NodeGetInfo(t.Context(), &csipb.NodeGetInfoRequest{})
@@ -410,7 +296,7 @@ func TestCSIConfigFlags(t *testing.T) {
 		t.Errorf("NodeGetInfo: %v, %v; want droplet %s, 5 volumes, region nyc3", info, err, cloud.node())
 	}
 	vol, err := d.Controller.CreateVolume(t.Context(), &csipb.CreateVolumeRequest{Name: "pvc-tagged",
-		VolumeCapabilities: []*csipb.VolumeCapability{mountCapability("")}})
+		VolumeCapabilities: []*csipb.VolumeCapability{csitest.MountCapability("")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,7 +312,7 @@ func TestCSIConfigFlags(t *testing.T) {
 	}
 	for _, id := range []string{vol.GetVolume().GetVolumeId(), untagged.ID} {
 		if _, err := d.Controller.ControllerPublishVolume(t.Context(), &csipb.ControllerPublishVolumeRequest{
-			VolumeId: id, NodeId: cloud.node(), VolumeCapability: mountCapability("")}); err != nil {
+			VolumeId: id, NodeId: cloud.node(), VolumeCapability: csitest.MountCapability("")}); err != nil {
 			t.Errorf("ControllerPublishVolume %s: %v", id, err)
 		}
 	}
@@ -450,7 +336,7 @@ func TestCSISnapshots(t *testing.T) {
 	if err != nil || again.GetSnapshot().GetSnapshotId() != snap.GetSnapshot().GetSnapshotId() {
 		t.Errorf("CreateSnapshot again: %v, %v", again, err)
 	}
-	if _, err := e.d.Controller.CreateSnapshot(ctx, &csipb.CreateSnapshotRequest{Name: "snapshot-1", SourceVolumeId: b}); e.code(err) != codes.AlreadyExists {
+	if _, err := e.d.Controller.CreateSnapshot(ctx, &csipb.CreateSnapshotRequest{Name: "snapshot-1", SourceVolumeId: b}); e.d.Code(err) != codes.AlreadyExists {
 		t.Errorf("CreateSnapshot of another volume with the same name: %v, want AlreadyExists", err)
 	}
 
@@ -505,58 +391,11 @@ func TestCSIAPICallsPerLifecycle(t *testing.T) {
 	}{{"actions complete at once", -1}, {"actions complete on their second read", 2}} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := startController(t, dosim.Options{ProvisioningReads: tc.reads}, nil)
-			ctx := t.Context()
-			calls := map[string]map[string]int{}
-			aborted := 0
-			step := func(name string, f func() error) {
-				before := e.cloud.sim.Stats()
-				for i := 0; ; i++ {
-					err := f()
-					if err == nil {
-						break
-					}
-					if e.code(err) != codes.Aborted || i > 10 {
-						t.Fatalf("%s: %v", name, err)
-					}
-					aborted++
-				}
-				if calls[name] == nil {
-					calls[name] = map[string]int{}
-				}
-				for op, n := range diffStats(before, e.cloud.sim.Stats()) {
-					calls[name][op] += n
-				}
-			}
-			for i := range volumes {
-				var id string
-				step("1 CreateVolume", func() error {
-					vol, err := e.d.Controller.CreateVolume(ctx, &csipb.CreateVolumeRequest{Name: fmt.Sprintf("pvc-%d", i),
-						CapacityRange: &csipb.CapacityRange{RequiredBytes: gib}, VolumeCapabilities: []*csipb.VolumeCapability{mountCapability("")}})
-					id = vol.GetVolume().GetVolumeId()
-					return err
-				})
-				step("2 ControllerPublishVolume", func() error { _, err := e.publish(id, e.cloud.node()); return err })
-				step("3 ControllerUnpublishVolume", func() error {
-					_, err := e.d.Controller.ControllerUnpublishVolume(ctx, &csipb.ControllerUnpublishVolumeRequest{VolumeId: id, NodeId: e.cloud.node()})
-					return err
-				})
-				step("4 DeleteVolume", func() error {
-					_, err := e.d.Controller.DeleteVolume(ctx, &csipb.DeleteVolumeRequest{VolumeId: id})
-					return err
-				})
-			}
-			total := 0
-			for _, name := range slices.Sorted(maps.Keys(calls)) {
-				n, ops := 0, []string{}
-				for _, op := range slices.Sorted(maps.Keys(calls[name])) {
-					n += calls[name][op]
-					ops = append(ops, fmt.Sprintf("%s %.1f", op, float64(calls[name][op])/volumes))
-				}
-				total += n
-				t.Logf("%-28s %.1f calls per volume: %s", name[2:], float64(n)/volumes, strings.Join(ops, ", "))
-			}
-			t.Logf("lifecycle: %.1f API calls per volume (%d CSI calls answered Aborted and retried); csi-digitalocean: %d",
-				float64(total)/volumes, aborted, map[int]int{-1: 11, 2: 13}[tc.reads])
+			e.d.Lifecycle(t, volumes, e.cloud.node(), func(i int) *csipb.CreateVolumeRequest {
+				return &csipb.CreateVolumeRequest{Name: fmt.Sprintf("pvc-%d", i), CapacityRange: &csipb.CapacityRange{RequiredBytes: gib},
+					VolumeCapabilities: []*csipb.VolumeCapability{csitest.MountCapability("")}}
+			}, e.cloud.sim.Stats)
+			t.Logf("csi-digitalocean: %d API calls per volume", map[int]int{-1: 11, 2: 13}[tc.reads])
 			if len(e.cloud.sim.Volumes()) != 0 {
 				t.Errorf("volumes left: %v", e.cloud.sim.Volumes())
 			}

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/klog/v2/textlogger"
-
 	"github.com/ccmkit/ccmkit/framework/csi"
 	"github.com/ccmkit/ccmkit/framework/csi/csitest"
 	"github.com/ccmkit/ccmkit/providers/openstack"
@@ -18,16 +16,6 @@ import (
 // The driver's settings: cinder-csi-plugin's flags, the cloud.conf it
 // shares with the CCM, the credentials, the StorageClass and
 // VolumeSnapshotClass parameters.
-
-// withFlags is p with the command-line args parsed as the binary parses
-// them.
-func withFlags(t *testing.T, p *openstack.CSI, args ...string) *openstack.CSI {
-	t.Helper()
-	if err := csi.NewCommand(p, p.CommandOptions()...).ParseFlags(args); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // writeFile writes content to a new file in a temporary directory.
 func writeFile(t *testing.T, name, content string) string {
@@ -48,8 +36,7 @@ func initCSI(t *testing.T, p *openstack.CSI, mode csi.Mode, logs *csitest.LogBuf
 	if logs == nil {
 		logs = &csitest.LogBuffer{}
 	}
-	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(10), textlogger.Output(logs)))
-	return p.Init(t.Context(), &csi.Env{Mode: mode, Logger: logger, Version: "test"})
+	return p.Init(t.Context(), &csi.Env{Mode: mode, Logger: logs.Logger(), Version: "test"})
 }
 
 // TestCSIConfigErrors: every bad setting stops the driver with an error
@@ -96,7 +83,7 @@ func TestCSIConfigErrors(t *testing.T) {
 			if tc.conf != "" {
 				args = append([]string{"--cloud-config", writeFile(t, "cloud.conf", tc.conf)}, args...)
 			}
-			p := withFlags(t, openstack.NewCSIWithEnv(tc.env), args...)
+			p := csitest.WithFlags(t, openstack.NewCSIWithEnv(tc.env), args...)
 			logs := &csitest.LogBuffer{}
 			err := initCSI(t, p, tc.mode, logs)
 			for _, w := range tc.naming {
@@ -180,10 +167,7 @@ func TestCSICredentials(t *testing.T) {
 	global := "[Global]\nauth-url = " + cloud.sim.AuthURL() + "\nregion = " + cloud.sim.Region() + "\n"
 	serve := func(mode csi.Mode, conf string) (string, error) {
 		t.Helper()
-		p := openstack.NewCSIWithEnv(cloud.env)
-		if err := csi.NewCommand(p, p.CommandOptions()...).ParseFlags([]string{"--cloud-config", writeFile(t, "cloud.conf", conf)}); err != nil {
-			t.Fatal(err)
-		}
+		p := csitest.WithFlags(t, openstack.NewCSIWithEnv(cloud.env), "--cloud-config", writeFile(t, "cloud.conf", conf))
 		logs := &csitest.LogBuffer{}
 		err := initCSI(t, p, mode, logs)
 		return logs.String(), err

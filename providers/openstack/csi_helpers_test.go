@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ccmkit/ccmkit/framework/csi"
+	"github.com/ccmkit/ccmkit/framework/csi/csitest"
 	"github.com/ccmkit/ccmkit/providers/openstack"
 	"github.com/ccmkit/ccmkit/providers/openstack/openstacksim"
 )
@@ -58,12 +58,8 @@ func (c *csiCloud) cloudConf(t testing.TB, extra string) string {
 // cloud.conf plus extra, --cluster and args, as the binary parses them.
 func (c *csiCloud) provider(t testing.TB, extra string, args ...string) *openstack.CSI {
 	t.Helper()
-	p := openstack.NewCSIWithEnv(c.env)
 	args = append([]string{"--cloud-config", c.cloudConf(t, extra), "--cluster", csiCluster}, args...)
-	if err := csi.NewCommand(p, p.CommandOptions()...).ParseFlags(args); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return csitest.WithFlags(t, openstack.NewCSIWithEnv(c.env), args...)
 }
 
 func (c *csiCloud) node() string { return c.server.ID }

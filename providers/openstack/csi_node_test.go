@@ -53,7 +53,7 @@ func metaData(id, zone string) string {
 // its NodeGetInfo.
 func nodeInfo(t *testing.T, env map[string]string, args ...string) *csipb.NodeGetInfoResponse {
 	t.Helper()
-	p := withFlags(t, openstack.NewCSIWithEnv(env), args...)
+	p := csitest.WithFlags(t, openstack.NewCSIWithEnv(env), args...)
 	d := csitest.StartDriver(t, csi.Options{Mode: csi.ModeNode, Provider: p}, 0)
 	info, err := d.Node.NodeGetInfo(t.Context(), &csipb.NodeGetInfoRequest{})
 	if err != nil {

@@ -1,11 +1,7 @@
 package openstack_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
-
-	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 
 	"github.com/ccmkit/ccmkit/framework/csi/csitest"
 	"github.com/ccmkit/ccmkit/providers/openstack"
@@ -47,23 +43,9 @@ func TestCSIDataRoundTrip(t *testing.T) {
 					if dev := pc[openstack.PublishContextDevicePath]; len(dev) < len("/dev/vdb") || dev[:len("/dev/vd")] != "/dev/vd" {
 						t.Errorf("publish context %v, want Nova's device /dev/vd*", pc)
 					}
-					if link := filepath.Join(hv.ByIDDir, openstack.ByIDPrefix+id[:20]); !exists(link) {
-						t.Errorf("no device link %s", link)
-					}
+					hv.CheckLink(t, openstack.ByIDPrefix+id[:20])
 				},
 			}
 		},
 	})
-}
-
-func mountCapability(fsType string) *csipb.VolumeCapability {
-	return &csipb.VolumeCapability{
-		AccessMode: &csipb.VolumeCapability_AccessMode{Mode: csipb.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
-		AccessType: &csipb.VolumeCapability_Mount{Mount: &csipb.VolumeCapability_MountVolume{FsType: fsType}},
-	}
-}
-
-func exists(path string) bool {
-	_, err := os.Lstat(path)
-	return err == nil
 }

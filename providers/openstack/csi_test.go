@@ -2,6 +2,7 @@ package openstack_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -11,7 +12,6 @@ import (
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"k8s.io/klog/v2/textlogger"
 
 	"github.com/ccmkit/ccmkit/framework/csi"
 	"github.com/ccmkit/ccmkit/framework/csi/csitest"
@@ -30,13 +30,12 @@ const (
 
 // controllerEnv is a driver serving the controller and node services (no
 // node call needs a device: no loop devices) against an openstacksim,
-// logging at -v=10 (every API request, redacted) into logs.
+// logging at -v=10 (every API request, redacted); the password must be in
+// no log line and no error it recorded.
 type controllerEnv struct {
 	t     *testing.T
 	cloud *csiCloud
-	d     *csitest.Driver
-	logs  *csitest.LogBuffer
-	errs  []string
+	d     *csitest.LoggedDriver
 }
 
 // startController starts the driver at a new openstacksim with opts, the
@@ -44,81 +43,19 @@ type controllerEnv struct {
 // tried once, so that a fault is seen as it is.
 func startController(t *testing.T, opts openstacksim.Options, extraConf string, args ...string) *controllerEnv {
 	t.Helper()
-	e := &controllerEnv{t: t, cloud: newCSICloud(t, opts), logs: &csitest.LogBuffer{}}
-	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(10), textlogger.Output(e.logs)))
-	p := openstack.WithoutRetries(e.cloud.provider(t, extraConf, args...))
-	e.d = csitest.StartDriver(t, csi.Options{Provider: p, Logger: logger}, 0)
-	t.Cleanup(e.checkNoPassword)
+	e := &controllerEnv{t: t, cloud: newCSICloud(t, opts)}
+	e.d = csitest.StartLogged(t, openstack.WithoutRetries(e.cloud.provider(t, extraConf, args...)), csiPassword)
 	return e
-}
-
-// checkNoPassword fails the test if the password is in any log line or
-// error message the driver produced.
-func (e *controllerEnv) checkNoPassword() {
-	if strings.Contains(e.logs.String(), csiPassword) {
-		e.t.Errorf("the password is in the driver's log")
-	}
-	for _, msg := range e.errs {
-		if strings.Contains(msg, csiPassword) {
-			e.t.Errorf("the password is in an error: %s", msg)
-		}
-	}
-	if !strings.Contains(e.logs.String(), "Cloud API request") {
-		e.t.Errorf("the log has no API request: was it taken at -v=10?")
-	}
-}
-
-// code records err's message (checked for the password) and returns its
-// code.
-func (e *controllerEnv) code(err error) codes.Code {
-	if err != nil {
-		e.errs = append(e.errs, err.Error())
-	}
-	return status.Code(err)
 }
 
 func (e *controllerEnv) createVolume(name string, params map[string]string) *csipb.Volume {
 	e.t.Helper()
 	vol, err := e.d.Controller.CreateVolume(e.t.Context(), &csipb.CreateVolumeRequest{Name: name, Parameters: params,
-		CapacityRange: &csipb.CapacityRange{RequiredBytes: gib}, VolumeCapabilities: []*csipb.VolumeCapability{mountCapability("ext4")}})
+		CapacityRange: &csipb.CapacityRange{RequiredBytes: gib}, VolumeCapabilities: []*csipb.VolumeCapability{csitest.MountCapability("ext4")}})
 	if err != nil {
 		e.t.Fatalf("CreateVolume %s: %v", name, err)
 	}
 	return vol.GetVolume()
-}
-
-func (e *controllerEnv) publish(id, node string) (*csipb.ControllerPublishVolumeResponse, error) {
-	return e.d.Controller.ControllerPublishVolume(e.t.Context(), &csipb.ControllerPublishVolumeRequest{
-		VolumeId: id, NodeId: node, VolumeCapability: mountCapability("ext4")})
-}
-
-func (e *controllerEnv) unpublish(id, node string) error {
-	_, err := e.d.Controller.ControllerUnpublishVolume(e.t.Context(), &csipb.ControllerUnpublishVolumeRequest{VolumeId: id, NodeId: node})
-	return err
-}
-
-// untilDone calls f until it answers anything but Aborted, as the
-// sidecars retry it, at most 10 times; it returns how many calls were
-// Aborted and the last error.
-func (e *controllerEnv) untilDone(f func() error) (int, error) {
-	aborted := 0
-	for {
-		err := f()
-		if e.code(err) != codes.Aborted || aborted == 10 {
-			return aborted, err
-		}
-		aborted++
-	}
-}
-
-func diffStats(before, after map[string]int) map[string]int {
-	out := map[string]int{}
-	for op, n := range after {
-		if d := n - before[op]; d > 0 {
-			out[op] = d
-		}
-	}
-	return out
 }
 
 // TestCSICreateVolume: a volume is named by the CSI name and carries
@@ -145,7 +82,7 @@ func TestCSICreateVolume(t *testing.T) {
 	// The zone of the topology, when the StorageClass names none; a
 	// second CreateVolume finds the volume by name.
 	topo := &csipb.TopologyRequirement{Preferred: []*csipb.Topology{{Segments: map[string]string{openstack.CSITopologyKey: "az-2"}}}}
-	req := &csipb.CreateVolumeRequest{Name: "pvc-2", VolumeCapabilities: []*csipb.VolumeCapability{mountCapability("")}, AccessibilityRequirements: topo}
+	req := &csipb.CreateVolumeRequest{Name: "pvc-2", VolumeCapabilities: []*csipb.VolumeCapability{csitest.MountCapability("")}, AccessibilityRequirements: topo}
 	first, err := e.d.Controller.CreateVolume(ctx, req)
 	if err != nil {
 		t.Fatal(err)
@@ -161,9 +98,9 @@ func TestCSICreateVolume(t *testing.T) {
 	// A volume type or zone Cinder does not know: InvalidArgument naming it.
 	for _, params := range []map[string]string{{"type": "gold"}, {"availability": "az-9"}} {
 		_, err := e.d.Controller.CreateVolume(ctx, &csipb.CreateVolumeRequest{Name: "pvc-bad", Parameters: params,
-			VolumeCapabilities: []*csipb.VolumeCapability{mountCapability("")}})
+			VolumeCapabilities: []*csipb.VolumeCapability{csitest.MountCapability("")}})
 		for _, v := range params {
-			if e.code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), v) {
+			if e.d.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), v) {
 				t.Errorf("CreateVolume with %v: %v, want InvalidArgument naming it", params, err)
 			}
 		}
@@ -173,7 +110,7 @@ func TestCSICreateVolume(t *testing.T) {
 	e2 := startController(t, openstacksim.Options{ProvisioningReads: -1, VolumeZones: []string{"storage"}}, "[BlockStorage]\nignore-volume-az = true\n")
 	req.Name = "pvc-3"
 	vol3, err := e2.d.Controller.CreateVolume(ctx, &csipb.CreateVolumeRequest{Name: "pvc-3", Parameters: map[string]string{"availability": "storage"},
-		VolumeCapabilities: []*csipb.VolumeCapability{mountCapability("")}, AccessibilityRequirements: topo})
+		VolumeCapabilities: []*csipb.VolumeCapability{csitest.MountCapability("")}, AccessibilityRequirements: topo})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,12 +132,12 @@ func TestCSIBadInput(t *testing.T) {
 	}{
 		{"unknown StorageClass parameter", func() error {
 			_, err := e.d.Controller.CreateVolume(ctx, &csipb.CreateVolumeRequest{Name: "pvc-bad", Parameters: map[string]string{"volumeType": "ssd"},
-				VolumeCapabilities: []*csipb.VolumeCapability{mountCapability("")}})
+				VolumeCapabilities: []*csipb.VolumeCapability{csitest.MountCapability("")}})
 			return err
 		}, []string{"volumeType: unknown parameter"}},
 		{"filesystem", func() error {
 			_, err := e.d.Controller.CreateVolume(ctx, &csipb.CreateVolumeRequest{Name: "pvc-bad", Parameters: map[string]string{"fsType": "zfs"},
-				VolumeCapabilities: []*csipb.VolumeCapability{mountCapability("")}})
+				VolumeCapabilities: []*csipb.VolumeCapability{csitest.MountCapability("")}})
 			return err
 		}, []string{"fsType", "zfs"}},
 		{"backup", func() error {
@@ -216,15 +153,7 @@ func TestCSIBadInput(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			requests := len(e.cloud.sim.Requests())
-			err := tc.call()
-			if e.code(err) != codes.InvalidArgument {
-				t.Errorf("%v, want InvalidArgument", err)
-			}
-			for _, n := range tc.naming {
-				if !strings.Contains(status.Convert(err).Message(), n) {
-					t.Errorf("message %q does not name %q", status.Convert(err).Message(), n)
-				}
-			}
+			e.d.CheckRefused(t, tc.call(), codes.InvalidArgument, tc.naming...)
 			if r := len(e.cloud.sim.Requests()) - requests; r != 0 {
 				t.Errorf("%d API requests; want none", r)
 			}
@@ -243,7 +172,7 @@ func TestCSIAttach(t *testing.T) {
 	ctx := t.Context()
 	other := e.cloud.sim.AddServer(openstacksim.NovaServer{Name: "node-2"})
 	a, b := e.createVolume("pvc-a", nil).GetVolumeId(), e.createVolume("pvc-b", nil).GetVolumeId()
-	pub, err := e.publish(a, e.cloud.node())
+	pub, err := e.d.Publish(a, e.cloud.node())
 	if err != nil {
 		t.Fatalf("ControllerPublishVolume: %v", err)
 	}
@@ -251,7 +180,7 @@ func TestCSIAttach(t *testing.T) {
 		t.Errorf("publish context %v, want Nova's device /dev/vdb", got)
 	}
 	writes := e.cloud.sim.Writes()
-	if again, err := e.publish(a, e.cloud.node()); err != nil || !maps.Equal(again.GetPublishContext(), pub.GetPublishContext()) {
+	if again, err := e.d.Publish(a, e.cloud.node()); err != nil || !maps.Equal(again.GetPublishContext(), pub.GetPublishContext()) {
 		t.Errorf("ControllerPublishVolume again: %v, %v", again, err)
 	}
 	if w := e.cloud.sim.Writes() - writes; w != 0 {
@@ -262,29 +191,29 @@ func TestCSIAttach(t *testing.T) {
 		t.Errorf("NodeGetInfo: %v, %v; want server %s and 1 volume", info, err, e.cloud.node())
 	}
 
-	if _, err := e.publish(a, other.ID); e.code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), e.cloud.node()) {
+	if _, err := e.d.Publish(a, other.ID); e.d.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), e.cloud.node()) {
 		t.Errorf("ControllerPublishVolume to another server: %v, want FailedPrecondition naming server %s", err, e.cloud.node())
 	}
-	if _, err := e.publish(b, e.cloud.node()); e.code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "disk devices") {
+	if _, err := e.d.Publish(b, e.cloud.node()); e.d.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "disk devices") {
 		t.Errorf("ControllerPublishVolume past the server's disks: %v, want ResourceExhausted", err)
 	}
-	if _, err := e.publish(b, "0d5c2b4a-1111-4222-8333-944455556666"); e.code(err) != codes.NotFound {
+	if _, err := e.d.Publish(b, "0d5c2b4a-1111-4222-8333-944455556666"); e.d.Code(err) != codes.NotFound {
 		t.Errorf("ControllerPublishVolume to a server that does not exist: %v, want NotFound", err)
 	}
-	if _, err := e.publish("0d5c2b4a-1111-4222-8333-944455556666", e.cloud.node()); e.code(err) != codes.NotFound {
+	if _, err := e.d.Publish("0d5c2b4a-1111-4222-8333-944455556666", e.cloud.node()); e.d.Code(err) != codes.NotFound {
 		t.Errorf("ControllerPublishVolume of a volume that does not exist: %v, want NotFound", err)
 	}
-	if _, err := e.publish("../../os-quota-sets/x", e.cloud.node()); e.code(err) != codes.NotFound {
+	if _, err := e.d.Publish("../../os-quota-sets/x", e.cloud.node()); e.d.Code(err) != codes.NotFound {
 		t.Errorf("ControllerPublishVolume of a volume ID with a path: %v, want NotFound", err)
 	}
-	if _, err := e.publish(b, other.ID); err != nil {
+	if _, err := e.d.Publish(b, other.ID); err != nil {
 		t.Errorf("ControllerPublishVolume to the other server: %v", err)
 	}
-	if _, err := e.d.Controller.DeleteVolume(ctx, &csipb.DeleteVolumeRequest{VolumeId: a}); e.code(err) != codes.FailedPrecondition {
+	if _, err := e.d.Controller.DeleteVolume(ctx, &csipb.DeleteVolumeRequest{VolumeId: a}); e.d.Code(err) != codes.FailedPrecondition {
 		t.Errorf("DeleteVolume of an attached volume: %v, want FailedPrecondition", err)
 	}
 	for _, n := range []string{other.ID, "0d5c2b4a-1111-4222-8333-944455556666"} {
-		if err := e.unpublish(a, n); err != nil {
+		if err := e.d.Unpublish(a, n); err != nil {
 			t.Errorf("ControllerUnpublishVolume from %s: %v", n, err)
 		}
 	}
@@ -292,7 +221,7 @@ func TestCSIAttach(t *testing.T) {
 		t.Errorf("volume a is attached to %v", got)
 	}
 	// Detached, then deleted.
-	if err := e.unpublish(a, e.cloud.node()); err != nil {
+	if err := e.d.Unpublish(a, e.cloud.node()); err != nil {
 		t.Errorf("ControllerUnpublishVolume: %v", err)
 	}
 	if _, err := e.d.Controller.DeleteVolume(ctx, &csipb.DeleteVolumeRequest{VolumeId: a}); err != nil {
@@ -319,12 +248,12 @@ func TestCSIPendingRetried(t *testing.T) {
 		t.Errorf("CreateVolume answered with the volume %s; want it answered while creating", st)
 	}
 	var pc map[string]string
-	aborted, err := e.untilDone(func() error {
+	aborted, err := e.d.UntilDone(func() error {
 		before := e.cloud.sim.Stats()
-		pub, err := e.publish(a, node)
+		pub, err := e.d.Publish(a, node)
 		if status.Code(err) == codes.Aborted && !strings.Contains(err.Error(), "attaching") {
 			// A retry while Cinder shows the volume busy reads it once.
-			if got := diffStats(before, e.cloud.sim.Stats()); !maps.Equal(got, map[string]int{opGetVolume: 1}) {
+			if got := csitest.DiffStats(before, e.cloud.sim.Stats()); !maps.Equal(got, map[string]int{opGetVolume: 1}) {
 				t.Errorf("a retry called %v; want one GET of the volume", got)
 			}
 		}
@@ -340,10 +269,10 @@ func TestCSIPendingRetried(t *testing.T) {
 
 	// Expanded while attached (microversion 3.42).
 	var exp *csipb.ControllerExpandVolumeResponse
-	aborted, err = e.untilDone(func() error {
+	aborted, err = e.d.UntilDone(func() error {
 		var err error
 		exp, err = e.d.Controller.ControllerExpandVolume(ctx, &csipb.ControllerExpandVolumeRequest{VolumeId: a,
-			CapacityRange: &csipb.CapacityRange{RequiredBytes: 3 * gib}, VolumeCapability: mountCapability("ext4")})
+			CapacityRange: &csipb.CapacityRange{RequiredBytes: 3 * gib}, VolumeCapability: csitest.MountCapability("ext4")})
 		return err
 	})
 	if err != nil || aborted == 0 || exp.GetCapacityBytes() != 3*gib || !exp.GetNodeExpansionRequired() {
@@ -356,7 +285,7 @@ func TestCSIPendingRetried(t *testing.T) {
 	// A snapshot of the attached volume: refused without force-create,
 	// naming it; taken with it, not ready until Cinder has it.
 	_, err = e.d.Controller.CreateSnapshot(ctx, &csipb.CreateSnapshotRequest{Name: "snap-a", SourceVolumeId: a})
-	if e.code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "force-create") {
+	if e.d.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "force-create") {
 		t.Errorf("CreateSnapshot of an attached volume without force-create: %v, want FailedPrecondition naming it", err)
 	}
 	params := map[string]string{"force-create": "true", "csi.storage.k8s.io/volumesnapshot/name": "snap",
@@ -383,7 +312,7 @@ func TestCSIPendingRetried(t *testing.T) {
 	}
 
 	// Detached: Aborted while detaching.
-	aborted, err = e.untilDone(func() error { return e.unpublish(a, node) })
+	aborted, err = e.d.UntilDone(func() error { return e.d.Unpublish(a, node) })
 	if err != nil || aborted == 0 {
 		t.Errorf("ControllerUnpublishVolume: %v after %d Aborted", err, aborted)
 	}
@@ -396,17 +325,17 @@ func TestCSIPendingRetried(t *testing.T) {
 		_, err := e.d.Controller.DeleteVolume(ctx, &csipb.DeleteVolumeRequest{VolumeId: a})
 		return err
 	}
-	if err := deleteVolume(); e.code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "snapshots") {
+	if err := deleteVolume(); e.d.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "snapshots") {
 		t.Errorf("DeleteVolume of a volume with a snapshot: %v, want FailedPrecondition", err)
 	}
-	aborted, err = e.untilDone(func() error {
+	aborted, err = e.d.UntilDone(func() error {
 		_, err := e.d.Controller.DeleteSnapshot(ctx, &csipb.DeleteSnapshotRequest{SnapshotId: snap.GetSnapshotId()})
 		return err
 	})
 	if err != nil || aborted == 0 {
 		t.Errorf("DeleteSnapshot: %v after %d Aborted", err, aborted)
 	}
-	aborted, err = e.untilDone(deleteVolume)
+	aborted, err = e.d.UntilDone(deleteVolume)
 	if err != nil || aborted == 0 || len(e.cloud.sim.Volumes()) != 0 || len(e.cloud.sim.VolumeSnapshots()) != 0 {
 		t.Errorf("DeleteVolume: %v after %d Aborted; left %v %v", err, aborted, e.cloud.sim.Volumes(), e.cloud.sim.VolumeSnapshots())
 	}
@@ -423,7 +352,7 @@ func TestCSIExpandWithoutMicroversion(t *testing.T) {
 	if again := e.createVolume("pvc-a", nil).GetVolumeId(); again != a {
 		t.Errorf("CreateVolume again made %s, not %s", again, a)
 	}
-	if _, err := e.publish(a, e.cloud.node()); err != nil {
+	if _, err := e.d.Publish(a, e.cloud.node()); err != nil {
 		t.Fatal(err)
 	}
 	expand := func(id string) error {
@@ -431,7 +360,7 @@ func TestCSIExpandWithoutMicroversion(t *testing.T) {
 			CapacityRange: &csipb.CapacityRange{RequiredBytes: 2 * gib}})
 		return err
 	}
-	if err := expand(a); e.code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "ignore-volume-microversion") {
+	if err := expand(a); e.d.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "ignore-volume-microversion") {
 		t.Errorf("ControllerExpandVolume of an attached volume: %v, want FailedPrecondition naming ignore-volume-microversion", err)
 	}
 	if err := expand(b); err != nil || e.cloud.volume(t, b).Size != 2 {
@@ -470,13 +399,13 @@ func TestCSINotFoundOnlyOn404(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			remove := e.cloud.sim.Inject(tc.fault)
 			defer remove()
-			if err := deleteVolume(); err == nil || e.code(err) == codes.NotFound {
+			if err := deleteVolume(); err == nil || e.d.Code(err) == codes.NotFound {
 				t.Errorf("DeleteVolume: %v, want an error", err)
 			}
-			if err := e.unpublish(a, e.cloud.node()); err == nil {
+			if err := e.d.Unpublish(a, e.cloud.node()); err == nil {
 				t.Errorf("ControllerUnpublishVolume: no error")
 			}
-			if _, err := e.d.Controller.ControllerGetVolume(ctx, &csipb.ControllerGetVolumeRequest{VolumeId: a}); err == nil || e.code(err) == codes.NotFound {
+			if _, err := e.d.Controller.ControllerGetVolume(ctx, &csipb.ControllerGetVolumeRequest{VolumeId: a}); err == nil || e.d.Code(err) == codes.NotFound {
 				t.Errorf("ControllerGetVolume: %v, want an error", err)
 			}
 		})
@@ -487,7 +416,7 @@ func TestCSINotFoundOnlyOn404(t *testing.T) {
 		t.Errorf("ListVolumes of a malformed list: no error")
 	}
 	if _, err := e.d.Controller.CreateVolume(ctx, &csipb.CreateVolumeRequest{Name: "pvc-b",
-		VolumeCapabilities: []*csipb.VolumeCapability{mountCapability("")}}); err == nil {
+		VolumeCapabilities: []*csipb.VolumeCapability{csitest.MountCapability("")}}); err == nil {
 		t.Errorf("CreateVolume over a malformed lookup: no error")
 	}
 	remove()
@@ -525,16 +454,16 @@ func TestCSIAttachFaults(t *testing.T) {
 	a := e.createVolume("pvc-a", nil).GetVolumeId()
 	remove := e.cloud.sim.Inject(simkit.Fault{Op: opAttach, Status: http.StatusConflict, Count: 1,
 		Message: "Cannot 'attach_volume' instance while it is in task_state powering-off"})
-	aborted, err := e.untilDone(func() error { _, err := e.publish(a, e.cloud.node()); return err })
+	aborted, err := e.d.UntilDone(func() error { _, err := e.d.Publish(a, e.cloud.node()); return err })
 	remove()
 	if err != nil || aborted != 1 {
 		t.Errorf("ControllerPublishVolume: %v after %d Aborted, want success after 1", err, aborted)
 	}
-	if err := e.unpublish(a, e.cloud.node()); err != nil {
+	if err := e.d.Unpublish(a, e.cloud.node()); err != nil {
 		t.Fatal(err)
 	}
 	defer e.cloud.sim.Fail(http.StatusInternalServerError, opAttach)()
-	if _, err := e.publish(a, e.cloud.node()); e.code(err) != codes.Internal {
+	if _, err := e.d.Publish(a, e.cloud.node()); e.d.Code(err) != codes.Internal {
 		t.Errorf("ControllerPublishVolume with Nova failing: %v, want Internal", err)
 	}
 	if v := e.cloud.volume(t, a); v.Status != "available" {
@@ -549,7 +478,7 @@ func TestCSIListAndLookups(t *testing.T) {
 	e := startController(t, openstacksim.Options{ProvisioningReads: -1}, "")
 	ctx := t.Context()
 	a, b := e.createVolume("pvc-a", nil).GetVolumeId(), e.createVolume("pvc-b", nil).GetVolumeId()
-	if _, err := e.publish(a, e.cloud.node()); err != nil {
+	if _, err := e.d.Publish(a, e.cloud.node()); err != nil {
 		t.Fatal(err)
 	}
 	list, err := e.d.Controller.ListVolumes(ctx, &csipb.ListVolumesRequest{})
@@ -615,7 +544,7 @@ func TestCSISnapshotInUse(t *testing.T) {
 			e := startController(t, openstacksim.Options{ProvisioningReads: -1, CinderMinor: tc.minor}, tc.conf)
 			ctx := t.Context()
 			a := e.createVolume("pvc-a", nil).GetVolumeId()
-			if _, err := e.publish(a, e.cloud.node()); err != nil {
+			if _, err := e.d.Publish(a, e.cloud.node()); err != nil {
 				t.Fatal(err)
 			}
 			snapshot := func(name string, params map[string]string) error {
@@ -626,7 +555,7 @@ func TestCSISnapshotInUse(t *testing.T) {
 			switch {
 			case tc.unforced && err != nil:
 				t.Errorf("CreateSnapshot of an attached volume, force-create false: %v", err)
-			case !tc.unforced && (e.code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "force-create")):
+			case !tc.unforced && (e.d.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "force-create")):
 				t.Errorf("CreateSnapshot of an attached volume, force-create false: %v, want FailedPrecondition naming force-create", err)
 			}
 			if err := snapshot("forced", map[string]string{"force-create": "true"}); err != nil {
@@ -638,6 +567,29 @@ func TestCSISnapshotInUse(t *testing.T) {
 			}
 			if got := len(e.cloud.sim.VolumeSnapshots()); got != want {
 				t.Errorf("the cloud holds %d snapshots, want %d", got, want)
+			}
+		})
+	}
+}
+
+// TestCSIAPICallsPerLifecycle counts the API calls of 20 volumes'
+// lifecycle (CreateVolume, ControllerPublishVolume,
+// ControllerUnpublishVolume, DeleteVolume, each retried while Aborted as
+// the sidecars do) from openstacksim's request counts: with Cinder and
+// Nova done at once and with every operation settling on its second
+// read. Nothing is left.
+func TestCSIAPICallsPerLifecycle(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		reads int
+	}{{"done at once", -1}, {"done on the second read", 2}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startController(t, openstacksim.Options{ProvisioningReads: tc.reads}, "")
+			e.d.Lifecycle(t, 20, e.cloud.node(), func(i int) *csipb.CreateVolumeRequest {
+				return &csipb.CreateVolumeRequest{Name: fmt.Sprintf("pvc-%d", i), VolumeCapabilities: []*csipb.VolumeCapability{csitest.MountCapability("")}}
+			}, e.cloud.sim.Stats)
+			if left := e.cloud.sim.Volumes(); len(left) != 0 {
+				t.Errorf("volumes left: %+v", left)
 			}
 		})
 	}

@@ -18,6 +18,13 @@
 //   - InMountNamespace runs a test's body in a child process in a private
 //     mount namespace, for tests of one's own on real devices;
 //     StartDriver serves a driver for a test, with clients;
+//   - a provider's own tests against its simulator share the rest:
+//     StartLogged serves it at -v=10 and checks, when the test ends, that
+//     no credential is in its log or in an error the test recorded (Code,
+//     CheckRefused, CheckBadCreates, UntilDone); Lifecycle counts the API
+//     requests of volumes' lifecycles (DiffStats); ServeUntilListening
+//     checks its start-up (settings, credentials); WithFlags parses its
+//     binary's flags; CheckSanity judges a RunSanity result;
 //   - FakeCloud is an in-memory cloud and its provider, with every
 //     optional capability, which the kit's own tests run on.
 //
@@ -28,13 +35,14 @@
 // A provider's test, with its simulator taking the hypervisor:
 //
 //	func TestSanity(t *testing.T) {
-//		csitest.RunSanity(t, csitest.Options{
+//		res := csitest.RunSanity(t, csitest.Options{
 //			Setup: func(t testing.TB, hv *csitest.LoopHypervisor) csi.Provider {
 //				sim := dosim.NewServer(dosim.Options{Hypervisor: hv})
 //				t.Cleanup(sim.Close)
 //				return digitalocean.NewCSI(sim.URL, "token")
 //			},
 //		})
+//		csitest.CheckSanity(t, res)
 //	}
 //
 //	func TestDataRoundTrip(t *testing.T) {

@@ -3,9 +3,6 @@ package csitest
 import (
 	"bytes"
 	"cmp"
-	"net"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -35,13 +32,7 @@ type Driver struct {
 func StartDriver(t testing.TB, opts csi.Options, verbosity int) *Driver {
 	t.Helper()
 	if opts.Endpoint == "" {
-		// A short path: a unix socket's is at most 107 bytes.
-		dir, err := os.MkdirTemp("", "csi") //nolint:usetesting // t.TempDir() holds the test name: too long for a socket
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = os.RemoveAll(dir) })
-		opts.Endpoint = "unix://" + filepath.Join(dir, "csi.sock")
+		opts.Endpoint = shortEndpoint(t)
 	}
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(cmp.Or(verbosity, 2))))
@@ -50,10 +41,6 @@ func StartDriver(t testing.TB, opts csi.Options, verbosity int) *Driver {
 		opts.Registry = metrics.NewKubeRegistry()
 	}
 	opts.DeviceWait = cmp.Or(opts.DeviceWait, 2*time.Second)
-	sock, err := csi.SocketPath(opts.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
 	done := make(chan error, 1)
 	go func() {
 		// t.Context() ends right before the cleanups, which wait for
@@ -65,20 +52,11 @@ func StartDriver(t testing.TB, opts csi.Options, verbosity int) *Driver {
 			t.Errorf("serving the driver: %v", err)
 		}
 	})
-	for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
-		if c, err := net.Dial("unix", sock); err == nil {
-			_ = c.Close()
-			break
-		}
-		select {
-		case err := <-done:
-			done <- err
-			t.Fatalf("serving the driver: %v", err)
-		default:
-		}
-		if time.Since(start) > 30*time.Second {
-			t.Fatalf("the driver did not listen on %s", sock)
-		}
+	if stopped, err := waitListening(opts.Endpoint, done, 30*time.Second); stopped {
+		done <- err
+		t.Fatalf("serving the driver: %v", err)
+	} else if err != nil {
+		t.Fatal(err)
 	}
 	conn, err := grpc.NewClient(opts.Endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

@@ -13,15 +13,5 @@ func TestSanity(t *testing.T) {
 	res := csitest.RunSanity(t, csitest.Options{
 		Setup: func(_ testing.TB, hv *csitest.LoopHypervisor) csi.Provider { return csitest.NewFakeCloud(hv) },
 	})
-	for at, c := range res.ByAccessType {
-		if c.Passed == 0 || c.Failed > 0 {
-			t.Errorf("%s: %+v", at, c)
-		}
-	}
-	for reason, n := range res.SkipReasons {
-		t.Logf("skipped %d: %s", n, reason)
-	}
-	if len(res.ByAccessType) != 2 {
-		t.Errorf("access types run: %v, want mount and block", res.ByAccessType)
-	}
+	csitest.CheckSanity(t, res)
 }
