@@ -7,28 +7,17 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ccmkit/ccmkit/framework/csi"
 )
 
 // StorageClass parameters. The driver takes exactly these and rejects
 // anything else, naming it, before any API call: a typo is an error, not
 // a silently different volume.
 const (
-	// paramFSType is the legacy StorageClass fstype (any case, as
-	// external-provisioner matches it), which external-provisioner also
-	// makes the volume capability's filesystem: the node formats with it.
-	paramFSType = "fstype"
-	// paramCSIFSType is its csi.storage.k8s.io form, which
-	// external-provisioner strips (a CO may not).
-	paramCSIFSType = "csi.storage.k8s.io/fstype"
 	// paramEncrypted asks for an encrypted volume (the API's encrypted).
 	paramEncrypted = "encrypted"
 )
-
-// csiMetadataParams are what external-provisioner --extra-create-metadata
-// adds: any value.
-var csiMetadataParams = []string{
-	"csi.storage.k8s.io/pvc/name", "csi.storage.k8s.io/pvc/namespace", "csi.storage.k8s.io/pv/name",
-}
 
 // csiFSTypes are the filesystems the driver's node formats with (the
 // ones the API could pre-format, too).
@@ -36,10 +25,10 @@ var csiFSTypes = []string{"ext4", "xfs"}
 
 // CSIParameters documents the StorageClass parameters the driver takes.
 var CSIParameters = map[string]string{
-	paramFSType:    "Filesystem of a mount volume: ext4 (the default) or xfs. Any case of the key; external-provisioner also sets the volume capability's filesystem from it. The node formats the volume with it; the API does not pre-format it.",
-	paramCSIFSType: "The same, as Kubernetes spells it.",
-	paramEncrypted: `"true" makes the volume encrypted (the API's encrypted), "false" (the default) not.`,
-	"csi.storage.k8s.io/pvc/name, csi.storage.k8s.io/pvc/namespace, csi.storage.k8s.io/pv/name": "Set by external-provisioner --extra-create-metadata; any value.",
+	csi.ParamFSType:    "Filesystem of a mount volume: ext4 (the default) or xfs. Any case of the key; external-provisioner also sets the volume capability's filesystem from it. The node formats the volume with it; the API does not pre-format it.",
+	csi.ParamCSIFSType: "The same, as Kubernetes spells it.",
+	paramEncrypted:     `"true" makes the volume encrypted (the API's encrypted), "false" (the default) not.`,
+	strings.Join(csi.ProvisionerMetadataParams, ", "): "Set by external-provisioner --extra-create-metadata; any value.",
 }
 
 // ValidateParameters checks StorageClass parameters (csi.ParameterValidator):
@@ -49,7 +38,7 @@ func (p *CSI) ValidateParameters(params map[string]string) error {
 	for _, k := range slices.Sorted(maps.Keys(params)) {
 		v := params[k]
 		switch {
-		case strings.EqualFold(k, paramFSType) || k == paramCSIFSType:
+		case csi.IsFSTypeParam(k):
 			if v != "" && !slices.Contains(csiFSTypes, v) {
 				bad = append(bad, fmt.Sprintf("%s: %q is not %s", k, truncateText(v, 40), strings.Join(csiFSTypes, " or ")))
 			}
@@ -57,10 +46,10 @@ func (p *CSI) ValidateParameters(params map[string]string) error {
 			if _, err := strconv.ParseBool(v); err != nil {
 				bad = append(bad, fmt.Sprintf("%s: %q is not true or false", k, truncateText(v, 40)))
 			}
-		case slices.Contains(csiMetadataParams, k):
+		case slices.Contains(csi.ProvisionerMetadataParams, k):
 		default:
 			bad = append(bad, fmt.Sprintf("%s: unknown parameter (%s takes %s, %s and %s)", truncateText(k, 80), p.Name(),
-				paramFSType, paramEncrypted, strings.Join(csiMetadataParams, ", ")))
+				csi.ParamFSType, paramEncrypted, strings.Join(csi.ProvisionerMetadataParams, ", ")))
 		}
 	}
 	if len(bad) > 0 {

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/ccmkit/ccmkit/framework/csi"
 )
 
 // StorageClass parameters. csi-digitalocean reads none (its own
@@ -13,31 +15,17 @@ import (
 // the volume capability's filesystem and also passes on); this driver
 // takes exactly what reaches CreateVolume from such a StorageClass and
 // rejects anything else, naming it, before any API call: a typo is an
-// error, not a silently different volume.
-const (
-	// paramFSType is the legacy StorageClass fstype (any case, as
-	// external-provisioner matches it), passed on as it is.
-	paramFSType = "fstype"
-	// paramCSIFSType is its csi.storage.k8s.io form, which
-	// external-provisioner strips (a CO may not).
-	paramCSIFSType = "csi.storage.k8s.io/fstype"
-)
-
-// csiMetadataParams are what external-provisioner --extra-create-metadata
-// adds: any value.
-var csiMetadataParams = []string{
-	"csi.storage.k8s.io/pvc/name", "csi.storage.k8s.io/pvc/namespace", "csi.storage.k8s.io/pv/name",
-}
-
+// error, not a silently different volume. The keys are framework/csi's
+// (csi.ParamFSType, csi.ParamCSIFSType, csi.ProvisionerMetadataParams).
 // csiFSTypes are the filesystems a DigitalOcean volume is formatted with
 // (the API's filesystem_type, and what csi-digitalocean's image formats).
 var csiFSTypes = []string{"ext4", "xfs"}
 
 // CSIParameters documents the StorageClass parameters the driver takes.
 var CSIParameters = map[string]string{
-	paramFSType:    "Filesystem of a mount volume: ext4 (the default) or xfs. Any case of the key; external-provisioner also sets the volume capability's filesystem from it.",
-	paramCSIFSType: "The same, as Kubernetes spells it.",
-	"csi.storage.k8s.io/pvc/name, csi.storage.k8s.io/pvc/namespace, csi.storage.k8s.io/pv/name": "Set by external-provisioner --extra-create-metadata; any value.",
+	csi.ParamFSType:    "Filesystem of a mount volume: ext4 (the default) or xfs. Any case of the key; external-provisioner also sets the volume capability's filesystem from it.",
+	csi.ParamCSIFSType: "The same, as Kubernetes spells it.",
+	strings.Join(csi.ProvisionerMetadataParams, ", "): "Set by external-provisioner --extra-create-metadata; any value.",
 }
 
 // ValidateParameters checks StorageClass parameters (csi.ParameterValidator):
@@ -47,14 +35,14 @@ func (p *CSI) ValidateParameters(params map[string]string) error {
 	for _, k := range slices.Sorted(maps.Keys(params)) {
 		v := params[k]
 		switch {
-		case strings.EqualFold(k, paramFSType) || k == paramCSIFSType:
+		case csi.IsFSTypeParam(k):
 			if v != "" && !slices.Contains(csiFSTypes, v) {
 				bad = append(bad, fmt.Sprintf("%s: %q is not %s", k, truncate(v, 40), strings.Join(csiFSTypes, " or ")))
 			}
-		case slices.Contains(csiMetadataParams, k):
+		case slices.Contains(csi.ProvisionerMetadataParams, k):
 		default:
-			bad = append(bad, fmt.Sprintf("%s: unknown parameter (%s takes %s and %s)", truncate(k, 80), p.Name(), paramFSType,
-				strings.Join(csiMetadataParams, ", ")))
+			bad = append(bad, fmt.Sprintf("%s: unknown parameter (%s takes %s and %s)", truncate(k, 80), p.Name(), csi.ParamFSType,
+				strings.Join(csi.ProvisionerMetadataParams, ", ")))
 		}
 	}
 	if len(bad) > 0 {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ccmkit/ccmkit/framework/csi"
 )
 
 // StorageClass and VolumeSnapshotClass parameters: cinder-csi-plugin's.
@@ -20,12 +22,6 @@ const (
 	// paramAvailability is the availability zone of a volume (it wins
 	// over the topology's), or of a backup.
 	paramAvailability = "availability"
-	// paramFSType is the legacy StorageClass fstype (any case, as
-	// external-provisioner matches it), passed on as it is;
-	// paramCSIFSType its csi.storage.k8s.io form, which
-	// external-provisioner strips (a CO may not).
-	paramFSType    = "fstype"
-	paramCSIFSType = "csi.storage.k8s.io/fstype"
 
 	// paramForceCreate snapshots a volume while it is attached (Cinder's
 	// force).
@@ -37,30 +33,16 @@ const (
 	snapshotTypeBackup   = "backup"
 )
 
-// provisionerMetadataParams are what external-provisioner
-// --extra-create-metadata adds, and snapshotterMetadataParams what
-// csi-snapshotter --extra-create-metadata adds: any value, set as the
-// volume's or snapshot's metadata, as cinder-csi-plugin does.
-var (
-	provisionerMetadataParams = []string{
-		"csi.storage.k8s.io/pvc/name", "csi.storage.k8s.io/pvc/namespace", "csi.storage.k8s.io/pv/name",
-	}
-	snapshotterMetadataParams = []string{
-		"csi.storage.k8s.io/volumesnapshot/name", "csi.storage.k8s.io/volumesnapshot/namespace",
-		"csi.storage.k8s.io/volumesnapshotcontent/name",
-	}
-)
-
 // csiFSTypes are the filesystems a volume is formatted with.
 var csiFSTypes = []string{"ext4", "xfs", "ext3", "ext2"}
 
 // CSIParameters documents the StorageClass parameters the driver takes.
 var CSIParameters = map[string]string{
-	paramType:         "Cinder volume type (name or ID) of the volume; Cinder's default type when unset.",
-	paramAvailability: "Availability zone of the volume; it wins over the topology's (the zone of the node the pod is scheduled to, with volumeBindingMode WaitForFirstConsumer).",
-	paramFSType:       "Filesystem of a mount volume: ext4 (the default), xfs, ext3 or ext2. Any case of the key; external-provisioner also sets the volume capability's filesystem from it.",
-	paramCSIFSType:    "The same, as Kubernetes spells it.",
-	strings.Join(provisionerMetadataParams, ", "): "Set by external-provisioner --extra-create-metadata; any value, set as the volume's metadata.",
+	paramType:          "Cinder volume type (name or ID) of the volume; Cinder's default type when unset.",
+	paramAvailability:  "Availability zone of the volume; it wins over the topology's (the zone of the node the pod is scheduled to, with volumeBindingMode WaitForFirstConsumer).",
+	csi.ParamFSType:    "Filesystem of a mount volume: ext4 (the default), xfs, ext3 or ext2. Any case of the key; external-provisioner also sets the volume capability's filesystem from it.",
+	csi.ParamCSIFSType: "The same, as Kubernetes spells it.",
+	strings.Join(csi.ProvisionerMetadataParams, ", "): "Set by external-provisioner --extra-create-metadata; any value, set as the volume's metadata.",
 }
 
 // CSISnapshotParameters documents the VolumeSnapshotClass parameters the
@@ -70,7 +52,7 @@ var CSISnapshotParameters = map[string]string{
 	paramType:              "snapshot (the default): a Cinder volume snapshot. backup (a Cinder backup) is not supported: it fails CreateSnapshot with InvalidArgument.",
 	paramAvailability:      "Availability zone of a backup; accepted and unused for snapshots, as cinder-csi-plugin does.",
 	paramBackupMaxDuration: "cinder-csi-plugin's wait for a backup, in seconds per GiB (a whole number); accepted and unused for snapshots.",
-	strings.Join(snapshotterMetadataParams, ", "): "Set by csi-snapshotter --extra-create-metadata; any value, set as the snapshot's metadata.",
+	strings.Join(csi.SnapshotterMetadataParams, ", "): "Set by csi-snapshotter --extra-create-metadata; any value, set as the snapshot's metadata.",
 }
 
 // ValidateParameters checks StorageClass parameters (csi.ParameterValidator):
@@ -80,14 +62,14 @@ func (p *CSI) ValidateParameters(params map[string]string) error {
 	for _, k := range slices.Sorted(maps.Keys(params)) {
 		v := params[k]
 		switch {
-		case k == paramType, k == paramAvailability, slices.Contains(provisionerMetadataParams, k):
-		case strings.EqualFold(k, paramFSType) || k == paramCSIFSType:
+		case k == paramType, k == paramAvailability, slices.Contains(csi.ProvisionerMetadataParams, k):
+		case csi.IsFSTypeParam(k):
 			if v != "" && !slices.Contains(csiFSTypes, v) {
 				bad = append(bad, fmt.Sprintf("%s: %q is not %s", k, truncate(v, 40), strings.Join(csiFSTypes, ", ")))
 			}
 		default:
 			bad = append(bad, fmt.Sprintf("%s: unknown parameter (%s takes %s, %s, %s and %s)", truncate(k, 80), CSIDriverName,
-				paramType, paramAvailability, paramFSType, strings.Join(provisionerMetadataParams, ", ")))
+				paramType, paramAvailability, csi.ParamFSType, strings.Join(csi.ProvisionerMetadataParams, ", ")))
 		}
 	}
 	if len(bad) > 0 {
@@ -119,10 +101,10 @@ func (p *CSI) ValidateSnapshotParameters(params map[string]string) error {
 			if n, err := strconv.Atoi(v); err != nil || n < 0 {
 				bad = append(bad, fmt.Sprintf("%s: %q is not a whole number of seconds", k, truncate(v, 40)))
 			}
-		case k == paramAvailability, slices.Contains(snapshotterMetadataParams, k):
+		case k == paramAvailability, slices.Contains(csi.SnapshotterMetadataParams, k):
 		default:
 			bad = append(bad, fmt.Sprintf("%s: unknown parameter (%s snapshots take %s, %s, %s, %s and %s)", truncate(k, 80), CSIDriverName,
-				paramForceCreate, paramType, paramAvailability, paramBackupMaxDuration, strings.Join(snapshotterMetadataParams, ", ")))
+				paramForceCreate, paramType, paramAvailability, paramBackupMaxDuration, strings.Join(csi.SnapshotterMetadataParams, ", ")))
 		}
 	}
 	if len(bad) > 0 {

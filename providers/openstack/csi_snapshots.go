@@ -114,7 +114,7 @@ func (p *CSI) CreateSnapshotWithParameters(ctx context.Context, source, name str
 	}
 	force, _ := strconv.ParseBool(params[paramForceCreate]) // checked by ValidateSnapshotParameters
 	metadata := map[string]string{clusterMetadataKey: p.flags.cluster}
-	for _, k := range snapshotterMetadataParams {
+	for _, k := range csi.SnapshotterMetadataParams {
 		if v, ok := params[k]; ok {
 			metadata[k] = v
 		}

@@ -153,7 +153,7 @@ func (p *CSI) Create(ctx context.Context, req csi.CreateRequest) (*csi.Volume, e
 		zone = req.Segment
 	}
 	metadata := map[string]string{clusterMetadataKey: p.flags.cluster}
-	for _, k := range provisionerMetadataParams {
+	for _, k := range csi.ProvisionerMetadataParams {
 		if v, ok := req.Parameters[k]; ok {
 			metadata[k] = v
 		}
