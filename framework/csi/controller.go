@@ -16,12 +16,17 @@ type controller struct {
 func (s *controller) ControllerGetCapabilities(context.Context, *csipb.ControllerGetCapabilitiesRequest) (*csipb.ControllerGetCapabilitiesResponse, error) {
 	rpcs := []csipb.ControllerServiceCapability_RPC_Type{
 		csipb.ControllerServiceCapability_RPC_CREATE_DELETE_VOLUME,
-		csipb.ControllerServiceCapability_RPC_PUBLISH_UNPUBLISH_VOLUME,
 		csipb.ControllerServiceCapability_RPC_GET_VOLUME,
 	}
+	attacher := !s.d.sharedFS()
+	if attacher {
+		rpcs = append(rpcs, csipb.ControllerServiceCapability_RPC_PUBLISH_UNPUBLISH_VOLUME)
+	}
 	if _, ok := s.d.lister(); ok {
-		rpcs = append(rpcs, csipb.ControllerServiceCapability_RPC_LIST_VOLUMES,
-			csipb.ControllerServiceCapability_RPC_LIST_VOLUMES_PUBLISHED_NODES)
+		rpcs = append(rpcs, csipb.ControllerServiceCapability_RPC_LIST_VOLUMES)
+		if attacher {
+			rpcs = append(rpcs, csipb.ControllerServiceCapability_RPC_LIST_VOLUMES_PUBLISHED_NODES)
+		}
 	}
 	if _, ok := s.d.expander(); ok {
 		rpcs = append(rpcs, csipb.ControllerServiceCapability_RPC_EXPAND_VOLUME)
@@ -47,9 +52,10 @@ func (s *controller) CreateVolume(ctx context.Context, req *csipb.CreateVolumeRe
 	if name == "" {
 		return nil, missing("name")
 	}
-	if err := checkCapabilities(req.GetVolumeCapabilities()); err != nil {
+	if err := s.d.checkCapabilities(req.GetVolumeCapabilities()); err != nil {
 		return nil, err
 	}
+	multi := multiNode(req.GetVolumeCapabilities()...)
 	if v, ok := s.d.opts.Provider.(ParameterValidator); ok {
 		if err := v.ValidateParameters(req.GetParameters()); err != nil {
 			return nil, invalid("parameters: %v", err)
@@ -76,7 +82,7 @@ func (s *controller) CreateVolume(ctx context.Context, req *csipb.CreateVolumeRe
 		return nil, cloudError(err, "looking up volume %q", name)
 	}
 	if existing != nil {
-		if !fitsRange(existing.SizeBytes, req.GetCapacityRange()) || existing.Snapshot != snapshotID {
+		if !fitsRange(existing.SizeBytes, req.GetCapacityRange()) || existing.Snapshot != snapshotID || (multi && !existing.MultiNode) {
 			return nil, status.Errorf(codes.AlreadyExists, "volume %q exists (%s, %s) and does not match the request",
 				name, existing.ID, describeVolume(existing))
 		}
@@ -88,7 +94,7 @@ func (s *controller) CreateVolume(ctx context.Context, req *csipb.CreateVolumeRe
 		}
 	}
 	vol, err := s.d.opts.Provider.Create(ctx, CreateRequest{
-		Name: name, SizeBytes: size, Segment: segment, Parameters: req.GetParameters(), Snapshot: snapshotID,
+		Name: name, SizeBytes: size, Segment: segment, Parameters: req.GetParameters(), Snapshot: snapshotID, MultiNode: multi,
 	})
 	if err != nil {
 		return nil, cloudError(err, "creating volume %q", name)
@@ -100,6 +106,9 @@ func describeVolume(v *Volume) string {
 	d := bytesString(v.SizeBytes)
 	if v.Snapshot != "" {
 		d += ", from snapshot " + v.Snapshot
+	}
+	if !v.MultiNode {
+		d += ", single-node"
 	}
 	return d
 }
@@ -144,7 +153,7 @@ func (s *controller) sizeForSnapshot(ctx context.Context, id string, size int64,
 }
 
 func (d *driver) csiVolume(v *Volume) *csipb.Volume {
-	out := &csipb.Volume{VolumeId: v.ID, CapacityBytes: v.SizeBytes, AccessibleTopology: d.accessible(v.Segment)}
+	out := &csipb.Volume{VolumeId: v.ID, CapacityBytes: v.SizeBytes, AccessibleTopology: d.accessible(v.Segment), VolumeContext: v.Context}
 	if v.Snapshot != "" {
 		out.ContentSource = &csipb.VolumeContentSource{Type: &csipb.VolumeContentSource_Snapshot{
 			Snapshot: &csipb.VolumeContentSource_SnapshotSource{SnapshotId: v.Snapshot}}}
@@ -176,7 +185,11 @@ func (s *controller) ControllerPublishVolume(ctx context.Context, req *csipb.Con
 	case node == "":
 		return nil, missing("node_id")
 	}
-	if err := checkCapability(req.GetVolumeCapability()); err != nil {
+	a := s.d.attacher()
+	if a == nil {
+		return nil, status.Errorf(codes.Unimplemented, "%s volumes are shared filesystems: nothing is attached", s.d.name)
+	}
+	if err := s.d.checkCapability(req.GetVolumeCapability()); err != nil {
 		return nil, err
 	}
 	release, err := s.d.locks.acquire("volume", id)
@@ -184,7 +197,7 @@ func (s *controller) ControllerPublishVolume(ctx context.Context, req *csipb.Con
 		return nil, err
 	}
 	defer release()
-	pc, err := s.d.opts.Provider.Attach(ctx, id, node)
+	pc, err := a.Attach(ctx, id, node)
 	if err != nil {
 		return nil, cloudError(err, "attaching volume %s to node %s", id, node)
 	}
@@ -197,6 +210,10 @@ func (s *controller) ControllerUnpublishVolume(ctx context.Context, req *csipb.C
 	id := req.GetVolumeId()
 	if id == "" {
 		return nil, missing("volume_id")
+	}
+	a := s.d.attacher()
+	if a == nil {
+		return nil, status.Errorf(codes.Unimplemented, "%s volumes are shared filesystems: nothing is attached", s.d.name)
 	}
 	release, err := s.d.locks.acquire("volume", id)
 	if err != nil {
@@ -214,7 +231,7 @@ func (s *controller) ControllerUnpublishVolume(ctx context.Context, req *csipb.C
 		nodes = vol.Nodes
 	}
 	for _, n := range nodes {
-		if err := s.d.opts.Provider.Detach(ctx, id, n); err != nil && !isNotFound(err) {
+		if err := a.Detach(ctx, id, n); err != nil && !isNotFound(err) {
 			return nil, cloudError(err, "detaching volume %s from node %s", id, n)
 		}
 	}
@@ -229,11 +246,15 @@ func (s *controller) ValidateVolumeCapabilities(ctx context.Context, req *csipb.
 	case len(req.GetVolumeCapabilities()) == 0:
 		return nil, missing("volume_capabilities")
 	}
-	if _, err := s.d.opts.Provider.Get(ctx, id); err != nil {
+	vol, err := s.d.opts.Provider.Get(ctx, id)
+	if err != nil {
 		return nil, cloudError(err, "looking up volume %s", id)
 	}
-	if err := checkCapabilities(req.GetVolumeCapabilities()); err != nil {
+	if err := s.d.checkCapabilities(req.GetVolumeCapabilities()); err != nil {
 		return &csipb.ValidateVolumeCapabilitiesResponse{Message: status.Convert(err).Message()}, nil
+	}
+	if multiNode(req.GetVolumeCapabilities()...) && !vol.MultiNode {
+		return &csipb.ValidateVolumeCapabilitiesResponse{Message: "volume " + id + " is single-node: no multi-node access mode"}, nil
 	}
 	if v, ok := s.d.opts.Provider.(ParameterValidator); ok && len(req.GetParameters()) > 0 {
 		if err := v.ValidateParameters(req.GetParameters()); err != nil {

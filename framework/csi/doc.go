@@ -1,14 +1,25 @@
 // Package csi turns a small provider value into a complete CSI driver for
-// a cloud's block storage, the volumes counterpart of package framework.
-// It imports no cloud SDK.
+// a cloud's volumes, the volumes counterpart of package framework. It
+// imports no cloud SDK.
 //
 // A cloud plugs in by implementing Provider: its driver name, its volume
 // Limits (sizes: minimum, step, maximum, default; volumes per node), its
-// topology key, and create, get, get-by-name, delete, attach, detach;
-// on the node, this node's ID and segment (NodeInfo) and where an
-// attached volume's device appears (DevicePath, under the by-id
-// directory). Optional capabilities are found by type assertion, as
-// database/sql finds a driver's:
+// topology key, and create, get, get-by-name, delete; on the node, this
+// node's ID and segment (NodeInfo). Its volumes are one of two kinds, and
+// it implements the interface of its kind:
+//
+//   - Attacher: block volumes attached to one node at a time (attach,
+//     detach, and where an attached volume's device appears, DevicePath,
+//     under the by-id directory), which the node formats and mounts;
+//   - SharedFilesystem: network filesystems (NFS exports, a host
+//     agent's volumes) that many nodes mount at once, with nothing to
+//     attach: the node asks the provider what to mount at each target
+//     (NodeMount) and releases it after (NodeUnmount); the volumes take
+//     the multi-node access modes where the provider says each one can
+//     (Volume.MultiNode).
+//
+// Optional capabilities are found by type assertion, as database/sql
+// finds a driver's:
 //
 //   - Expander: volumes grow (ONLINE expansion, EXPAND_VOLUME);
 //   - Snapshotter: snapshots, and volumes restored from them;
@@ -23,7 +34,7 @@
 //
 // A provider maps its SDK's answers onto the errors of this package
 // (ErrNotFound only when the cloud said so, ErrPending while the cloud
-// is still working, ErrAttachedElsewhere, ErrLimit, ErrInUse,
+// is still working, ErrAttachedElsewhere, ErrLimit, ErrInUse, ErrUnsupported,
 // ErrNodeNotFound) and the framework answers each with the CSI spec's
 // code. The framework owns the rest of the CSI contract:
 //
@@ -39,7 +50,8 @@
 //   - the node side with k8s.io/mount-utils: format only a blank device,
 //     mount at the staging path, bind-mount at the target (a block volume
 //     is its device bound onto a file), stats, filesystem growth (ext
-//     offline at stage, or online; xfs online);
+//     offline at stage, or online; xfs online); a shared filesystem's
+//     mount at each target, read-only as the access mode says;
 //   - request logging with secrets stripped (protosanitizer), Prometheus
 //     metrics (cloudprovider_csi_operations_total and
 //     cloudprovider_csi_operation_duration_seconds, by driver, method and

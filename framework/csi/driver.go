@@ -85,6 +85,11 @@ func (o *Options) defaults() error {
 	if o.Provider == nil {
 		return errors.New("no provider")
 	}
+	_, attacher := o.Provider.(Attacher)
+	_, shared := o.Provider.(SharedFilesystem)
+	if attacher == shared {
+		return fmt.Errorf("provider %s must be either a csi.Attacher (block volumes) or a csi.SharedFilesystem", o.Provider.Name())
+	}
 	if o.Mode == "" {
 		o.Mode = ModeAll
 	}
@@ -247,3 +252,12 @@ func (d *driver) snapshotter() (Snapshotter, bool) {
 	return s, ok
 }
 func (d *driver) lister() (Lister, bool) { l, ok := d.opts.Provider.(Lister); return l, ok }
+
+// attacher is the provider's block side; nil for a SharedFilesystem.
+func (d *driver) attacher() Attacher { a, _ := d.opts.Provider.(Attacher); return a }
+
+// sharedFS reports whether the provider's volumes are shared filesystems.
+func (d *driver) sharedFS() bool { return d.attacher() == nil }
+
+// shared is the provider's shared filesystem side; nil for an Attacher.
+func (d *driver) shared() SharedFilesystem { s, _ := d.opts.Provider.(SharedFilesystem); return s }

@@ -137,10 +137,14 @@ func TestModes(t *testing.T) {
 }
 
 // A provider without the optional interfaces advertises none of them.
-type minimalProvider struct{ csi.Provider }
+type minimalProvider struct {
+	csi.Provider
+	csi.Attacher
+}
 
 func TestCapabilitiesFollowTheProvider(t *testing.T) {
-	d := csitest.StartDriver(t, csi.Options{Provider: minimalProvider{csitest.NewFakeCloud(nil)}, ByIDDir: t.TempDir()}, 0)
+	fake := csitest.NewFakeCloud(nil)
+	d := csitest.StartDriver(t, csi.Options{Provider: minimalProvider{fake, fake}, ByIDDir: t.TempDir()}, 0)
 	ctx := t.Context()
 	caps, err := d.Controller.ControllerGetCapabilities(ctx, &csipb.ControllerGetCapabilitiesRequest{})
 	if err != nil {

@@ -37,6 +37,8 @@ func codeOf(err error) codes.Code {
 		return codes.FailedPrecondition
 	case errors.Is(err, ErrLimit):
 		return codes.ResourceExhausted
+	case errors.Is(err, ErrUnsupported):
+		return codes.InvalidArgument
 	case errors.Is(err, ErrNotFound), errors.Is(err, ErrNodeNotFound):
 		return codes.NotFound
 	}

@@ -22,11 +22,11 @@ type node struct {
 }
 
 func (s *node) NodeGetCapabilities(context.Context, *csipb.NodeGetCapabilitiesRequest) (*csipb.NodeGetCapabilitiesResponse, error) {
-	rpcs := []csipb.NodeServiceCapability_RPC_Type{
-		csipb.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME,
-		csipb.NodeServiceCapability_RPC_GET_VOLUME_STATS,
+	rpcs := []csipb.NodeServiceCapability_RPC_Type{csipb.NodeServiceCapability_RPC_GET_VOLUME_STATS}
+	if !s.d.sharedFS() {
+		rpcs = append(rpcs, csipb.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME)
 	}
-	if _, ok := s.d.expander(); ok {
+	if _, ok := s.d.expander(); ok && !s.d.sharedFS() {
 		rpcs = append(rpcs, csipb.NodeServiceCapability_RPC_EXPAND_VOLUME)
 	}
 	caps := make([]*csipb.NodeServiceCapability, 0, len(rpcs))
@@ -65,8 +65,10 @@ func (s *node) NodeStageVolume(ctx context.Context, req *csipb.NodeStageVolumeRe
 		return nil, missing("volume_id")
 	case staging == "":
 		return nil, missing("staging_target_path")
+	case s.d.sharedFS():
+		return nil, status.Errorf(codes.Unimplemented, "%s volumes are shared filesystems: no staging", s.d.name)
 	}
-	if err := checkCapability(capability); err != nil {
+	if err := s.d.checkCapability(capability); err != nil {
 		return nil, err
 	}
 	release, err := s.d.locks.acquire("node volume", id)
@@ -143,6 +145,8 @@ func (s *node) NodeUnstageVolume(ctx context.Context, req *csipb.NodeUnstageVolu
 		return nil, missing("volume_id")
 	case staging == "":
 		return nil, missing("staging_target_path")
+	case s.d.sharedFS():
+		return nil, status.Errorf(codes.Unimplemented, "%s volumes are shared filesystems: no staging", s.d.name)
 	}
 	release, err := s.d.locks.acquire("node volume", id)
 	if err != nil {
@@ -174,10 +178,10 @@ func (s *node) NodePublishVolume(ctx context.Context, req *csipb.NodePublishVolu
 		return nil, missing("volume_id")
 	case target == "":
 		return nil, missing("target_path")
-	case staging == "":
+	case staging == "" && !s.d.sharedFS():
 		return nil, missing("staging_target_path")
 	}
-	if err := checkCapability(capability); err != nil {
+	if err := s.d.checkCapability(capability); err != nil {
 		return nil, err
 	}
 	release, err := s.d.locks.acquire("node volume", id)
@@ -185,9 +189,12 @@ func (s *node) NodePublishVolume(ctx context.Context, req *csipb.NodePublishVolu
 		return nil, err
 	}
 	defer release()
+	if s.d.sharedFS() {
+		return s.publishShared(ctx, req)
+	}
 	m := s.d.opts.Mounter
 	options := []string{"bind"}
-	if req.GetReadonly() || capability.GetAccessMode().GetMode() == csipb.VolumeCapability_AccessMode_SINGLE_NODE_READER_ONLY {
+	if readOnly(capability, req.GetReadonly()) {
 		options = append(options, "ro")
 	}
 	source := staging
@@ -235,6 +242,11 @@ func (s *node) NodeUnpublishVolume(ctx context.Context, req *csipb.NodeUnpublish
 	if err := mount.CleanupMountPoint(target, s.d.opts.Mounter, true); err != nil {
 		return nil, status.Errorf(codes.Internal, "unpublishing %s: %v", target, err)
 	}
+	if fs := s.d.shared(); fs != nil {
+		if err := fs.NodeUnmount(ctx, id, target); err != nil && !isNotFound(err) {
+			return nil, cloudError(err, "releasing volume %s from %s", id, target)
+		}
+	}
 	klog.FromContext(ctx).V(2).Info("Unpublished volume", "path", target)
 	return &csipb.NodeUnpublishVolumeResponse{}, nil
 }
@@ -243,7 +255,7 @@ func (s *node) NodeUnpublishVolume(ctx context.Context, req *csipb.NodeUnpublish
 // yet) for the block device of an attached volume, and returns the path
 // it resolves to.
 func (s *node) device(ctx context.Context, id string, publishContext map[string]string) (string, error) {
-	link, err := s.d.opts.Provider.DevicePath(s.d.opts.ByIDDir, id, publishContext)
+	link, err := s.d.attacher().DevicePath(s.d.opts.ByIDDir, id, publishContext)
 	if err != nil {
 		if _, ok := status.FromError(err); ok {
 			return "", err

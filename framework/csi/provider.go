@@ -8,13 +8,23 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// A Provider is a cloud's block storage, as framework/csi drives it: the
+// A Provider is a cloud's volumes, as framework/csi drives them: the
 // framework owns everything CSI (argument validation with the spec's
 // codes, name idempotency, capacity rounding, topology, one operation per
 // volume at a time, not-found, the node side's format and mount), and the
-// provider only maps its SDK onto these calls. Optional capabilities are
-// further interfaces a Provider may implement: Snapshotter, Lister,
-// Expander, ParameterValidator, SnapshotParameters, Initializer, Prober.
+// provider only maps its SDK onto these calls.
+//
+// A Provider serves its volumes one of two ways, and implements exactly
+// one of the two interfaces for it: an Attacher's volumes are block
+// devices attached to one node at a time (DigitalOcean, OpenStack Cinder,
+// Brightbox), which the node formats and mounts; a SharedFilesystem's are
+// network filesystems many nodes mount at once (Triton's NFS volumes,
+// Rancher's storage drivers), with nothing to attach. Serve refuses a
+// Provider that is neither or both.
+//
+// Further optional capabilities are interfaces a Provider may implement:
+// Snapshotter, Lister, Expander, ParameterValidator, SnapshotParameters,
+// Initializer, Prober.
 type Provider interface {
 	// Name is the CSI driver name, e.g. "dobs.csi.digitalocean.com".
 	Name() string
@@ -34,10 +44,21 @@ type Provider interface {
 	// GetByName returns the volume named name in segment (every segment
 	// when ""), nil and no error when there is none.
 	GetByName(ctx context.Context, name, segment string) (*Volume, error)
-	// Delete deletes a detached volume; ErrNotFound when it is gone
+	// Delete deletes a volume no node uses; ErrNotFound when it is gone
 	// already (the framework answers success), ErrInUse while it is
-	// attached.
+	// attached or used.
 	Delete(ctx context.Context, id string) error
+
+	// Node is the node side's view of the cloud: this node's ID and its
+	// segment.
+	Node(ctx context.Context) (NodeInfo, error)
+}
+
+// An Attacher is a Provider of block volumes: the controller attaches a
+// volume to one node at a time (ControllerPublishVolume), and the node
+// formats its device, mounts it at a staging path and bind-mounts that
+// into each target.
+type Attacher interface {
 	// Attach attaches volume id to node (the node's ID as NodeGetInfo
 	// gave it) and returns the publish context the node side gets,
 	// also when it is attached there already. It returns ErrPending
@@ -48,15 +69,53 @@ type Provider interface {
 	// Detach detaches volume id from node; nil when it is not attached
 	// there (anymore), ErrPending while the cloud is working.
 	Detach(ctx context.Context, id, node string) error
-
-	// Node is the node side's view of the cloud: this node's ID, its
-	// segment and the device path of a volume.
-	Node(ctx context.Context) (NodeInfo, error)
 	// DevicePath is where the node finds an attached volume's block
 	// device, from its ID and the publish context Attach returned: e.g.
 	// /dev/disk/by-id/scsi-0DO_Volume_<name>, under the by-id directory
 	// byID (Options.ByIDDir: /dev/disk/by-id on a real host).
 	DevicePath(byID, id string, publishContext map[string]string) (string, error)
+}
+
+// A SharedFilesystem is a Provider of network filesystems: nothing is
+// attached (the CSIDriver says attachRequired: false), every node that
+// publishes a volume mounts it at the target path itself, and a volume
+// whose Volume.MultiNode is set takes the multi-node access modes
+// (ReadWriteMany). Only the mount access type is served: there is no
+// block device, and the filesystem is the cloud's (a capability's
+// fs_type is not used).
+type SharedFilesystem interface {
+	// NodeMount prepares volume req.VolumeID on this node for
+	// req.Target and returns what the framework mounts there (the
+	// framework has checked the request and owns the target: it makes
+	// the directory, mounts, and answers a repeated publish without
+	// calling NodeMount). The source is e.g. an NFS server's export
+	// ("host:/path", FSType "nfs"), or a directory a host agent mounted
+	// (Options "bind").
+	NodeMount(ctx context.Context, req MountRequest) (MountSource, error)
+	// NodeUnmount releases what NodeMount prepared for target, after
+	// the framework has unmounted it; nil when there is nothing to
+	// release (anymore). NodeUnpublishVolume has only the volume's ID
+	// and the target: a provider that needs more to release (a
+	// volume's name) puts it in the ID.
+	NodeUnmount(ctx context.Context, id, target string) error
+}
+
+// MountRequest is a volume to mount on this node.
+type MountRequest struct {
+	VolumeID string
+	// Context is the volume_context: the Volume.Context the controller
+	// returned when it created the volume.
+	Context map[string]string
+	// Target is the path the volume is published at.
+	Target   string
+	ReadOnly bool
+}
+
+// MountSource is what a SharedFilesystem's NodeMount has the framework
+// mount at the target: mount -t FSType -o Options Source Target.
+type MountSource struct {
+	Source, FSType string
+	Options        []string
 }
 
 // Expander is a Provider whose volumes grow.
@@ -121,6 +180,10 @@ type CreateRequest struct {
 	Parameters map[string]string
 	// Snapshot is the snapshot to restore, "" for an empty volume.
 	Snapshot string
+	// MultiNode is set when a multi-node access mode (ReadWriteMany,
+	// ReadOnlyMany) was asked for: a SharedFilesystem whose volume
+	// would not take one answers an error wrapping ErrUnsupported.
+	MultiNode bool
 }
 
 // Volume is a cloud volume.
@@ -133,6 +196,14 @@ type Volume struct {
 	Nodes []string
 	// Snapshot is the snapshot it was restored from, "" if none.
 	Snapshot string
+	// MultiNode is set when many nodes may mount it at once (a
+	// SharedFilesystem's volume; multi-node access modes).
+	MultiNode bool
+	// Context is the volume_context CreateVolume answers, which the
+	// node gets on NodePublishVolume (a SharedFilesystem's MountRequest):
+	// e.g. what to mount. Only what the node needs, and never a
+	// credential: the kubelet and every PV reader sees it.
+	Context map[string]string
 }
 
 // Snapshot is a cloud snapshot of a volume.
@@ -207,6 +278,10 @@ var (
 	// ErrInUse: Delete of a volume that is still attached
 	// (FailedPrecondition).
 	ErrInUse = errors.New("volume in use")
+	// ErrUnsupported: the request asks for what this volume or its
+	// parameters cannot do, e.g. ReadWriteMany of a storage driver
+	// whose volumes are single-host (InvalidArgument).
+	ErrUnsupported = errors.New("not supported")
 )
 
 // Pending wraps ErrPending with what the cloud is doing.

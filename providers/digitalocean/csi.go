@@ -66,6 +66,7 @@ type CSI struct {
 
 var (
 	_ csi.Provider           = (*CSI)(nil)
+	_ csi.Attacher           = (*CSI)(nil)
 	_ csi.Initializer        = (*CSI)(nil)
 	_ csi.Expander           = (*CSI)(nil)
 	_ csi.Snapshotter        = (*CSI)(nil)

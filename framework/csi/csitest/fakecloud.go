@@ -64,6 +64,7 @@ type FakeCloud struct {
 
 var (
 	_ csi.Provider           = (*FakeCloud)(nil)
+	_ csi.Attacher           = (*FakeCloud)(nil)
 	_ csi.Expander           = (*FakeCloud)(nil)
 	_ csi.Snapshotter        = (*FakeCloud)(nil)
 	_ csi.Lister             = (*FakeCloud)(nil)

@@ -15,6 +15,8 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
+	"k8s.io/mount-utils"
+	"k8s.io/utils/exec"
 
 	"github.com/ccmkit/ccmkit/framework/csi"
 )
@@ -28,8 +30,11 @@ type Options struct {
 	// before RunSanity.
 	Setup func(t testing.TB, hv *LoopHypervisor) csi.Provider
 	// AccessTypes are the access types the suite runs with: "mount",
-	// "block"; nil is both.
+	// "block"; nil is both (a csi.SharedFilesystem: "mount").
 	AccessTypes []string
+	// Mounter, when not nil, wraps the node's mounter (e.g. an
+	// NFSStandIn); it runs after Setup.
+	Mounter func(t testing.TB, m mount.Interface) mount.Interface
 	// VolumeSize is the size of the test volumes: nil is 64 MiB, raised
 	// to the provider's minimum (sparse files: little is written).
 	VolumeSize int64
@@ -117,11 +122,18 @@ const resultFile = "csi-sanity-result.json"
 func runSuite(t *testing.T, opts Options, dir string) Result {
 	hv := newLoopHypervisor(t, dir)
 	p := opts.Setup(t, hv)
-	endpoint := StartDriver(t, csi.Options{Provider: p, ByIDDir: hv.ByIDDir}, opts.LogVerbosity).Endpoint
+	dopts := csi.Options{Provider: p, ByIDDir: hv.ByIDDir}
+	if opts.Mounter != nil {
+		dopts.Mounter = mount.NewSafeFormatAndMount(opts.Mounter(t, mount.New("")), exec.New())
+	}
+	endpoint := StartDriver(t, dopts, opts.LogVerbosity).Endpoint
 
 	accessTypes := opts.AccessTypes
 	if len(accessTypes) == 0 {
 		accessTypes = []string{"mount", "block"}
+		if _, shared := p.(csi.SharedFilesystem); shared {
+			accessTypes = []string{"mount"}
+		}
 	}
 	size, expand := testSizes(p.Limits(), opts.VolumeSize, opts.ExpandSize)
 	var contexts []*sanity.TestContext
