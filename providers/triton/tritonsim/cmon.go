@@ -135,10 +135,12 @@ func (s *Server) ServeCompanions() (stop func(), err error) {
 	return s.cmon.close, nil
 }
 
-// Close stops serving CloudAPI and CMON.
+// Close stops serving CloudAPI and CMON, and removes the volumes' NFS
+// exports when their directory is one the Server made (NFSExportDir).
 func (s *Server) Close() {
 	s.cmon.close()
 	s.Base.Close()
+	_ = s.exports().close()
 }
 
 // CMONURL is CMON's base URL once the Server is started, e.g.

@@ -83,8 +83,61 @@
 //	                                            a global rule cannot be updated
 //	POST   /{account}/fwrules/{id}/enable|disable
 //	GET    /{account}/fwrules/{id}/machines
+//	GET    /{account}/volumesizes               [{size (MiB), type}] ascending: Options.VolumeSizes
+//	GET    /{account}/volumes                   name (exact, or *-prefixed/suffixed), size, state, type
+//	                                            filters (all must match); failed volumes only with state;
+//	                                            X-Resource-Count; predicate refused (409), not simulated
+//	POST   /{account}/volumes                   201, creating; name, size, networks, type (tritonnfs,
+//	                                            required), tags, affinity (ignored)
+//	GET    /{account}/volumes/{id}              {id, name, owner_uuid, type, size, state, networks, refs,
+//	                                            tags, filesystem_path, created}
+//	POST   /{account}/volumes/{id}              rename (name): 200 with the volume
+//	DELETE /{account}/volumes/{id}              204, deleting, then gone: 404 VolumeNotFound
 //	GET    /_sim/cns?name=<fqdn>                what a CNS name resolves to (A records, SRV, machines)
 //	GET    /_sim/state, /_sim/stats             what the cloud holds, what it served
+//
+// # Volumes
+//
+// RFD 26 shared volumes, as CloudAPI serves them from VOLAPI
+// (sdc-cloudapi lib/endpoints/volumes.js and lib/validation/volumes.js,
+// sdc-volapi lib/endpoints/volumes.js, lib/errors.js and
+// volapi-updater.js): NFS servers, each in a storage VM of its own that
+// CloudAPI hides, of type tritonnfs. A create takes a size in MiB among
+// the sizes ListVolumeSizes gives (the sdc_volume_nfs_* packages: 10 to
+// 100 GiB by 10, 200 to 1000 GiB by 100; the smallest, 10240, when none is
+// given), else 409 VolumeSizeNotAvailable naming them; fabric networks of
+// the account, else 409 InvalidArgument "Invalid networks: ..."; none
+// means the account's default fabric network. A name (/^[a-z0-9][\w.-]+$/i,
+// at most 256 characters; generated when absent) a creating or ready
+// volume has is 409 VolumeAlreadyExists. CloudAPI's own validation
+// answers 409 InvalidArgument with its messages joined as JavaScript
+// joins Errors ("Error: Invalid volume size: 0"); VOLAPI's errors keep
+// their code and status, their message after CloudAPI's "Error when
+// creating volume: ". A volume is creating, without filesystem_path,
+// until it settles ready with filesystem_path
+// "<storage VM IP>:/zones/<storage VM UUID>/data" (a version 2 NFS server;
+// the IP on its first network), or failed (FailNextVolumes). Its refs are
+// the machines that use it: those created with volumes (CreateMachine's
+// volumes, whose missing volumes are created as VMAPI's workflow creates
+// them, and whose ready ones must share a network with the machine, else
+// 409 VolumesNotReachable) and those AddVolumeRef adds; a machine's refs
+// go when it is deleted. Delete is refused with 409 VolumeInUse while an
+// active (neither failed nor deleted) machine refers to the volume, a
+// rename while any does; otherwise the volume is deleting, answers 204 to
+// further deletes, and goes when that settles: then GetVolume,
+// DeleteVolume and UpdateVolume answer 404 VolumeNotFound ("Error when
+// getting volume: Volume with uuid <id> could not be found"), as they do
+// for another account's volume. An ID that is no UUID is 409
+// InvalidArgument. With Options.NoVolumes (a datacenter without them,
+// CloudAPI's default) the endpoints are 404 ResourceNotFound.
+//
+// The NFS servers are stood in for by directories: a ready volume's
+// export is a directory named by its ID under NFSExportDir
+// (Options.NFSExportDir, or a temporary directory the Server makes and
+// Close removes); VolumeExportDir and NFSExport (which resolves a
+// filesystem_path) give it, so that a test stands in for the node's
+// `mount -t nfs <filesystem_path> <target>` by bind-mounting it. Its data
+// goes when the volume does.
 //
 // # CMON
 //
@@ -163,14 +216,19 @@
 // after it started, read or not, as Triton's jobs finish on their own;
 // tests leave it 0, and nothing moves on a timer. A deleted machine
 // answers 410 for Options.GoneReads GETs, then 404; Purge forgets it at
-// once. Advance settles everything pending.
+// once. A created volume is creating until its ProvisioningReads-th read
+// (a GET, or a list page holding it), then ready; a deleted one is
+// deleting until as many reads, then gone (SettleAfter applies to both).
+// Advance settles everything pending.
 //
 // # For tests
 //
-// AddMachine, AddNetwork, AddPackage, AddImage and AddFirewallRule seed
-// the cloud; DeleteMachine, SetMachineState, SetTags, SetMetadata and
-// SetCNSEnabled change it; Machine, Machines, FirewallRules, Keys, Limits,
-// Audit, State, Resolve and ResolveCNS read it; LookupHost answers a DNS
+// AddMachine, AddNetwork, AddPackage, AddImage, AddFirewallRule and
+// AddVolume seed the cloud; DeleteMachine, SetMachineState, SetTags,
+// SetMetadata, SetCNSEnabled, SetVolumeState, FailNextVolumes,
+// AddVolumeRef and RemoveVolumeRef change it; Machine, Machines,
+// FirewallRules, Keys, Limits, Audit, Volume, Volumes, VolumeExportDir,
+// NFSExport, State, Resolve and ResolveCNS read it; LookupHost answers a DNS
 // server in front of it (CNS names, and CMON's). Env is the provider's
 // environment (TRITON_URL, TRITON_ACCOUNT, TRITON_KEY_ID,
 // TRITON_KEY_MATERIAL, and CMON's while it is served). Base
@@ -182,7 +240,9 @@
 // # Not simulated
 //
 // Creating networks, VLANs, images or packages; NIC add and remove;
-// volumes, snapshots, users and roles (sub-user keys are added with
+// ListVolumes' predicate, volumes' affinity and the volumes of a scenario
+// file; a machine's provisioning waiting for the volumes it mounts;
+// snapshots, users and roles (sub-user keys are added with
 // AddKey, and /{account}/users/{user}/keys is not served); key
 // attestation; account updates; a failed job (every audit record says
 // success "yes"); limits on resize; locality and affinity placement; CNS's

@@ -38,6 +38,10 @@ func (s *Server) createMachine(r *http.Request) simkit.Response {
 	if fail != nil {
 		return *fail
 	}
+	volumes, fail := s.st.requestedVolumes(req, &m)
+	if fail != nil {
+		return *fail
+	}
 	m.State = StateProvisioning
 	if fail := s.st.allowProvision(&m); fail != nil {
 		return *fail
@@ -52,6 +56,7 @@ func (s *Server) createMachine(r *http.Request) simkit.Response {
 		s.st.touch(added)
 		s.st.record(added.ID, auditProvision, caller)
 	})
+	s.st.mountVolumes(added, volumes)
 	resp := created(s.st.machineJSON(added))
 	resp.Header = http.Header{"Location": {"/" + s.opts.Account + "/machines/" + added.ID}}
 	return resp

@@ -189,6 +189,7 @@ func (s *Server) DeleteMachine(id string) {
 
 func (st *state) destroy(m *Machine) {
 	st.settling.Stop(m.ID)
+	st.dropVolumeRefs(m.ID)
 	m.State, m.Updated = StateDeleted, st.now()
 	if st.opts.GoneReads < 0 {
 		st.purge(m.ID)

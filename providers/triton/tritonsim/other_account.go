@@ -59,10 +59,14 @@ func (s *Server) OtherAccountServer() *Server {
 			NoLoadBalancerImage: opts.NoLoadBalancerImage, PrivateKeyPEM: otherKeyPEM,
 			ProvisioningReads: opts.ProvisioningReads, GoneReads: opts.GoneReads, ComputeNodes: opts.ComputeNodes,
 			MaxClockSkew: opts.MaxClockSkew, Now: opts.Now,
+			NoVolumes: opts.NoVolumes, VolumeSizes: opts.VolumeSizes,
 		}, otherNumbering)
+		o.st.vols.exports = s.exports() // one NFS export directory for both
 		o.AddMachine(Machine{Name: OtherMachineName})
 		s.AddAccount(func(r *http.Request) bool { return signatureAccount(r) == o.Account() }, o.Handler())
+		s.mu.Lock()
 		s.other = o
+		s.mu.Unlock()
 	})
 	return s.other
 }
@@ -83,4 +87,12 @@ func signatureAccount(r *http.Request) string {
 		return ""
 	}
 	return m[1]
+}
+
+// otherIfMade is the other account's Server, nil before
+// OtherAccountServer made it.
+func (s *Server) otherIfMade() *Server {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.other
 }

@@ -85,6 +85,19 @@ type Options struct {
 	// ComputeNodes is how many compute nodes machines are spread over;
 	// 0 means DefaultComputeNodes.
 	ComputeNodes int
+	// NoVolumes leaves out RFD 26 volumes, as a datacenter without
+	// experimental_cloudapi_nfs_shared_volumes (CloudAPI's default) has
+	// none: /{account}/volumes and /volumesizes are 404 ResourceNotFound.
+	NoVolumes bool
+	// VolumeSizes are the sizes, in MiB, CreateVolume accepts (the
+	// datacenter's sdc_volume_nfs_* packages); nil means
+	// DefaultVolumeSizes. The smallest is the default.
+	VolumeSizes []int64
+	// NFSExportDir is the directory under which each volume's NFS export
+	// is a directory named by the volume's ID (VolumeExportDir); "" means
+	// a temporary directory made when the first export is, removed by
+	// Close.
+	NFSExportDir string
 	// MaxClockSkew is how far a request's Date may be from Now; 0 means
 	// five minutes.
 	MaxClockSkew time.Duration
@@ -316,6 +329,7 @@ func (s *Server) routes() {
 	s.Handle("GET /{account}/datacenters/{name}", s.getDatacenter)
 	s.Handle("GET /{account}/services", s.listServices)
 	s.fwRoutes()
+	s.volumeRoutes()
 	s.cmonRoutes()
 	s.NotFound(func(r *http.Request) simkit.Response {
 		return failCode(http.StatusNotFound, codeNotFound, "%s %s does not exist", r.Method, r.URL.Path)

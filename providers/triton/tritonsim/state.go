@@ -46,6 +46,8 @@ type state struct {
 	audits map[string][]AuditRecord
 	// keys are the account's keys, as ListKeys serves them, oldest first.
 	keys []*Key
+	// vols are the account's RFD 26 volumes.
+	vols *volumeState
 	now  func() time.Time
 }
 
@@ -80,6 +82,7 @@ func newState(opts Options, from numbering, lock sync.Locker) *state {
 		jobKeys:    map[string][]string{},
 		audits:     map[string][]AuditRecord{},
 		now:        func() time.Time { return opts.Now().UTC().Truncate(time.Second) },
+		vols:       newVolumeState(opts, lock),
 	}
 	st.accountID = st.uuid("account")
 	if opts.AccountID != "" {
@@ -181,6 +184,7 @@ type Snapshot struct {
 	Packages         []Package      `json:"packages"`
 	Images           []Image        `json:"images"`
 	FirewallRules    []FirewallRule `json:"fwrules"`
+	Volumes          []Volume       `json:"volumes"`
 }
 
 // State returns a copy of everything the cloud holds.
@@ -194,6 +198,7 @@ func (s *Server) State() Snapshot {
 		Packages:      simkit.CloneAll(s.st.packages.All(), func(p *Package) Package { return *p }),
 		Images:        simkit.CloneAll(s.st.images.All(), func(i *Image) Image { return *i }),
 		FirewallRules: simkit.CloneAll(s.st.rules.All(), func(r *FirewallRule) FirewallRule { return *r }),
+		Volumes:       simkit.CloneAll(s.st.vols.volumes.All(), (*Volume).clone),
 	}
 }
 
@@ -205,12 +210,14 @@ func (s *Server) AccountID() string {
 }
 
 // Advance settles every machine being provisioned, stopped, started or
-// rebooted now, and finishes every pending job (their audit records).
+// rebooted now, finishes every pending job (their audit records), and
+// settles every volume being created or deleted.
 func (s *Server) Advance() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.st.settling.Advance()
 	s.st.jobs.Advance()
+	s.st.vols.settling.Advance()
 }
 
 // Purge drops a deleted machine's history now: GETs of it answer 404
