@@ -94,7 +94,8 @@ func (s *controller) CreateVolume(ctx context.Context, req *csipb.CreateVolumeRe
 		}
 	}
 	vol, err := s.d.opts.Provider.Create(ctx, CreateRequest{
-		Name: name, SizeBytes: size, Segment: segment, Parameters: req.GetParameters(), Snapshot: snapshotID, MultiNode: multi,
+		Name: name, SizeBytes: size, LimitBytes: req.GetCapacityRange().GetLimitBytes(), Segment: segment,
+		Parameters: req.GetParameters(), Snapshot: snapshotID, MultiNode: multi,
 	})
 	if err != nil {
 		return nil, cloudError(err, "creating volume %q", name)

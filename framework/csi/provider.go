@@ -172,6 +172,12 @@ type Limits struct {
 type CreateRequest struct {
 	Name      string
 	SizeBytes int64
+	// LimitBytes is the capacity range's limit_bytes, 0 for none. The
+	// framework has checked SizeBytes against it; a provider whose cloud
+	// takes a list of sizes rather than every multiple of
+	// Limits.StepBytes rounds SizeBytes up to one it takes, and refuses
+	// (a status error, OutOfRange) one larger than LimitBytes.
+	LimitBytes int64
 	// Segment is the topology segment's value (e.g. the region), "" for
 	// a cloud without topology.
 	Segment string

@@ -52,6 +52,7 @@ var pages = []page{
 	{"triton/config.md", func() ([]byte, error) {
 		return config.Markdown("Triton configuration", triton.Config{})
 	}},
+	{"triton/csi-config.md", tritonCSIConfig},
 	{"rancher/annotations.md", func() ([]byte, error) {
 		return annotations.Markdown("Rancher Service annotations", rancher.AnnotationPrefix, rancher.LoadBalancerConfig{})
 	}},

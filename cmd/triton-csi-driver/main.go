@@ -1,0 +1,17 @@
+// Command triton-csi-driver is the CSI driver for Triton's NFS shared
+// volumes (RFD 26, type tritonnfs), tritonnfs.csi.joyent.com: the
+// controller takes the Triton CCM's credentials from the environment, the
+// node plugin its instance UUID and fabric network from the instance
+// metadata (mdata-get), and mounts the volumes over NFS. See package
+// github.com/ccmkit/ccmkit/providers/triton (NewCSI).
+package main
+
+import (
+	"github.com/ccmkit/ccmkit/framework/csi"
+	"github.com/ccmkit/ccmkit/providers/triton"
+)
+
+func main() {
+	p := triton.NewCSI()
+	csi.Main(p, p.CommandOptions()...)
+}

@@ -1,0 +1,97 @@
+package main_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	csipb "github.com/container-storage-interface/spec/lib/go/csi"
+
+	"github.com/ccmkit/ccmkit/internal/cmdtest"
+	"github.com/ccmkit/ccmkit/providers/triton"
+	"github.com/ccmkit/ccmkit/providers/triton/tritonsim"
+)
+
+func TestMain(m *testing.M) { cmdtest.Main(m) }
+
+// TestBinary runs the checks every CSI driver binary must pass
+// (cmdtest.CheckCSI) against a simulated Triton: a controller with no or
+// a wrong key refused naming the settings, never the key, and the driver
+// serving as a machine's node plugin (its instance metadata answered by
+// a script in mdata-get's place), in the segment of its fabric network,
+// with Triton's smallest volume, 10 GiB, ready with its NFS export.
+func TestBinary(t *testing.T) {
+	sim := tritonsim.NewServer(t, tritonsim.Options{ProvisioningReads: -1})
+	m := sim.AddMachine(tritonsim.Machine{Name: "node-1"})
+	fabric := m.NICs[1]
+	env := sim.Env(sim.URL())
+	env["TRITON_MDATA_GET"] = mdataGet(t, m.ID, `[{"interface":"net0","nic_tag":"external","ip":"`+m.NICs[0].IP+
+		`","network_uuid":"`+m.NICs[0].Network+`","primary":true},{"interface":"net1","nic_tag":"sdc_overlay/2","ip":"`+fabric.IP+
+		`","network_uuid":"`+fabric.Network+`"}]`)
+	wrong := otherKey(t)
+	cmdtest.CheckCSI(t, cmdtest.CSI{
+		Env:     env,
+		Writes:  sim.Writes,
+		Help:    []string{triton.CSIDriverName, "TRITON_KEY_MATERIAL", "TRITON_MDATA_GET"},
+		Secrets: []string{pemLine(string(sim.AccountKeyPEM())), pemLine(wrong)},
+		Failures: []cmdtest.Failure{{
+			Name: "no key",
+			Env:  map[string]string{"TRITON_KEY_MATERIAL": ""},
+			Want: []string{"TRITON_KEY_MATERIAL: required by the controller"},
+		}, {
+			Name:    "a key CloudAPI does not know",
+			Env:     map[string]string{"TRITON_KEY_MATERIAL": wrong, "TRITON_KEY_ID": ""},
+			Want:    []string{"TRITON_KEY_ID: CloudAPI at", "refused the key"},
+			Request: "account.get",
+		}},
+		DriverName: triton.CSIDriverName,
+		Node: &csipb.NodeGetInfoResponse{NodeId: m.ID,
+			AccessibleTopology: &csipb.Topology{Segments: map[string]string{triton.CSITopologyKey: fabric.Network}}},
+		Volume: func(t *testing.T, v *csipb.Volume) {
+			vols := sim.Volumes()
+			if v.GetCapacityBytes() != 10<<30 || len(vols) != 1 || vols[0].Size != 10240 || vols[0].ID != v.GetVolumeId() ||
+				v.GetVolumeContext()[triton.ContextFilesystemPath] != vols[0].FilesystemPath || vols[0].FilesystemPath == "" {
+				t.Errorf("CreateVolume: %v, the cloud's volumes %+v; want one of 10 GiB (10240 MiB), its filesystem_path in the context", v, vols)
+			}
+		},
+	})
+}
+
+// mdataGet writes a script that answers sdc:uuid and sdc:nics as
+// mdata-get does, and returns its path.
+func mdataGet(t *testing.T, uuid, nics string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "mdata-get")
+	script := "#!/bin/sh\ncase \"$1\" in\nsdc:uuid) printf '%s\\n' '" + uuid + "' ;;\nsdc:nics) printf '%s\\n' '" + nics + "' ;;\n" +
+		"*) echo \"No metadata for '$1'\" >&2; exit 1 ;;\nesac\n"
+	if err := os.WriteFile(path, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// otherKey is a key CloudAPI does not know (ECDSA, SEC1 PEM).
+func otherKey(t *testing.T) string {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}))
+}
+
+// pemLine is a line of a PEM's body: what no output may hold.
+func pemLine(p string) string {
+	lines := strings.Split(strings.TrimSpace(p), "\n")
+	return lines[len(lines)/2]
+}

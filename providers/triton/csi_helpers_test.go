@@ -1,0 +1,162 @@
+package triton_test
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ccmkit/ccmkit/providers/triton"
+	"github.com/ccmkit/ccmkit/providers/triton/tritonsim"
+)
+
+const (
+	mib = int64(1) << 20
+	gib = int64(1) << 30
+)
+
+// csiCloud is a simulated Triton for the CSI driver: CloudAPI, and the
+// instance metadata of one machine, the node the driver runs on, which a
+// script answers as mdata-get does.
+type csiCloud struct {
+	sim     *tritonsim.Server
+	machine tritonsim.Machine
+	env     map[string]string
+	// secret is a line of the account key's PEM: no log line and no
+	// error may hold it.
+	secret string
+}
+
+// newCSICloud starts tritonsim with opts and a machine on the public and
+// the default fabric network, and returns the environment that points
+// the driver at them: the CloudAPI credentials, and TRITON_MDATA_GET, a
+// script in a temporary directory that answers the machine's sdc:uuid
+// and sdc:nics.
+func newCSICloud(t testing.TB, opts tritonsim.Options) *csiCloud {
+	t.Helper()
+	s := tritonsim.NewServer(t, opts)
+	m := s.AddMachine(tritonsim.Machine{Name: "node-1"})
+	env := s.Env(s.URL())
+	env["TRITON_MDATA_GET"] = writeMdataGet(t, m.ID, sdcNICs(s, m))
+	lines := strings.Split(strings.TrimSpace(string(s.AccountKeyPEM())), "\n")
+	return &csiCloud{sim: s, machine: m, env: env, secret: lines[len(lines)/2]}
+}
+
+// provider returns a CSI provider configured at the cloud, with extra
+// environment settings ("" unsets one).
+func (c *csiCloud) provider(extra map[string]string) *triton.CSI {
+	env := maps.Clone(c.env)
+	for k, v := range extra {
+		if v == "" {
+			delete(env, k)
+		} else {
+			env[k] = v
+		}
+	}
+	return triton.NewCSIWithEnv(env)
+}
+
+// fabric is the account's default fabric network, the machine's second
+// NIC's.
+func (c *csiCloud) fabric() string { return c.machine.NICs[1].Network }
+
+// volume is the simulator's record of volume id.
+func (c *csiCloud) volume(t testing.TB, id string) tritonsim.Volume {
+	t.Helper()
+	v, ok := c.sim.Volume(id)
+	if !ok {
+		t.Fatalf("no volume %s", id)
+	}
+	return v
+}
+
+// sdcNIC is an entry of sdc:nics as Triton's metadata serves it
+// (cloud-init's SmartOS data source's tests hold real ones).
+type sdcNIC struct {
+	Interface   string   `json:"interface"`
+	MAC         string   `json:"mac"`
+	VLANID      int      `json:"vlan_id,omitempty"`
+	NICTag      string   `json:"nic_tag"`
+	Gateway     string   `json:"gateway,omitempty"`
+	Gateways    []string `json:"gateways,omitempty"`
+	Netmask     string   `json:"netmask"`
+	IP          string   `json:"ip"`
+	IPs         []string `json:"ips"`
+	NetworkUUID string   `json:"network_uuid"`
+	Model       string   `json:"model"`
+	MTU         int      `json:"mtu"`
+	Primary     bool     `json:"primary,omitempty"`
+}
+
+// sdcNICs is machine m's sdc:nics: a fabric NIC's nic_tag is
+// sdc_overlay/<vnet>, a public one's external, any other's internal.
+func sdcNICs(s *tritonsim.Server, m tritonsim.Machine) []sdcNIC {
+	nets := map[string]tritonsim.Network{}
+	for _, n := range s.State().Networks {
+		nets[n.ID] = n
+	}
+	out := make([]sdcNIC, 0, len(m.NICs))
+	for i, nic := range m.NICs {
+		n := nets[nic.Network]
+		tag, mtu := "internal", 1500
+		switch {
+		case n.Fabric:
+			tag, mtu = "sdc_overlay/16187209", 8500
+		case n.Public:
+			tag = "external"
+		}
+		out = append(out, sdcNIC{Interface: fmt.Sprintf("net%d", i), MAC: nic.MAC, VLANID: n.VLAN, NICTag: tag, Gateway: nic.Gateway,
+			Gateways: []string{nic.Gateway}, Netmask: nic.Netmask, IP: nic.IP, IPs: []string{nic.IP + "/24"},
+			NetworkUUID: nic.Network, Model: "virtio", MTU: mtu, Primary: nic.Primary})
+	}
+	return out
+}
+
+// writeMdataGet writes a script that answers as mdata-get does: the
+// value of sdc:uuid or sdc:nics, and exit 0; "No metadata for 'key'" and
+// exit 1 for any other key. nics may be a []sdcNIC or raw text.
+func writeMdataGet(t testing.TB, uuid string, nics any) string {
+	t.Helper()
+	raw, ok := nics.(string)
+	if !ok {
+		b, err := json.Marshal(nics)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw = string(b)
+	}
+	dir := t.TempDir()
+	script := "#!/bin/sh\ncase \"$1\" in\n" +
+		"sdc:uuid) printf '%s\\n' '" + uuid + "' ;;\n" +
+		"sdc:nics) cat " + filepath.Join(dir, "nics.json") + " ;;\n" +
+		"*) echo \"No metadata for '$1'\" >&2; exit 1 ;;\nesac\n"
+	if err := os.WriteFile(filepath.Join(dir, "nics.json"), []byte(raw+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "mdata-get")
+	if err := os.WriteFile(path, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// tritonIDGen makes csi-sanity's IDs in Triton's formats: volume and
+// instance IDs are UUIDs; the valid ones name nothing that exists.
+type tritonIDGen struct{}
+
+func randomUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+func (tritonIDGen) GenerateUniqueValidVolumeID() string { return randomUUID() }
+func (tritonIDGen) GenerateInvalidVolumeID() string     { return "not-a-volume-id" }
+func (tritonIDGen) GenerateUniqueValidNodeID() string   { return randomUUID() }
+func (tritonIDGen) GenerateInvalidNodeID() string       { return "not-an-instance" }
