@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -41,7 +39,11 @@ func newCSICloud(t testing.TB, opts tritonsim.Options) *csiCloud {
 	s := tritonsim.NewServer(t, opts)
 	m := s.AddMachine(tritonsim.Machine{Name: "node-1"})
 	env := s.Env(s.URL())
-	env["TRITON_MDATA_GET"] = writeMdataGet(t, m.ID, sdcNICs(s, m))
+	mdata, err := s.MdataGet(t.TempDir(), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env["TRITON_MDATA_GET"] = mdata
 	lines := strings.Split(strings.TrimSpace(string(s.AccountKeyPEM())), "\n")
 	return &csiCloud{sim: s, machine: m, env: env, secret: lines[len(lines)/2]}
 }
@@ -74,51 +76,11 @@ func (c *csiCloud) volume(t testing.TB, id string) tritonsim.Volume {
 	return v
 }
 
-// sdcNIC is an entry of sdc:nics as Triton's metadata serves it
-// (cloud-init's SmartOS data source's tests hold real ones).
-type sdcNIC struct {
-	Interface   string   `json:"interface"`
-	MAC         string   `json:"mac"`
-	VLANID      int      `json:"vlan_id,omitempty"`
-	NICTag      string   `json:"nic_tag"`
-	Gateway     string   `json:"gateway,omitempty"`
-	Gateways    []string `json:"gateways,omitempty"`
-	Netmask     string   `json:"netmask"`
-	IP          string   `json:"ip"`
-	IPs         []string `json:"ips"`
-	NetworkUUID string   `json:"network_uuid"`
-	Model       string   `json:"model"`
-	MTU         int      `json:"mtu"`
-	Primary     bool     `json:"primary,omitempty"`
-}
+// sdcNICs is machine m's sdc:nics.
+func sdcNICs(s *tritonsim.Server, m tritonsim.Machine) []tritonsim.SDCNIC { return s.SDCNICs(m) }
 
-// sdcNICs is machine m's sdc:nics: a fabric NIC's nic_tag is
-// sdc_overlay/<vnet>, a public one's external, any other's internal.
-func sdcNICs(s *tritonsim.Server, m tritonsim.Machine) []sdcNIC {
-	nets := map[string]tritonsim.Network{}
-	for _, n := range s.State().Networks {
-		nets[n.ID] = n
-	}
-	out := make([]sdcNIC, 0, len(m.NICs))
-	for i, nic := range m.NICs {
-		n := nets[nic.Network]
-		tag, mtu := "internal", 1500
-		switch {
-		case n.Fabric:
-			tag, mtu = "sdc_overlay/16187209", 8500
-		case n.Public:
-			tag = "external"
-		}
-		out = append(out, sdcNIC{Interface: fmt.Sprintf("net%d", i), MAC: nic.MAC, VLANID: n.VLAN, NICTag: tag, Gateway: nic.Gateway,
-			Gateways: []string{nic.Gateway}, Netmask: nic.Netmask, IP: nic.IP, IPs: []string{nic.IP + "/24"},
-			NetworkUUID: nic.Network, Model: "virtio", MTU: mtu, Primary: nic.Primary})
-	}
-	return out
-}
-
-// writeMdataGet writes a script that answers as mdata-get does: the
-// value of sdc:uuid or sdc:nics, and exit 0; "No metadata for 'key'" and
-// exit 1 for any other key. nics may be a []sdcNIC or raw text.
+// writeMdataGet writes a script that answers as mdata-get does (see
+// tritonsim.WriteMdataGet). nics may be a []tritonsim.SDCNIC or raw text.
 func writeMdataGet(t testing.TB, uuid string, nics any) string {
 	t.Helper()
 	raw, ok := nics.(string)
@@ -129,16 +91,8 @@ func writeMdataGet(t testing.TB, uuid string, nics any) string {
 		}
 		raw = string(b)
 	}
-	dir := t.TempDir()
-	script := "#!/bin/sh\ncase \"$1\" in\n" +
-		"sdc:uuid) printf '%s\\n' '" + uuid + "' ;;\n" +
-		"sdc:nics) cat " + filepath.Join(dir, "nics.json") + " ;;\n" +
-		"*) echo \"No metadata for '$1'\" >&2; exit 1 ;;\nesac\n"
-	if err := os.WriteFile(filepath.Join(dir, "nics.json"), []byte(raw+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "mdata-get")
-	if err := os.WriteFile(path, []byte(script), 0o700); err != nil {
+	path, err := tritonsim.WriteMdataGet(t.TempDir(), uuid, []byte(raw))
+	if err != nil {
 		t.Fatal(err)
 	}
 	return path
