@@ -59,7 +59,12 @@
 //	GET    /<services>/{id}/consumedservices, /consumedbyservices   the links' both ends
 //	GET    /services[/{id}]              every service; PUT, DELETE /{id}, POST /{id}?action=
 //	                                     as under the service's own type (the CLI's scale)
-//	GET    /containers, /volumes, /secrets[/{id}]   none: empty lists, 404 (empty_types.go)
+//	GET    /volumes[/{id}], POST, PUT, DELETE /{id}, POST /{id}?action=   remove, purge, update
+//	GET    /volumes/{id}/mounts, /volumes/{id}/storagepools   the volume's links
+//	GET    /storagedrivers[/{id}], /storagedrivers/{id}/storagepools, /storagedrivers/{id}/volumes
+//	GET    /storagepools[/{id}], /storagepools/{id}/hosts, /storagepools/{id}/volumes
+//	GET    /mounts[/{id}]
+//	GET    /containers, /secrets[/{id}]   none: empty lists, 404 (empty_types.go)
 //	GET    /certificates[/{id}], POST, PUT, DELETE /{id}, POST /{id}?action=remove
 //	GET    /_sim/state, /_sim/stats      what the cloud holds, what it served
 //
@@ -217,6 +222,140 @@
 // DELETE: removing, then removed (load balancers naming it keep the ID;
 // a new reference to it is InvalidReference).
 //
+// # Volumes
+//
+// A volume (1v<n>, volume.go) is created with POST volumes {name, driver
+// or storageDriverId, driverOpts, sizeMb, description, hostId, stackId}
+// (go-rancher's Volume.Create); the other fields, accessMode included,
+// are not creatable and are dropped, as Cattle's validation drops them.
+// Cattle's checks, in its order: name required (MissingRequired), at
+// most 255; a reference that names nothing is InvalidReference
+// (storageDriverId, hostId, stackId); neither driver nor storageDriverId
+// is 422 MissingRequired "Either driver or storageDriverId is required"
+// (no fieldName); a name a live volume of the storage driver has is 422
+// NotUnique (name) only when the request names the storage driver by
+// storageDriverId: VolumeCreateValidationFilter checks nothing more, and
+// a second volume of the same name by driver name alone is created, as
+// on Rancher (a client that wants one volume per name lists by name
+// first, as rancher/storage does); a sizeMb is 422 InvalidOption
+// "Volume driver <driver> does not support specifying a size." unless
+// the storage driver has CapabilityScheduleSize (Cattle gives it to
+// local-scope drivers only: rancher-nfs and rancher-ebs refuse a size,
+// rancher-ebs takes its size in driverOpts). A driver Rancher has no
+// storage driver for is no error: the volume keeps that driver and no
+// storageDriverId. The answer (201) is registering, with uri
+// "<driver>:///<name>" and the map to the first storage pool of that
+// driver's name (VolumeManager).
+//
+// The create process then resolves the storage driver (storageDriverId
+// from the driver's name, driver from the storageDriverId) and leaves
+// the volume inactive; one created with a hostId whose pool of the
+// driver takes it goes on to deactivating, then detached
+// (VolumeCreateUpdate). The states and the actions they offer, from
+// Cattle's process definitions (an environment's key sees neither
+// activate nor deactivate):
+//
+//	state         offers          moves on
+//	registering   remove          -> inactive (or deactivating -> detached)
+//	inactive      remove, update  update: updating-inactive -> inactive (or deactivating -> detached)
+//	detached      remove          a container mounts it: activating -> active
+//	active        update          its last mount gone: deactivating -> detached
+//	removing                      -> removed (remove or DELETE of any but an active or activating volume)
+//	removed       purge           purge, or the purge monitor: purging -> purged -> 404
+//
+// A PUT changes description, driverOpts (the whole map) and hostId; a
+// new hostId runs the update process (the field's scheduleUpdate), 409
+// for a volume that cannot (neither inactive nor active: a plausible
+// choice). The other fields are dropped. DELETE of a volume in use
+// (active, activating) is 405, as Cattle answers it; of one removing or
+// removed, 202 with nothing done. A volume's mounts field lists its live
+// mounts (instanceId, instanceName, path, volumeId, volumeName); links:
+// self, mounts, storagePools, storageDriver, host. Cattle's purge
+// monitor purges a removed volume a while later (0-10 minutes): here
+// after Options.ProvisioningReads reads, on the next Advance, or
+// SettleAfter later; a purged record stays (state purged) until the
+// table cleanup, then 404 (the same again). Reads and Advance count, so
+// a removed volume read twice is purging by then: POST ?action=purge at
+// once, or let it go.
+//
+// Lists leave removed volumes out, as Cattle's do
+// (AbstractObjectResourceManager.getDefaultCriteria with
+// api.show.removed.for.seconds at -300; the Rancher 1.6 docs: "Removed
+// volumes will not appear when
+// listing volumes, but they continue to exist in Rancher API for a
+// period of time"), unless the request says ?_removed; a GET by ID
+// answers them. So do the lists of storage drivers, pools and mounts.
+// (Hosts, stacks, services and certificates here list removed ones
+// until they are purged.) Volume collection filters are the dump's:
+// name, state, storageDriverId, hostId, stackId, uri, removed... but not
+// driver, which Cattle ignores as a filter: rancher/storage lists by
+// name, storageDriverId and removed_null.
+//
+// # Storage drivers and pools
+//
+// A storage driver (1sd<n>, storage.go) is what a storage stack's
+// service registers: AddStorageDriver(RancherNFS()) (environment scope,
+// multiHostRW, as the catalog's nfs stack registers it),
+// AddStorageDriver(RancherEBS()) (environment scope, singleHostRW), or
+// any StorageDriver. The API reads them (GET only; their actions are not
+// offered). Cattle makes storage pools (1sp<n>) of each: one for an
+// environment-scope driver, mapped to every live host (hostIds), one per
+// live host for a local-scope driver, none for a custom one; a pool's
+// volumeIds are the volumes mapped to it. Mounts (1m<n>) are containers'
+// uses of volumes; the simulator runs no containers, so tests seed them
+// with AddMount (the volume activates) and RemoveMount (the last one
+// gone, it deactivates to detached).
+//
+// # The hosts' volume plugin
+//
+// StartVolumePlugin stands in for a storage driver's Docker volume
+// plugin on one host, as rancher/storage runs it for rancher-nfs
+// (volumeplugin.go): Docker's protocol on <SocketDir>/<driver>.sock
+// (/run/docker/plugins/<driver>.sock on a host): POST /Plugin.Activate
+// ({"Implements":["VolumeDriver"]}), /VolumeDriver.Create {Name, Opts},
+// .Remove {Name}, .Mount and .Unmount {Name, ID}, .Path and .Get {Name},
+// .List, .Capabilities ({"Capabilities":{"Scope":"global"}} for an
+// environment-scope driver, else local), answered with Content-Type
+// application/vnd.docker.plugins.v1.1+json, 200 and {"Err": ""}, or 500
+// and {"Err": "..."} (a body that is not JSON: 400). Its volumes are
+// directories on an export directory that every host's plugin shares
+// (the NFS server's NFS_SERVER:MOUNT_DIR), and Mount bind-mounts the
+// volume's directory (a real mount(2): root) at
+// <MountRoot>/<driver>/<name>, where rancher-nfs mounts
+// NFS_SERVER:MOUNT_DIR/<name>, counting
+// callers by ID: the last Unmount unmounts and removes the mountpoint.
+// VolumePluginOptions.NoMount skips the mount for tests without root.
+//
+// The plugin reads and writes the simulator's Cattle records, as
+// rancher/storage does through the API (in process here, so that faults
+// and request counts stay the provider's):
+//
+//   - Create of a name Rancher counts as created (active, activating,
+//     deactivating, detached, removing, updating-*) does nothing; else it
+//     makes the directory (rancher-nfs's create: options created, name,
+//     onRemove) and saves the options as the Cattle volume's driverOpts
+//     and its host as its hostId, which runs the update process: the
+//     volume ends detached in the pool. Rancher must hold a live volume
+//     of the driver under the name: otherwise Create fails with "No such
+//     volume" and removes the directory (rancher/storage waits up to
+//     30 s for Rancher to create one; the stand-in does not wait). A
+//     volume still registering finishes its create first. driverOpts
+//     host and export (or exportBase), another NFS share, are refused.
+//   - Mount, Get and List see only volumes Rancher counts as created, so
+//     a client calls Create before Mount, as Docker does; Mount also
+//     needs the volume's directory on the share.
+//   - Remove is a no-op unless Rancher is removing the volume, as
+//     rancher/storage's. When Rancher removes a volume (DELETE, the
+//     remove action, RemoveVolume), a plugin of its driver (its host's,
+//     else another's) deletes its directory from the share before the
+//     volume is removed, unless its onRemove (driverOpts, else
+//     VolumePluginOptions.OnRemove, the stack's ON_REMOVE) is retain:
+//     nothing is left of a purged volume. With no plugin of the driver
+//     running, nothing is deleted.
+//
+// The plugin behaves as rancher-nfs whatever the driver's name: a
+// singleHostRW driver's volume is not held to one host.
+//
 // # Asynchronous resources
 //
 // A resource in a transitioning state (transitioning "yes") reaches the
@@ -228,6 +367,15 @@
 // reads later (at least two), on the next Advance, or SettleAfter later.
 //
 // # For tests
+//
+// Volumes: AddStorageDriver (RancherNFS, RancherEBS), AddVolume,
+// AddMount, RemoveMount and RemoveVolume seed and change them;
+// StorageDriver, StorageDriverByName, StorageDrivers, StoragePool,
+// StoragePools (hostIds and volumeIds filled in), Volume, VolumeByName,
+// Volumes (removed ones until purged) and Mounts read them;
+// StartVolumePlugin runs a host's plugin (VolumePlugin: Socket,
+// Mountpoint, Export, Mounted, Close, and the protocol's calls as
+// methods).
 //
 // AddHost, UpdateHost, SetHostState, SetHostLabels, SetHostAddresses,
 // RemoveHost and PurgeHost change hosts; AddStack and AddService seed
@@ -248,7 +396,10 @@
 //
 // # Not simulated
 //
-// Containers, volumes and secrets (their types answer empty), networks,
+// Containers and secrets (their types answer empty); volumes'
+// allocate, deallocate, snapshot, reverttosnapshot and restorefrombackup
+// (offered by Cattle only for a snapshot-capable driver; never offered
+// here), volume templates, storage driver and pool actions; networks,
 // environments beyond the key's and OtherEnvironment, the include
 // parameter but for a host's ipAddresses, host label scheduling
 // affinity, toServiceStrategy upgrades, catalog templates, websockets and

@@ -13,10 +13,10 @@ import (
 // container, host, project, stack, volume, secret), and go-rancher
 // refuses a type without a schema ("Unknown schema type [container]")
 // before it sends anything. Containers are not simulated, so a load
-// balancer's instanceIds name none that GET answers.
+// balancer's instanceIds name none that GET answers. Volumes are
+// simulated (volume.go).
 var emptyTypes = []schemaDef{
 	emptyType("container", "containers", "hostname", "system", "externalId", "healthState"),
-	emptyType("volume", "volumes", "externalId", "hostId", "stackId"),
 	emptyType("secret", "secrets"),
 }
 

@@ -45,7 +45,8 @@ func (s *Server) OtherEnvironment() *Server {
 			Project: OtherProject, AccessKey: OtherAccessKey, SecretKey: OtherSecretKey,
 			LBImage: s.opts.LBImage, ProvisioningReads: s.opts.ProvisioningReads, Now: s.opts.Now,
 		})
-		for _, prefix := range []string{prefixHost, prefixIPAddress, prefixStack, prefixService, prefixCertificate} {
+		for _, prefix := range []string{prefixHost, prefixIPAddress, prefixStack, prefixService, prefixCertificate,
+			prefixVolume, prefixStorageDriver, prefixStoragePool, prefixMount} {
 			o.st.seq[prefix] = otherEnvironmentIDs
 		}
 		o.AddHost(Host{Hostname: "other-env-0", AgentIPAddress: "10.9.0.10",

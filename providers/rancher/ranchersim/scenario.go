@@ -164,6 +164,17 @@ var Operations = map[string]string{
 	"certificates.create":     "POST " + projectPath + "/certificates",
 	"certificates.get":        "GET " + projectPath + "/certificates/{id}",
 	"certificates.delete":     "DELETE " + projectPath + "/certificates/{id}",
+	"volumes.list":            "GET " + projectPath + "/volumes",
+	"volumes.create":          "POST " + projectPath + "/volumes",
+	"volumes.get":             "GET " + projectPath + "/volumes/{id}",
+	"volumes.update":          "PUT " + projectPath + "/volumes/{id}",
+	"volumes.delete":          "DELETE " + projectPath + "/volumes/{id}",
+	"volumes.action":          "POST " + projectPath + "/volumes/{id}",
+	"storageDrivers.list":     "GET " + projectPath + "/storagedrivers",
+	"storageDrivers.get":      "GET " + projectPath + "/storagedrivers/{id}",
+	"storagePools.list":       "GET " + projectPath + "/storagepools",
+	"storagePools.get":        "GET " + projectPath + "/storagepools/{id}",
+	"mounts.list":             "GET " + projectPath + "/mounts",
 }
 
 // scenarios seeds a Server from a Scenario; the resources are checked by

@@ -229,6 +229,7 @@ func init() {
 				"description": rw("string"), "metadata": rw("map[json]"),
 			})},
 	)
+	schemaDefs = append(schemaDefs, storageDefs...)
 	schemaDefs = append(schemaDefs, emptyTypes...)
 	schemaDefs = append(schemaDefs, embedded...)
 }

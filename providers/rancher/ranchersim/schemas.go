@@ -119,8 +119,13 @@ func filterModifiers(field string) []string {
 	switch field {
 	case "id", "created", "createIndex", "removed", "removeTime":
 		return []string{"eq", "ne", "lt", "lte", "gt", "gte", "null", "notnull"}
-	case "accountId", "stackId", "physicalHostId", "state", "system", "isPublic":
+	case "accountId", "stackId", "physicalHostId", "state", "system", "isPublic",
+		// references and booleans of the storage types
+		"hostId", "storageDriverId", "instanceId", "volumeId", "imageId", "volumeTemplateId", "zoneId",
+		"deploymentUnitId", "serviceId", "agentId", "external":
 		return []string{"eq", "ne", "null", "notnull"}
+	case "sizeMb", "deviceNumber", "physicalSizeMb", "virtualSizeMb", "physicalTotalSizeMb", "virtualTotalSizeMb":
+		return []string{"eq", "ne", "lt", "lte", "gt", "gte", "null", "notnull"}
 	}
 	return []string{"eq", "ne", "prefix", "like", "notlike", "null", "notnull"}
 }

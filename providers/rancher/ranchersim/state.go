@@ -20,6 +20,13 @@ const (
 	prefixInstance  = "1i"
 	// prefixCertificate: Cattle's certificates are 1c<n>.
 	prefixCertificate = "1c"
+	// Volumes, storage drivers, storage pools and mounts: the prefix
+	// is the type's first letter and its capitals (gdapi's
+	// TypeIdFormatter).
+	prefixVolume        = "1v"
+	prefixStorageDriver = "1sd"
+	prefixStoragePool   = "1sp"
+	prefixMount         = "1m"
 )
 
 // state is everything the cloud holds. The Server's mutex guards it.
@@ -29,7 +36,15 @@ type state struct {
 	stacks   *simkit.Table[Stack]
 	services *simkit.Table[Service]
 	certs    *simkit.Table[Certificate]
-	settings []Setting
+	volumes  *simkit.Table[Volume]
+	drivers  *simkit.Table[StorageDriver]
+	pools    *simkit.Table[StoragePool]
+	mounts   *simkit.Table[Mount]
+	// volumeAgents are the storage drivers' plugins running on the
+	// hosts (StartVolumePlugin), by driver name: one deletes a removed
+	// volume's data.
+	volumeAgents map[string][]volumeAgent
+	settings     []Setting
 	// life moves resources out of their transitioning states: each
 	// pending resource settles on its ProvisioningReads-th read, on
 	// Advance, or, with Options.SettleAfter, that long after it started.
@@ -50,10 +65,16 @@ func newState(opts Options, mu sync.Locker) *state {
 		stacks:   simkit.NewTable[Stack](),
 		services: simkit.NewTable[Service](),
 		certs:    simkit.NewTable[Certificate](),
-		settings: defaultSettings(opts),
-		life:     simkit.NewLifecycle(opts.ProvisioningReads).WithTime(opts.SettleAfter, mu),
-		purge:    simkit.NewLifecycle(max(opts.ProvisioningReads, 0)).WithTime(opts.SettleAfter, mu),
-		seq:      map[string]int{},
+		volumes:  simkit.NewTable[Volume](),
+		drivers:  simkit.NewTable[StorageDriver](),
+		pools:    simkit.NewTable[StoragePool](),
+		mounts:   simkit.NewTable[Mount](),
+
+		volumeAgents: map[string][]volumeAgent{},
+		settings:     defaultSettings(opts),
+		life:         simkit.NewLifecycle(opts.ProvisioningReads).WithTime(opts.SettleAfter, mu),
+		purge:        simkit.NewLifecycle(max(opts.ProvisioningReads, 0)).WithTime(opts.SettleAfter, mu),
+		seq:          map[string]int{},
 	}
 }
 
@@ -111,7 +132,11 @@ func (st *state) exists(id string) bool {
 	_, b := st.stacks.Get(id)
 	_, c := st.services.Get(id)
 	_, d := st.certs.Get(id)
-	return a || b || c || d
+	_, e := st.volumes.Get(id)
+	_, f := st.drivers.Get(id)
+	_, g := st.pools.Get(id)
+	_, h := st.mounts.Get(id)
+	return a || b || c || d || e || f || g || h
 }
 
 // clonePtr is a copy of *p, nil for nil.
@@ -162,7 +187,8 @@ const messageInProgress = "In Progress"
 func isTransitioning(state string) bool {
 	switch state {
 	case StateRegistering, StateActivating, StateDeactivating, StateUpdatingActive, StateUpdatingInactive,
-		StateUpgrading, StateFinishingUpgrade, StateRollingBack, StateRestarting, StateCancelingUpgrade, StateRemoving:
+		StateUpgrading, StateFinishingUpgrade, StateRollingBack, StateRestarting, StateCancelingUpgrade, StateRemoving,
+		StatePurging:
 		return true
 	}
 	return false
@@ -177,6 +203,12 @@ type Snapshot struct {
 	// Certificates leave out their private keys.
 	Certificates []Certificate `json:"certificates"`
 	Settings     []Setting     `json:"settings"`
+	// Volumes, StorageDrivers, StoragePools and Mounts: the volumes
+	// (removed ones until purged) and what they live in.
+	Volumes        []Volume        `json:"volumes,omitempty"`
+	StorageDrivers []StorageDriver `json:"storageDrivers,omitempty"`
+	StoragePools   []StoragePool   `json:"storagePools,omitempty"`
+	Mounts         []Mount         `json:"mounts,omitempty"`
 }
 
 // State returns a copy of everything the cloud holds.
@@ -184,12 +216,16 @@ func (s *Server) State() Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return Snapshot{
-		Project:      s.opts.Project,
-		Hosts:        simkit.CloneAll(s.st.hosts.All(), (*Host).clone),
-		Stacks:       simkit.CloneAll(s.st.stacks.All(), (*Stack).clone),
-		Services:     simkit.CloneAll(s.st.services.All(), (*Service).clone),
-		Certificates: simkit.CloneAll(s.st.certs.All(), (*Certificate).clone),
-		Settings:     append([]Setting(nil), s.st.settings...),
+		Project:        s.opts.Project,
+		Hosts:          simkit.CloneAll(s.st.hosts.All(), (*Host).clone),
+		Stacks:         simkit.CloneAll(s.st.stacks.All(), (*Stack).clone),
+		Services:       simkit.CloneAll(s.st.services.All(), (*Service).clone),
+		Certificates:   simkit.CloneAll(s.st.certs.All(), (*Certificate).clone),
+		Settings:       append([]Setting(nil), s.st.settings...),
+		Volumes:        simkit.CloneAll(s.st.volumes.All(), (*Volume).clone),
+		StorageDrivers: simkit.CloneAll(s.st.drivers.All(), (*StorageDriver).clone),
+		StoragePools:   simkit.CloneAll(s.st.pools.All(), s.st.poolCopy),
+		Mounts:         simkit.CloneAll(s.st.mounts.All(), (*Mount).clone),
 	}
 }
 
