@@ -59,4 +59,5 @@ var pages = []page{
 	{"rancher/config.md", func() ([]byte, error) {
 		return config.Markdown("Rancher configuration", rancher.Config{})
 	}},
+	{"rancher/csi-config.md", rancherCSIConfig},
 }

@@ -24,6 +24,20 @@
 //   - all Nodes are served from one paginated host list per cache TTL,
 //     and each host's ipAddresses link is read at most once per TTL.
 //
+// Volumes (csi*.go): NewCSI is the framework/csi provider of Cattle's
+// volumes, cattle.csi.rancher.com, the volume controller the existing
+// CCM's README promised and never had. The controller takes the CCM's
+// settings (CSIConfig, the same CATTLE_* variables) and creates and
+// removes Cattle volumes in the storage driver a StorageClass names
+// (rancher-nfs by default), never waiting on Cattle; the node plugin,
+// with no credentials, has its host's Docker volume plugin of the
+// storage driver create and mount the volume, as Docker does for a
+// container, and the framework bind-mounts it. Nothing is attached: a
+// volume of a multi-host driver takes ReadWriteMany. A binary is:
+//
+//	p := rancher.NewCSI()
+//	csi.Main(p, p.CommandOptions()...)
+//
 // go-rancher gives the Cattle types and the way the API is spoken, but its
 // client takes neither an *http.Client nor a context and sends on
 // http.DefaultTransport: cattle.go speaks the API as go-rancher's base
