@@ -61,6 +61,7 @@ var places = []place{
 	{path: "test/e2e/<cloud>_*test.go", optional: true},
 	{path: "test/e2e/csi_<cloud>_test.go", optional: true},
 	{path: "internal/docgen/pages.go", registry: true},
+	{path: "internal/docgen/csi_<cloud>.go", optional: true},
 	{path: "docs/<cloud>/", files: []string{"annotations.md", "config.md"}},
 	{path: "docs/<cloud>/README.md", notTemplate: true},
 	{path: "docs/<cloud>/migration.md", optional: true},

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -18,7 +19,8 @@ import (
 // TestCSIEnvValuesAreConfigVariables: the variables each chart's env
 // value accepts are exactly the ones the driver reads (its CSIConfig,
 // docs/<cloud>/csi-config.md) but the credentials, which the chart takes
-// from its Secret. A variable renamed or dropped in the driver fails here
+// from its Secret, and their other names (csiChart.notEnv, each one the
+// driver reads). A variable renamed or dropped in the driver fails here
 // instead of being accepted at install and ignored; a new one fails until
 // the chart offers it.
 func TestCSIEnvValuesAreConfigVariables(t *testing.T) {
@@ -29,8 +31,13 @@ func TestCSIEnvValuesAreConfigVariables(t *testing.T) {
 		}
 		var want []string
 		for _, f := range fields {
-			if f.Env != "" && f.SecretKey == "" && f.Type != "secret" {
+			if f.Env != "" && f.SecretKey == "" && f.Type != "secret" && !slices.Contains(c.notEnv, f.Env) {
 				want = append(want, f.Env)
+			}
+		}
+		for _, name := range c.notEnv {
+			if !slices.ContainsFunc(fields, func(f config.Field) bool { return f.Env == name }) {
+				t.Errorf("notEnv %s: the driver reads no such variable", name)
 			}
 		}
 		slices.Sort(want)
@@ -46,11 +53,14 @@ func TestCSIEnvValuesAreConfigVariables(t *testing.T) {
 // driver takes (its CSIParameters), and the VolumeSnapshotClass ones
 // (volumeSnapshotClass.parameters) its CSISnapshotParameters; neither
 // lists what the sidecars set themselves (csi.storage.k8s.io/pvc/name
-// and the like, --extra-create-metadata), which a class must not.
+// and the like, --extra-create-metadata), which a class must not. A
+// documented family of parameters (Rancher's driverOpts.<key>) is a
+// pattern of the schema's (patternProperties).
 func TestCSIParametersAreDrivers(t *testing.T) {
 	forEachCSIChart(t, func(t *testing.T, c csiChart) {
-		got := schemaPropertyNames(t, c.dir(), "storageClasses", "items", "parameters")
-		if diff := cmp.Diff(classParameters(c.parameters), got); diff != "" {
+		want := classParameters(c.parameters)
+		got := schemaParameterNames(t, c.dir(), want, "storageClasses", "items", "parameters")
+		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("storageClasses[].parameters (-the driver's +the schema's):\n%s", diff)
 		}
 		if c.snapshotParameters == nil {
@@ -79,6 +89,38 @@ func classParameters(documented map[string]string) []string {
 				names = append(names, name)
 			}
 		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// schemaParameterNames are the parameters the object schema at path
+// accepts: its properties (schemaPropertyNames), and for each of its
+// patternProperties the one documented family <prefix><key> it stands
+// for: the one whose <prefix>key it matches, where neither <prefix> nor
+// key alone matches.
+func schemaParameterNames(t *testing.T, dir string, documented []string, path ...string) []string {
+	t.Helper()
+	names := schemaPropertyNames(t, dir, path...)
+	patterns, _ := schemaAt(t, dir, path...)["patternProperties"].(map[string]any)
+	for _, p := range slices.Sorted(maps.Keys(patterns)) {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			t.Errorf("%s patternProperties %s: %v", strings.Join(path, "."), p, err)
+			continue
+		}
+		var families []string
+		for _, d := range documented {
+			if prefix, ok := strings.CutSuffix(d, "<key>"); ok && re.MatchString(prefix+"key") && !re.MatchString(prefix) && !re.MatchString("key") {
+				families = append(families, d)
+			}
+		}
+		if len(families) != 1 {
+			t.Errorf("%s patternProperties %s stands for %d of the driver's families of parameters %q, want one", strings.Join(path, "."), p, len(families), families)
+			names = append(names, p)
+			continue
+		}
+		names = append(names, families[0])
 	}
 	slices.Sort(names)
 	return names
@@ -148,6 +190,9 @@ var csiCloudMembers = [][]string{
 	{"properties", "cloudConfig"}, {"properties", "cloudConfigContents"}, {"properties", "clusterName"},
 	{"properties", "node", "properties", "removeAutomountUdevRule"},
 	{"properties", "node", "properties", "udevRuleRemoverImage"},
+	{"properties", "node", "properties", "mdataGet"},
+	{"properties", "node", "properties", "metadataDevice"},
+	{"properties", "node", "properties", "volumesDir"},
 	{"properties", "storageClasses", "items", "properties", "parameters"},
 	{"properties", "volumeSnapshotClass", "properties", "parameters"},
 }
@@ -159,17 +204,26 @@ var csiSnapshotMembers = [][]string{
 	{"properties", "sidecars", "properties", "snapshotter"},
 }
 
+// csiBlockMembers are the members only a chart whose driver attaches and
+// grows its volumes (not a shared filesystem's) has.
+var csiBlockMembers = [][]string{
+	{"properties", "sidecars", "properties", "attacher"},
+	{"properties", "sidecars", "properties", "resizer"},
+}
+
 // TestCSISchemasAgreeOnCommonValues: every CSI chart's values.schema.json
-// is the same but for its cloud's own members (csiCloudMembers), and the
-// snapshot ones (csiSnapshotMembers) where either driver has none: the
-// charts render with the same templates and values, so a common value
-// one schema refuses or checks differently is a drift between charts.
+// is the same but for its cloud's own members (csiCloudMembers), the
+// snapshot ones (csiSnapshotMembers) where either driver has none, and
+// the attacher's and resizer's (csiBlockMembers) where either driver's
+// volumes are shared filesystems: the charts render with the same
+// templates and values, so a common value one schema refuses or checks
+// differently is a drift between charts.
 func TestCSISchemasAgreeOnCommonValues(t *testing.T) {
 	first := csiCharts[0]
 	for _, c := range csiCharts[1:] {
 		t.Run(c.cloud, func(t *testing.T) {
-			snapshots := first.snapshots && c.snapshots
-			if diff := cmp.Diff(commonCSISchema(t, first, snapshots), commonCSISchema(t, c, snapshots)); diff != "" {
+			snapshots, block := first.snapshots && c.snapshots, !first.shared && !c.shared
+			if diff := cmp.Diff(commonCSISchema(t, first, snapshots, block), commonCSISchema(t, c, snapshots, block)); diff != "" {
 				t.Errorf("%s and %s differ in values the charts share (-%s +%s):\n%s",
 					first.dir(), c.dir(), first.cloud, c.cloud, diff)
 			}
@@ -177,9 +231,10 @@ func TestCSISchemasAgreeOnCommonValues(t *testing.T) {
 	}
 }
 
-// commonCSISchema is c's schema without its cloud's members and, without
-// snapshots, without the snapshot members.
-func commonCSISchema(t *testing.T, c csiChart, snapshots bool) map[string]any {
+// commonCSISchema is c's schema without its cloud's members, without
+// snapshots without the snapshot members, and without block (attach and
+// expansion) without the attacher's and resizer's.
+func commonCSISchema(t *testing.T, c csiChart, snapshots, block bool) map[string]any {
 	t.Helper()
 	s := readSchema(t, c.dir())
 	drop := csiCloudMembers
@@ -191,6 +246,12 @@ func commonCSISchema(t *testing.T, c csiChart, snapshots bool) map[string]any {
 		}{{[]string{"required"}, "snapshotController"}, {[]string{"required"}, "volumeSnapshotClass"},
 			{[]string{"properties", "sidecars", "required"}, "snapshotter"}} {
 			removeFromList(s, m.path, m.name)
+		}
+	}
+	if !block {
+		drop = slices.Concat(drop, csiBlockMembers)
+		for _, name := range []string{"attacher", "resizer"} {
+			removeFromList(s, []string{"properties", "sidecars", "required"}, name)
 		}
 	}
 	for _, path := range drop {

@@ -20,6 +20,8 @@ import (
 	"github.com/ccmkit/ccmkit/providers/brightbox"
 	"github.com/ccmkit/ccmkit/providers/digitalocean"
 	"github.com/ccmkit/ccmkit/providers/openstack"
+	"github.com/ccmkit/ccmkit/providers/rancher"
+	"github.com/ccmkit/ccmkit/providers/triton"
 )
 
 // csiChart is one CSI driver's chart, charts/<cloud>-csi-driver. The CSI
@@ -47,6 +49,16 @@ type csiChart struct {
 	// snapshot CRDs, a VolumeSnapshotClass, csi-snapshotter and the
 	// snapshot-controller.
 	snapshots bool
+	// shared: the driver's volumes are shared filesystems
+	// (csi.SharedFilesystem), which are neither attached nor grown: the
+	// chart has no csi-attacher or csi-resizer (nor their values, RBAC
+	// or Leases), and its CSIDriver says attachRequired: false.
+	shared bool
+	// notEnv are variables the driver reads that the env value must not
+	// offer: other names of the credentials, which the chart takes from
+	// its Secret (Triton's SDC_*), and what the chart sets from the pod
+	// itself (Rancher's NODE_NAME, from the downward API).
+	notEnv []string
 	// bad are values of this chart's own that its schema must refuse
 	// (csiBadValues are every CSI chart's).
 	bad []badValue
@@ -98,6 +110,47 @@ var csiCharts = []csiChart{
 			{"bad encrypted", map[string]any{"storageClasses": []any{map[string]any{"name": "x", "parameters": map[string]any{"encrypted": "yes"}}}}, []string{"encrypted"}},
 		},
 		check: checkBrightboxCSIValues,
+	},
+	{
+		cloud: "triton", driver: triton.CSIDriverName,
+		controllerKind: "Deployment", controller: "csi-triton-controller", node: "csi-triton-node",
+		plugin: "csi-triton-plugin", registrar: "node-driver-registrar",
+		config: triton.CSIConfig{}, parameters: triton.CSIParameters,
+		shared: true,
+		notEnv: []string{"SDC_URL", "SDC_ACCOUNT", "SDC_USER", "SDC_KEY_ID"},
+		bad: []badValue{
+			{"credential variable", map[string]any{"env": map[string]any{"TRITON_KEY_ID": "SHA256:x"}}, []string{"TRITON_KEY_ID"}},
+			{"older credential variable", map[string]any{"env": map[string]any{"SDC_ACCOUNT": "x"}}, []string{"SDC_ACCOUNT"}},
+			{"secret without key", map[string]any{"secret": map[string]any{"create": true, "data": map[string]any{
+				"url": "https://cloudapi.example.com", "account": "a", "keyID": "SHA256:x"}}}, []string{"keyMaterial"}},
+			{"attacher values", map[string]any{"sidecars": map[string]any{"attacher": map[string]any{"image": "x"}}}, []string{"attacher"}},
+			{"snapshot values", map[string]any{"volumeSnapshotClass": map[string]any{"create": true}}, []string{"volumeSnapshotClass"}},
+			{"ext4 volumes", map[string]any{"storageClasses": []any{map[string]any{"name": "x", "parameters": map[string]any{"fstype": "ext4"}}}}, []string{"fstype"}},
+			{"relative mdata-get", map[string]any{"node": map[string]any{"mdataGet": "mdata-get"}}, []string{"/node/mdataGet"}},
+		},
+		check: checkTritonCSIValues,
+	},
+	{
+		cloud: "rancher", driver: rancher.CSIDriverName,
+		controllerKind: "Deployment", controller: "csi-rancher-controller", node: "csi-rancher-node",
+		plugin: "csi-rancher-plugin", registrar: "node-driver-registrar",
+		config: rancher.CSIConfig{}, parameters: rancher.CSIParameters,
+		shared: true,
+		notEnv: []string{"NODE_NAME"},
+		bad: []badValue{
+			{"credential variable", map[string]any{"env": map[string]any{"CATTLE_URL": "http://rancher.example.com"}}, []string{"CATTLE_URL"}},
+			{"node name variable", map[string]any{"env": map[string]any{"NODE_NAME": "node-1"}}, []string{"NODE_NAME"}},
+			{"relative plugin dir", map[string]any{"env": map[string]any{"RANCHER_VOLUME_PLUGIN_DIR": "run/docker/plugins"}}, []string{"RANCHER_VOLUME_PLUGIN_DIR"}},
+			{"secret without secret key", map[string]any{"secret": map[string]any{"create": true, "data": map[string]any{
+				"url": "http://rancher.example.com:8080/v2-beta/projects/1a5", "accessKey": "0123456789ABCDEF0123"}}}, []string{"secretKey"}},
+			{"attacher values", map[string]any{"sidecars": map[string]any{"attacher": map[string]any{"image": "x"}}}, []string{"attacher"}},
+			{"snapshot values", map[string]any{"volumeSnapshotClass": map[string]any{"create": true}}, []string{"volumeSnapshotClass"}},
+			{"nfs fstype", map[string]any{"storageClasses": []any{map[string]any{"name": "x", "parameters": map[string]any{"fstype": "nfs"}}}}, []string{"fstype"}},
+			{"bad storage driver", map[string]any{"storageClasses": []any{map[string]any{"name": "x", "parameters": map[string]any{"driver": "../nfs"}}}}, []string{"driver"}},
+			{"driver option without a key", map[string]any{"storageClasses": []any{map[string]any{"name": "x", "parameters": map[string]any{"driverOpts.": "x"}}}}, []string{"driverOpts."}},
+			{"relative volumes dir", map[string]any{"node": map[string]any{"volumesDir": "var/lib/rancher/volumes"}}, []string{"/node/volumesDir"}},
+		},
+		check: checkRancherCSIValues,
 	},
 }
 

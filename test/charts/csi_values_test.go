@@ -42,7 +42,8 @@ func valueAt(v map[string]any, path ...string) any {
 // environment, the kubelet directory, the credentials Secret (created or
 // not, mounted), the StorageClasses, and with snapshots the optional
 // snapshot-controller and VolumeSnapshotClass (without, none of the
-// snapshot objects); and DigitalOcean's udev init container.
+// snapshot objects), the attacher and resizer as the driver attaches and
+// grows volumes or not; and DigitalOcean's udev init container.
 func checkCSIValues(t *testing.T, c csiChart, v map[string]any, objs []*unstructured.Unstructured) {
 	t.Helper()
 	replicas, ctrlSpec := c.controllerWorkload(t, objs)
@@ -110,6 +111,26 @@ func checkCSIValues(t *testing.T, c csiChart, v map[string]any, objs []*unstruct
 	checkSecret(t, v, objs)
 	checkStorageClasses(t, c, v, objs)
 	checkSnapshotObjects(t, c, v, objs, ctrlSpec)
+	checkAttachObjects(t, c, objs, ctrlSpec)
+}
+
+// checkAttachObjects: a shared filesystem's chart (csiChart.shared) runs
+// no csi-attacher or csi-resizer and says attachRequired: false; any
+// other runs both and says attachRequired: true.
+func checkAttachObjects(t *testing.T, c csiChart, objs []*unstructured.Unstructured, ctrl corev1.PodSpec) {
+	t.Helper()
+	for _, name := range []string{"csi-attacher", "csi-resizer"} {
+		if has := slices.ContainsFunc(ctrl.Containers, func(ctr corev1.Container) bool { return ctr.Name == name }); has == c.shared {
+			t.Errorf("%s in the controller: %v, for a driver whose volumes are shared filesystems: %v", name, has, c.shared)
+		}
+	}
+	d := find(objs, "CSIDriver", c.driver)
+	if d == nil {
+		t.Fatalf("no CSIDriver %s", c.driver)
+	}
+	if attach, _, _ := unstructured.NestedBool(d.Object, "spec", "attachRequired"); attach == c.shared {
+		t.Errorf("CSIDriver %s: attachRequired %v, for a driver whose volumes are shared filesystems: %v", c.driver, attach, c.shared)
+	}
 }
 
 // checkSnapshotObjects: with snapshots, the snapshot-controller as

@@ -6,12 +6,12 @@
 // the shipped examples/manifests/<cloud>/rbac.yaml; and one chart
 // (DigitalOcean) is installed for real and its CCM binary run as the
 // chart's Deployment would run it. The CSI drivers' charts
-// (charts/<cloud>-csi-driver: DigitalOcean, OpenStack, Brightbox) are
-// rendered, schema-checked and dry-run applied the same way, from one
-// table (csiCharts in csi_test.go): each must render the objects of
-// examples/manifests/<cloud>/csi, RBAC and CRDs included, and its schema
-// must accept exactly the environment and class parameters its driver
-// reads (csi_schema_test.go).
+// (charts/<cloud>-csi-driver: DigitalOcean, OpenStack, Brightbox, Triton,
+// Rancher) are rendered, schema-checked and dry-run applied the same way,
+// from one table (csiCharts in csi_test.go): each must render the objects
+// of examples/manifests/<cloud>/csi, RBAC and CRDs included, and its
+// schema must accept exactly the environment and class parameters its
+// driver reads (csi_schema_test.go).
 //
 // It is its own module (Helm's module graph stays out of the library's
 // go.mod) and uses the repository's internal/cluster through a replace of

@@ -49,6 +49,10 @@ type csiCloud struct {
 	// maxPerNode is how many volumes a node takes, when fewer than the
 	// benchmark's 7 a node.
 	maxPerNode int
+	// shared: the driver's volumes are shared filesystems (a
+	// csi.SharedFilesystem): nothing is attached, the PVC is
+	// ReadWriteMany, and the scenario is sharedRoundTrip's.
+	shared bool
 	// start starts the simulated cloud, its volumes backed by hv (nil:
 	// no devices), with one instance per node name; the first is the
 	// host the node plugin runs as.
@@ -61,7 +65,15 @@ type csiSim struct {
 	controllerEnv, nodeEnv map[string]string // the driver's settings of each mode
 	// files are the driver's flags that name a file of the pod (a mounted
 	// Secret's, e.g. --cloud-config), set to this machine's copy.
-	files          map[string]string
+	files map[string]string
+	// nodeEnvs, when not nil, are the node plugin's settings on each
+	// node (shared filesystems: a node plugin runs on every node),
+	// instead of nodeEnv.
+	nodeEnvs []map[string]string
+	// beforePublish, when not nil, does what the test stands in for
+	// before a node publishes volume handle (e.g. serving its NFS
+	// export).
+	beforePublish  func(t testing.TB, handle string)
 	nodeIDs        []string          // each node's CSI node ID, as NodeGetInfo gives it
 	topology       map[string]string // the nodes' topology segments, as NodeGetInfo gives them
 	device         func(handle string) string
@@ -70,7 +82,7 @@ type csiSim struct {
 	stats          func() map[string]int // API calls so far, by operation
 }
 
-var csiClouds = []csiCloud{digitaloceanCSI, openstackCSI, brightboxCSI}
+var csiClouds = []csiCloud{digitaloceanCSI, openstackCSI, brightboxCSI, tritonCSI, rancherCSI}
 
 const csiNode = "node-1"
 
@@ -102,15 +114,29 @@ func TestCSI(t *testing.T) {
 }
 
 func runCSI(t *testing.T, c csiCloud) {
+	if c.shared {
+		k := startCSI(t, c, csiOptions{nodes: 2, nodePlugins: true})
+		k.sharedRoundTrip(t)
+		k.checkEmpty(t)
+		return
+	}
 	k := startCSI(t, c, csiOptions{nodes: 1, devices: true})
 	k.roundTrip(t)
+	k.checkEmpty(t)
+}
 
+// checkEmpty checks that nothing is left: in the cloud, on this host, in
+// the API server.
+func (k *csiCluster) checkEmpty(t *testing.T) {
+	t.Helper()
 	// Nothing left: in the cloud, on this host, in the API server.
 	if left := k.sim.left(); len(left) > 0 {
 		t.Errorf("the cloud still holds %v", left)
 	}
-	if n := k.hv.Attached(); n != 0 {
-		t.Errorf("%d loop devices still attached", n)
+	if k.hv != nil {
+		if n := k.hv.Attached(); n != 0 {
+			t.Errorf("%d loop devices still attached", n)
+		}
 	}
 	if m, err := mountsUnder(k.dir); err != nil || len(m) > 0 {
 		t.Errorf("mounts left under the kubelet's directories: %v (%v)", m, err)
@@ -130,6 +156,10 @@ type csiOptions struct {
 	// its NodeGetInfo. Without, there is no node plugin, and each node's
 	// CSINode is written from the cloud's node IDs.
 	devices bool
+	// nodePlugins: a node plugin runs on every node, with its
+	// csiSim.nodeEnvs, registered from its NodeGetInfo (a shared
+	// filesystem's nodes need no devices).
+	nodePlugins bool
 }
 
 // csiCluster is what startCSI started.
@@ -139,8 +169,9 @@ type csiCluster struct {
 	hv     *csitest.LoopHypervisor
 	admin  kubernetes.Interface
 	apply  *applier
-	node   csipb.NodeClient
-	dir    string // logs, sockets, the kubelet's directories
+	node   csipb.NodeClient            // node-1's plugin
+	nodes  map[string]csipb.NodeClient // every node's plugin, by node name
+	dir    string                      // logs, sockets, the kubelet's directories
 	procs  []*cluster.CCM
 	driver string // the driver name
 }
@@ -218,15 +249,29 @@ func startCSI(t testing.TB, c csiCloud, o csiOptions) *csiCluster {
 	ctrlConn := dialCSI(t, ctrlSock)
 	waitForSocket(t, ctrlConn, "the controller")
 	k.driver = pluginName(t, ctrlConn)
-	if o.devices {
+	switch {
+	case o.devices:
 		nodeSock := filepath.Join(dir, "node.sock")
 		k.procs = append(k.procs, startProcess(t, dir, driverBin, "driver-node", k.sim.nodeEnv,
 			localArgs(nodePlugin.container, nodeSock, k.sim.files, "--by-id-dir="+k.hv.ByIDDir, "-v=5")...))
 		nodeConn := dialCSI(t, nodeSock)
 		waitForSocket(t, nodeConn, "the node plugin")
 		k.node = csipb.NewNodeClient(nodeConn)
-		k.registerNode(t, names[0])
-	} else {
+		k.nodes = map[string]csipb.NodeClient{names[0]: k.node}
+		k.registerNode(t, 0, names[0])
+	case o.nodePlugins:
+		k.nodes = map[string]csipb.NodeClient{}
+		for i, n := range names {
+			nodeSock := filepath.Join(dir, n+".sock")
+			k.procs = append(k.procs, startProcess(t, dir, driverBin, "driver-"+n, k.sim.nodeEnvs[i],
+				localArgs(nodePlugin.container, nodeSock, k.sim.files, "-v=5")...))
+			nodeConn := dialCSI(t, nodeSock)
+			waitForSocket(t, nodeConn, "the node plugin of "+n)
+			k.nodes[n] = csipb.NewNodeClient(nodeConn)
+			k.registerNode(t, i, n)
+		}
+		k.node = k.nodes[names[0]]
+	default:
 		for i, n := range names {
 			k.writeCSINode(t, n, &csipb.NodeGetInfoResponse{
 				NodeId: k.sim.nodeIDs[i], AccessibleTopology: &csipb.Topology{Segments: k.sim.topology},
@@ -237,6 +282,10 @@ func startCSI(t testing.TB, c csiCloud, o csiOptions) *csiCluster {
 	// The sidecars beside the controller and the snapshot controller, each
 	// as its ServiceAccount, with the shipped arguments.
 	sidecars := []string{"csi-provisioner", "csi-attacher", "csi-resizer"}
+	if c.shared {
+		// Nothing to attach; no expansion.
+		sidecars = []string{"csi-provisioner"}
+	}
 	if c.snapshotClass != "" {
 		sidecars = append(sidecars, "csi-snapshotter", "snapshot-controller")
 	}
@@ -296,16 +345,16 @@ func pluginName(t testing.TB, conn *grpc.ClientConn) string {
 }
 
 // registerNode does what node-driver-registrar and the kubelet do when
-// the node plugin registers on node: write the CSINode entry and node
-// annotations from its NodeGetInfo.
-func (k *csiCluster) registerNode(t testing.TB, node string) {
+// the node plugin registers on node, the i-th: write the CSINode entry
+// and node annotations from its NodeGetInfo.
+func (k *csiCluster) registerNode(t testing.TB, i int, node string) {
 	t.Helper()
-	info, err := k.node.NodeGetInfo(t.Context(), &csipb.NodeGetInfoRequest{})
+	info, err := k.nodes[node].NodeGetInfo(t.Context(), &csipb.NodeGetInfoRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.GetNodeId() != k.sim.nodeIDs[0] {
-		t.Fatalf("NodeGetInfo gives node ID %q, want the instance's %q", info.GetNodeId(), k.sim.nodeIDs[0])
+	if info.GetNodeId() != k.sim.nodeIDs[i] {
+		t.Fatalf("NodeGetInfo on %s gives node ID %q, want the instance's %q", node, info.GetNodeId(), k.sim.nodeIDs[i])
 	}
 	k.writeCSINode(t, node, info)
 }
@@ -358,39 +407,7 @@ func (k *csiCluster) roundTrip(t *testing.T) {
 	ctx := t.Context()
 	pvcs := k.admin.CoreV1().PersistentVolumeClaims(ns)
 
-	// Refused: a StorageClass parameter the driver does not take gets the
-	// PVC a Warning naming it, and the cloud no volume.
-	bad, err := k.admin.StorageV1().StorageClasses().Get(ctx, k.cloud.storageClass, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bad.ObjectMeta = metav1.ObjectMeta{Name: "misspelt"}
-	bad.Parameters = map[string]string{"fstpye": "xfs"}
-	if _, err := k.admin.StorageV1().StorageClasses().Create(ctx, bad, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pvcs.Create(ctx, pvc("misspelt", "misspelt", "1Gi", nil), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, time.Minute, "a ProvisioningFailed Warning naming fstpye", func(ctx context.Context) (bool, error) {
-		events, err := k.admin.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=misspelt"})
-		if err != nil {
-			return false, err
-		}
-		for _, e := range events.Items {
-			if e.Type == corev1.EventTypeWarning && e.Reason == "ProvisioningFailed" && strings.Contains(e.Message, "fstpye") &&
-				strings.Contains(e.Message, "InvalidArgument") {
-				return true, nil
-			}
-		}
-		return false, fmt.Errorf("%d events", len(events.Items))
-	})
-	if n := k.sim.volumes(); n != 0 {
-		t.Fatalf("the cloud holds %d volumes after a refused PVC", n)
-	}
-	if err := pvcs.Delete(ctx, "misspelt", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	k.refusesMisspelt(t, ns)
 
 	// Provisioned: a PVC of the shipped class gets a cloud volume.
 	size, grown := cmp.Or(k.cloud.size, "1Gi"), cmp.Or(k.cloud.grownSize, "2Gi")
@@ -471,6 +488,47 @@ func (k *csiCluster) roundTrip(t *testing.T) {
 	k.deletePVCs(t, ns, "data", "restored")
 }
 
+// refusesMisspelt checks that a StorageClass parameter the driver does
+// not take gets the PVC a Warning naming it, and the cloud no volume.
+func (k *csiCluster) refusesMisspelt(t *testing.T, ns string) {
+	t.Helper()
+	ctx := t.Context()
+	pvcs := k.admin.CoreV1().PersistentVolumeClaims(ns)
+	bad, err := k.admin.StorageV1().StorageClasses().Get(ctx, k.cloud.storageClass, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad.ObjectMeta = metav1.ObjectMeta{Name: "misspelt"}
+	bad.Parameters = map[string]string{"fstpye": "xfs"}
+	// Provisioned at once, with no scheduler to select a node.
+	bad.VolumeBindingMode = ptr.To(storagev1.VolumeBindingImmediate)
+	if _, err := k.admin.StorageV1().StorageClasses().Create(ctx, bad, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pvcs.Create(ctx, pvc("misspelt", "misspelt", "1Gi", nil), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "a ProvisioningFailed Warning naming fstpye", func(ctx context.Context) (bool, error) {
+		events, err := k.admin.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=misspelt"})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range events.Items {
+			if e.Type == corev1.EventTypeWarning && e.Reason == "ProvisioningFailed" && strings.Contains(e.Message, "fstpye") &&
+				strings.Contains(e.Message, "InvalidArgument") {
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("%d events", len(events.Items))
+	})
+	if n := k.sim.volumes(); n != 0 {
+		t.Fatalf("the cloud holds %d volumes after a refused PVC", n)
+	}
+	if err := pvcs.Delete(ctx, "misspelt", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // deletePVCs deletes the PVCs and waits until their PVs and the cloud's
 // volumes are gone.
 func (k *csiCluster) deletePVCs(t *testing.T, ns string, names ...string) {
@@ -521,7 +579,8 @@ func (k *csiCluster) waitBound(t *testing.T, ns, name string) *corev1.Persistent
 
 // mounted is a volume the stand-in kubelet staged and published for a Pod.
 type mounted struct {
-	pod, handle     string
+	pod, node       string
+	handle          string
 	staging, target string
 	capability      *csipb.VolumeCapability
 	publishContext  map[string]string
