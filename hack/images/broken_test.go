@@ -99,62 +99,82 @@ func hostImage(t *testing.T, o Options, name string) v1.Image {
 	return nil
 }
 
-// TestChecksCatchBrokenCSIImages does the same for a CSI image: a missing
-// library, loader or tool, no PATH, the CCMs' user.
+// TestChecksCatchBrokenCSIImages does the same for the CSI images: a
+// missing library, loader, tool or file, no PATH, the CCMs' user, a tool
+// of another driver's set.
 func TestChecksCatchBrokenCSIImages(t *testing.T) {
-	const img = "digitalocean-csi-driver"
-	o, _ := imageOptions(t, img)
-	good := hostImage(t, o, img)
-	if errs := checkImage(o, img, hostPlatfm, good); len(errs) > 0 {
-		t.Fatalf("the good image fails: %v", errs)
-	}
-	files, err := readFiles(good, o.Epoch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// find is the path of the image's file whose name starts with base.
-	find := func(base string) string {
-		for n := range files {
-			if strings.HasPrefix(path.Base(n), base) {
-				return n
-			}
-		}
-		t.Fatalf("the good image has no %s*", base)
-		return ""
-	}
-	// without removes file n from the image with an OCI whiteout.
-	without := func(n string) v1.Image {
-		l, err := layer(o.Epoch, []entry{{name: path.Join(path.Dir(n), ".wh."+path.Base(n)), mode: 0o644}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		bad, err := mutate.AppendLayers(good, l)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return bad
-	}
-	withConfig := func(f func(*v1.Config)) v1.Image { return configured(t, good, f) }
-	for _, tc := range []struct {
+	type broken struct {
 		name, want string
 		img        v1.Image
-	}{
-		{"missing library", "needs libblkid.so.1", without(find("libblkid.so.1"))},
-		{"missing loader", "interpreter", without(find("ld-linux-"))},
-		{"missing tool", "no mkfs.xfs on PATH", without(find("mkfs.xfs"))},
-		{"no /bin/sh", "/bin/sh", without("bin/sh")},
-		{"no PATH", "env", withConfig(func(c *v1.Config) { c.Env = nil })},
-		{"nonroot user", "user", withConfig(func(c *v1.Config) { c.User = user })},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			errs := checkImage(o, img, hostPlatfm, tc.img)
-			for _, e := range errs {
-				if strings.Contains(e.Error(), tc.want) {
-					return
+	}
+	for _, img := range []string{"digitalocean-csi-driver", "triton-csi-driver"} {
+		o, _ := imageOptions(t, img)
+		good := hostImage(t, o, img)
+		if errs := checkImage(o, img, hostPlatfm, good); len(errs) > 0 {
+			t.Fatalf("the good %s image fails: %v", img, errs)
+		}
+		files, err := readFiles(good, o.Epoch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// find is the path of the image's file whose name starts with base.
+		find := func(base string) string {
+			for n := range files {
+				if strings.HasPrefix(path.Base(n), base) {
+					return n
 				}
 			}
-			t.Errorf("checkImage found %v, want an error about %q", errs, tc.want)
-		})
+			t.Fatalf("the good %s image has no %s*", img, base)
+			return ""
+		}
+		// with adds the entries es to the image.
+		with := func(es ...entry) v1.Image {
+			l, err := layer(o.Epoch, es)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bad, err := mutate.AppendLayers(good, l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return bad
+		}
+		// without removes file n from the image with an OCI whiteout.
+		without := func(n string) v1.Image {
+			return with(entry{name: path.Join(path.Dir(n), ".wh."+path.Base(n)), mode: 0o644})
+		}
+		withConfig := func(f func(*v1.Config)) v1.Image { return configured(t, good, f) }
+		var cases []broken
+		switch img {
+		case "digitalocean-csi-driver":
+			cases = []broken{
+				{"missing library", "needs libblkid.so.1", without(find("libblkid.so.1"))},
+				{"missing loader", "interpreter", without(find("ld-linux-"))},
+				{"missing tool", "no mkfs.xfs on PATH", without(find("mkfs.xfs"))},
+				{"no /bin/sh", "/bin/sh", without("bin/sh")},
+				{"no PATH", "env", withConfig(func(c *v1.Config) { c.Env = nil })},
+				{"nonroot user", "user", withConfig(func(c *v1.Config) { c.User = user })},
+				{"another driver's tool", "has /sbin/mount.nfs", with(entry{name: "sbin/mount.nfs", mode: 0o755, data: []byte("#!/bin/sh\n")})},
+			}
+		case "triton-csi-driver":
+			cases = []broken{
+				{"missing NFS helper", "no mount.nfs on PATH", without("sbin/mount.nfs")},
+				{"NFS helper off /sbin", "no /sbin/mount.nfs", with(entry{name: "sbin/.wh.mount.nfs", mode: 0o644},
+					entry{name: "usr/sbin/mount.nfs", mode: 0o755, data: files["sbin/mount.nfs"].data})},
+				{"missing /etc/protocols", "no /etc/protocols", without("etc/protocols")},
+			}
+		}
+		for _, tc := range cases {
+			t.Run(img+"/"+tc.name, func(t *testing.T) {
+				errs := checkImage(o, img, hostPlatfm, tc.img)
+				for _, e := range errs {
+					if strings.Contains(e.Error(), tc.want) {
+						return
+					}
+				}
+				t.Errorf("checkImage found %v, want an error about %q", errs, tc.want)
+			})
+		}
 	}
 }
 

@@ -165,33 +165,36 @@ func Build(ctx context.Context, o Options) ([]Built, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The node tools layer of each platform, built for the first CSI
+	// The node tools layers of each platform, built for the first CSI
 	// image and shared by the others.
-	tools := map[string]toolsLayerOf{}
-	toolsFor := func(p v1.Platform) (toolsLayerOf, error) {
-		if l, ok := tools[p.String()]; ok {
-			return l, nil
+	tools := map[string]map[string]toolsLayerOf{} // platform -> set name -> layer
+	toolsFor := func(p v1.Platform, sets []toolSet) ([]toolsLayerOf, error) {
+		if _, ok := tools[p.String()]; !ok {
+			l, err := toolsLayers(ctx, o, p)
+			if err != nil {
+				return nil, fmt.Errorf("the node tools layers for %s: %w", p, err)
+			}
+			tools[p.String()] = l
 		}
-		l, pkgs, err := toolsLayer(ctx, o, p)
-		if err != nil {
-			return toolsLayerOf{}, fmt.Errorf("the node tools layer for %s: %w", p, err)
+		var ls []toolsLayerOf
+		for _, s := range sets {
+			ls = append(ls, tools[p.String()][s.name])
 		}
-		tools[p.String()] = toolsLayerOf{l, pkgs}
-		return tools[p.String()], nil
+		return ls, nil
 	}
 	// One image at a time, its binaries removed once its layout is
 	// written: the disk holds one image's binaries, not every image's.
 	var built []Built
 	for _, n := range names {
 		var layers imageLayers
-		if isCSI(n) {
-			layers.tools = map[string]toolsLayerOf{}
+		if sets := imageToolSets(n); len(sets) > 0 {
+			layers.tools = map[string][]toolsLayerOf{}
 			for _, p := range o.Platforms {
-				l, err := toolsFor(p)
+				ls, err := toolsFor(p, sets)
 				if err != nil {
 					return nil, err
 				}
-				layers.tools[p.String()] = l
+				layers.tools[p.String()] = ls
 			}
 		}
 		layers.base = base

@@ -115,7 +115,7 @@ func checkImage(o Options, name string, p v1.Platform, img v1.Image) []error {
 	}
 	errs = append(errs, checkFiles(files, name)...)
 	if isCSI(name) {
-		errs = append(errs, checkTools(files, p)...)
+		errs = append(errs, checkTools(files, name, p)...)
 	}
 	if bin, ok := files[name]; ok {
 		errs = append(errs, checkBinary(bin.data, name, o.Version, p)...)
@@ -302,7 +302,7 @@ func checkSBOM(dir string, lidx v1.ImageIndex, idx v1.Hash) []error {
 		errs = append(errs, fmt.Errorf("SBOM is %q, want SPDX-2.3", doc.SPDXVersion))
 	}
 	if strings.HasSuffix(dir, csiSuffix) {
-		errs = append(errs, checkDebianSBOM(doc)...)
+		errs = append(errs, checkDebianSBOM(doc, filepath.Base(dir))...)
 	}
 	for _, mod := range []string{module, "k8s.io/client-go", "stdlib"} {
 		i := slices.IndexFunc(doc.Packages, func(p spdxPackage) bool { return p.Name == mod })

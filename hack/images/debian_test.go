@@ -9,15 +9,20 @@ import (
 )
 
 // TestLockedPackages checks the lock covers amd64 and arm64 with the
-// packages that ship the tools, and that a .deb the mirror does not have,
-// or has with other bytes, fails the build naming the lock update.
+// packages that ship every toolSets' tools, and that a .deb the mirror
+// does not have, or has with other bytes, fails the build naming the lock
+// update.
 func TestLockedPackages(t *testing.T) {
 	pkgs, err := readLock(filepath.Join(testOpts.Root, lockPath))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, arch := range []string{"amd64", "arm64"} {
-		for _, name := range append(slices.Clone(debianRoots), "libc6") {
+		want := []string{"libc6"}
+		for _, s := range toolSets() {
+			want = append(want, s.roots...)
+		}
+		for _, name := range want {
 			if !slices.ContainsFunc(pkgs, func(d debPackage) bool { return d.Arch == arch && d.Name == name }) {
 				t.Errorf("%s has no %s package %s", lockPath, arch, name)
 			}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -16,20 +17,21 @@ import (
 	"pault.ag/go/debian/dependency"
 )
 
-// debianRoots are the packages that ship nodeTools and configFiles:
-// mount (mount, umount), util-linux (blkid, blockdev, fsck), e2fsprogs,
-// xfsprogs and dash.
+// debianRoots are the packages that ship nodeTools and configFiles, the
+// roots of commonTools: mount (mount, umount), util-linux (blkid,
+// blockdev, fsck), e2fsprogs, xfsprogs and dash.
 var debianRoots = []string{"mount", "util-linux", "e2fsprogs", "xfsprogs", "dash"}
 
 // updateDebianLock rewrites the lock from the mirror's current bookworm
-// Packages index for the Debian architecture of every platform: the roots,
-// and of their dependencies only the packages that provide a shared
-// library the tools need. Following Depends instead would lock python3,
-// libicu and dpkg (xfsprogs' and dash's dependencies for files the layer
-// leaves out): a library an ELF file needs comes from a direct dependency
-// of its package (Debian policy 8.6), so each round looks among those,
-// the package the policy names after the soname first, then by size, and
-// downloads a candidate only to read its files.
+// Packages index for the Debian architecture of every platform: the roots
+// of every toolSets, and of their dependencies only the packages that
+// provide a shared library the tools need. Following Depends instead would
+// lock python3, libicu and dpkg (xfsprogs', dash's and nfs-common's
+// dependencies for files the layers leave out): a library an ELF file
+// needs comes from a direct dependency of its package (Debian policy 8.6),
+// so each round looks among those, the package the policy names after the
+// soname first, then by size, and downloads a candidate only to read its
+// files.
 func updateDebianLock(ctx context.Context, o Options) ([]debPackage, error) {
 	var lock []debPackage
 	for _, p := range o.Platforms {
@@ -118,15 +120,28 @@ func lockArch(ctx context.Context, cache, arch string) ([]debPackage, error) {
 		used = append(used, d)
 		return nil
 	}
-	for _, r := range debianRoots {
-		if err := use(r); err != nil {
-			return nil, err
+	for _, s := range toolSets() {
+		for _, r := range s.roots {
+			if slices.ContainsFunc(used, func(d debPackage) bool { return d.Name == r }) {
+				continue
+			}
+			if err := use(r); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for {
-		_, unresolved, err := t.closure()
-		if err != nil {
-			return nil, err
+		var unresolved []string
+		for _, s := range toolSets() {
+			_, u, err := t.closure(s)
+			if err != nil {
+				return nil, err
+			}
+			for _, so := range u {
+				if !slices.Contains(unresolved, so) {
+					unresolved = append(unresolved, so)
+				}
+			}
 		}
 		if len(unresolved) == 0 {
 			break
@@ -149,11 +164,15 @@ func lockArch(ctx context.Context, cache, arch string) ([]debPackage, error) {
 			return nil, err
 		}
 	}
-	// Keep what the layer holds a file of: util-linux's Pre-Depends are
+	// Keep what a layer holds a file of: util-linux's Pre-Depends are
 	// many, the tools need a few.
-	_, usedFiles, err := t.toolsEntries()
-	if err != nil {
-		return nil, err
+	usedFiles := map[string]bool{}
+	for _, s := range toolSets() {
+		_, _, u, err := t.toolsEntries(s, nil)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(usedFiles, u)
 	}
 	var pkgs []debPackage
 	for _, d := range used {

@@ -48,14 +48,16 @@ func labels(o Options, name string) map[string]string {
 }
 
 // imageLayers are the layers an image has below its binary: base, and for
-// a CSI image the node tools layer of each platform.
+// a CSI image the node tools layers of each platform (imageToolSets).
 type imageLayers struct {
 	base  v1.Layer
-	tools map[string]toolsLayerOf // by platform
+	tools map[string][]toolsLayerOf // by platform
 }
 
-// toolsLayerOf is a node tools layer and the Debian packages it holds files of.
+// toolsLayerOf is a node tools layer, what it holds and the Debian
+// packages it holds files of.
 type toolsLayerOf struct {
+	set   toolSet
 	layer v1.Layer
 	pkgs  []debPackage
 }
@@ -83,8 +85,10 @@ func platformImage(o Options, name string, p v1.Platform, layers imageLayers, bi
 	if isCSI(name) {
 		// exec.LookPath needs PATH to find the tools.
 		cfg.Config.User, cfg.Config.Env = csiUser, []string{toolsPath}
-		adds = append(adds, mutate.Addendum{Layer: layers.tools[p.String()].layer,
-			History: v1.History{Created: created, CreatedBy: "ccmkit hack/images: node tools from Debian " + debianSuite + " (" + lockPath + ")"}})
+		for _, t := range layers.tools[p.String()] {
+			adds = append(adds, mutate.Addendum{Layer: t.layer,
+				History: v1.History{Created: created, CreatedBy: "ccmkit hack/images: " + t.set.name + " from Debian " + debianSuite + " (" + lockPath + ")"}})
+		}
 	}
 	img, err := mutate.ConfigFile(empty.Image, cfg)
 	if err != nil {
@@ -107,7 +111,7 @@ func assemble(o Options, name string, layers imageLayers, binFor func(v1.Platfor
 	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
 	var debs []debPackage
 	for _, p := range o.Platforms {
-		if t, ok := layers.tools[p.String()]; ok {
+		for _, t := range layers.tools[p.String()] {
 			for _, d := range t.pkgs {
 				if !slices.Contains(debs, d) {
 					debs = append(debs, d)

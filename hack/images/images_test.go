@@ -125,7 +125,7 @@ func TestImages(t *testing.T) {
 		want = append(want, c+"-cloud-controller-manager")
 	}
 	// The CSI drivers' images: checkImage checks their tools too.
-	want = append(want, "brightbox-csi-driver", "digitalocean-csi-driver", "openstack-csi-driver")
+	want = append(want, "brightbox-csi-driver", "digitalocean-csi-driver", "openstack-csi-driver", "rancher-csi-driver", "triton-csi-driver")
 	for _, name := range want {
 		t.Run(name, func(t *testing.T) {
 			if !strings.Contains(" "+strings.Join(testNames, " ")+" ", " "+name+" ") {

@@ -13,8 +13,10 @@
 // its image has one more layer: those tools, the shared libraries they
 // load and the dynamic loader, taken from the Debian bookworm packages
 // pinned in debian.lock (downloaded once into bin/debian-cache, checked
-// against their SHA-256). -update-debian-lock rewrites the lock from the
-// mirror's current package index.
+// against their SHA-256). A driver that runs more has a layer of those
+// above it (extraTools): triton-csi-driver, whose volumes are NFS
+// exports, the NFS client's mount.nfs. -update-debian-lock rewrites the
+// lock from the mirror's current package index.
 //
 // It is a module of its own, so that go-containerregistry never reaches the
 // library's go.mod; it builds the root module with the go command and does
