@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every Go native fuzz target of the module, one after another, each for
-# FUZZTIME (default 3s), and fails at the end if any failed.
+# Runs every Go native fuzz target of the module, each for FUZZTIME (default
+# 3s), FUZZJOBS at a time, and fails at the end if any failed.
 #
 #   FUZZTIME=30s FUZZ='^FuzzProviderID$' bash hack/fuzz.sh
 #
@@ -14,7 +14,11 @@
 # where `go test` replays it from then on: fix the bug and commit that file
 # as the regression test.
 #
-# FUZZPARALLEL sets the fuzzing workers (default GOMAXPROCS).
+# FUZZJOBS targets fuzz at once (default: the CPUs, nproc), each with
+# FUZZPARALLEL workers (default: 1 when several run at once, else
+# GOMAXPROCS): one worker a CPU either way, so a target gets as many
+# executions as when it ran alone on every CPU, while the start-up each
+# target pays (its baseline coverage) overlaps another's fuzzing.
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
@@ -22,8 +26,13 @@ root=$PWD
 fuzztime=${FUZZTIME:-3s}
 filter=${FUZZ:-.}
 go=${GO:-go}
+jobs=${FUZZJOBS:-$(nproc 2>/dev/null || echo 1)}
 parallel=()
-if [[ -n ${FUZZPARALLEL:-} ]]; then parallel=(-test.parallel="$FUZZPARALLEL"); fi
+if [[ -n ${FUZZPARALLEL:-} ]]; then
+	parallel=(-test.parallel="$FUZZPARALLEL")
+elif ((jobs > 1)); then
+	parallel=(-test.parallel=1)
+fi
 module=$("$go" list -m)
 cachedir=$("$go" env GOCACHE)/fuzz
 
@@ -108,11 +117,10 @@ else
 	exit 1
 fi
 
-for t in "${targets[@]}"; do
-	dir=${t% *}
-	name=${t#* }
+# fuzz runs one target, and prints its line (and what failed) when done.
+fuzz() { # dir name log
+	local dir=$1 name=$2 log=$3 bin t0=$SECONDS
 	bin=$(binary "$dir")
-	t0=$SECONDS
 	if (cd "$root/$dir" && "$bin" -test.run='^$' -test.fuzz="^${name}\$" -test.fuzztime="$fuzztime" \
 		-test.fuzzcachedir="$cachedir/$module/$dir" -test.timeout=0 "${parallel[@]}") >"$log" 2>&1; then
 		printf '%-4s %-34s %-40s %4ds\n' ok "$name" "./$dir" $((SECONDS - t0))
@@ -121,8 +129,19 @@ for t in "${targets[@]}"; do
 	else
 		printf '%-4s %-34s %-40s %4ds\n' FAIL "$name" "./$dir" $((SECONDS - t0))
 		report "$log" "$dir" "$name"
-		failed+=("$name ./$dir")
+		echo "$name ./$dir" >"$log.failed"
 	fi
+}
+
+i=0
+for t in "${targets[@]}"; do
+	while (($(jobs -rp | wc -l) >= jobs)); do wait -n; done
+	i=$((i + 1))
+	fuzz "${t% *}" "${t#* }" "$log.$i" &
+done
+wait
+for f in "$log".*.failed; do
+	[[ -e $f ]] && failed+=("$(cat "$f")")
 done
 
 echo "fuzz: ${#targets[@]} targets, ${#failed[@]} failed, $((SECONDS - start))s"
