@@ -6,8 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"encoding/pem"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -24,16 +22,18 @@ func TestMain(m *testing.M) { cmdtest.Main(m) }
 // (cmdtest.CheckCSI) against a simulated Triton: a controller with no or
 // a wrong key refused naming the settings, never the key, and the driver
 // serving as a machine's node plugin (its instance metadata answered by
-// a script in mdata-get's place), in the segment of its fabric network,
+// tritonsim's script in mdata-get's place), in the segment of its fabric network,
 // with Triton's smallest volume, 10 GiB, ready with its NFS export.
 func TestBinary(t *testing.T) {
 	sim := tritonsim.NewServer(t, tritonsim.Options{ProvisioningReads: -1})
 	m := sim.AddMachine(tritonsim.Machine{Name: "node-1"})
 	fabric := m.NICs[1]
 	env := sim.Env(sim.URL())
-	env["TRITON_MDATA_GET"] = mdataGet(t, m.ID, `[{"interface":"net0","nic_tag":"external","ip":"`+m.NICs[0].IP+
-		`","network_uuid":"`+m.NICs[0].Network+`","primary":true},{"interface":"net1","nic_tag":"sdc_overlay/2","ip":"`+fabric.IP+
-		`","network_uuid":"`+fabric.Network+`"}]`)
+	mdata, err := sim.MdataGet(t.TempDir(), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env["TRITON_MDATA_GET"] = mdata
 	wrong := otherKey(t)
 	cmdtest.CheckCSI(t, cmdtest.CSI{
 		Env:     env,
@@ -61,19 +61,6 @@ func TestBinary(t *testing.T) {
 			}
 		},
 	})
-}
-
-// mdataGet writes a script that answers sdc:uuid and sdc:nics as
-// mdata-get does, and returns its path.
-func mdataGet(t *testing.T, uuid, nics string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "mdata-get")
-	script := "#!/bin/sh\ncase \"$1\" in\nsdc:uuid) printf '%s\\n' '" + uuid + "' ;;\nsdc:nics) printf '%s\\n' '" + nics + "' ;;\n" +
-		"*) echo \"No metadata for '$1'\" >&2; exit 1 ;;\nesac\n"
-	if err := os.WriteFile(path, []byte(script), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // otherKey is a key CloudAPI does not know (ECDSA, SEC1 PEM).

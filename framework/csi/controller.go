@@ -84,7 +84,7 @@ func (s *controller) CreateVolume(ctx context.Context, req *csipb.CreateVolumeRe
 	if existing != nil {
 		if !fitsRange(existing.SizeBytes, req.GetCapacityRange()) || existing.Snapshot != snapshotID || (multi && !existing.MultiNode) {
 			return nil, status.Errorf(codes.AlreadyExists, "volume %q exists (%s, %s) and does not match the request",
-				name, existing.ID, describeVolume(existing))
+				name, existing.ID, s.d.describeVolume(existing))
 		}
 		return &csipb.CreateVolumeResponse{Volume: s.d.csiVolume(existing)}, nil
 	}
@@ -103,15 +103,15 @@ func (s *controller) CreateVolume(ctx context.Context, req *csipb.CreateVolumeRe
 	return &csipb.CreateVolumeResponse{Volume: s.d.csiVolume(vol)}, nil
 }
 
-func describeVolume(v *Volume) string {
-	d := bytesString(v.SizeBytes)
+func (d *driver) describeVolume(v *Volume) string {
+	desc := bytesString(v.SizeBytes)
 	if v.Snapshot != "" {
-		d += ", from snapshot " + v.Snapshot
+		desc += ", from snapshot " + v.Snapshot
 	}
-	if !v.MultiNode {
-		d += ", single-node"
+	if !v.MultiNode && d.sharedFS() {
+		desc += ", single-node"
 	}
-	return d
+	return desc
 }
 
 // snapshotSource returns the snapshot a volume is restored from.
