@@ -13,6 +13,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
@@ -89,8 +90,21 @@ func (k *csiCluster) lifecycle(b *testing.B, n int) {
 		phases = append(phases, what)
 	}
 
+	waitForConsumer := k.waitsForConsumer(b)
+	deletePVC := func(i int) error {
+		return k.admin.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, name(i), metav1.DeleteOptions{})
+	}
+	deleted := func(ctx context.Context) (bool, error) {
+		pvs, err := k.admin.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+		return unless(err == nil && len(pvs.Items) == 0 && k.sim.volumes() == 0, "%d PVs, %d cloud volumes (%v)", len(pvs.Items), k.sim.volumes(), err)
+	}
 	phase("provision", func(i int) error {
-		_, err := k.admin.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc(name(i), k.cloud.storageClass, cmp.Or(k.cloud.size, "1Gi"), nil), metav1.CreateOptions{})
+		claim := pvc(name(i), k.cloud.storageClass, cmp.Or(k.cloud.size, "1Gi"), nil)
+		if waitForConsumer {
+			// The scheduler's part (not run here) for the Pod's node.
+			claim.Annotations = map[string]string{selectedNode: fmt.Sprintf("node-%d", i/k.cloud.perNode()+1)}
+		}
+		_, err := k.admin.CoreV1().PersistentVolumeClaims(ns).Create(ctx, claim, metav1.CreateOptions{})
 		return err
 	}, func(ctx context.Context) (bool, error) {
 		list, err := k.admin.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
@@ -105,6 +119,13 @@ func (k *csiCluster) lifecycle(b *testing.B, n int) {
 		}
 		return unless(bound == n && k.sim.volumes() == n, "%d of %d PVCs bound, %d cloud volumes", bound, n, k.sim.volumes())
 	})
+	if k.cloud.shared {
+		// Nothing is attached: a shared filesystem's cost is provisioning
+		// and deletion.
+		phase("delete", deletePVC, deleted)
+		k.reportCalls(b, n, total, phases, calls)
+		return
+	}
 	phase("attach", func(i int) error {
 		_, err := k.admin.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name(i)},
@@ -127,13 +148,13 @@ func (k *csiCluster) lifecycle(b *testing.B, n int) {
 		list, err := k.admin.StorageV1().VolumeAttachments().List(ctx, metav1.ListOptions{})
 		return unless(err == nil && len(list.Items) == 0, "%d VolumeAttachments left (%v)", len(list.Items), err)
 	})
-	phase("delete", func(i int) error {
-		return k.admin.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, name(i), metav1.DeleteOptions{})
-	}, func(ctx context.Context) (bool, error) {
-		pvs, err := k.admin.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
-		return unless(err == nil && len(pvs.Items) == 0 && k.sim.volumes() == 0, "%d PVs, %d cloud volumes (%v)", len(pvs.Items), k.sim.volumes(), err)
-	})
+	phase("delete", deletePVC, deleted)
+	k.reportCalls(b, n, total, phases, calls)
+}
 
+// reportCalls reports the calls per volume in all, and logs each phase's
+// by operation.
+func (k *csiCluster) reportCalls(b *testing.B, n, total int, phases []string, calls map[string]map[string]int) {
 	b.ReportMetric(float64(total)/float64(n), "calls/vol")
 	for _, p := range phases {
 		var ops []string
@@ -142,6 +163,22 @@ func (k *csiCluster) lifecycle(b *testing.B, n int) {
 		}
 		b.Logf("%-9s API calls per volume: %s", p, strings.Join(ops, ", "))
 	}
+}
+
+// selectedNode is the PVC annotation the scheduler sets for a
+// WaitForFirstConsumer class: the node the volume is provisioned for.
+const selectedNode = "volume.kubernetes.io/selected-node"
+
+// waitsForConsumer reports whether the cloud's StorageClass binds
+// WaitForFirstConsumer.
+func (k *csiCluster) waitsForConsumer(t testing.TB) bool {
+	t.Helper()
+	class, err := k.admin.StorageV1().StorageClasses().Get(t.Context(), k.cloud.storageClass, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := class.VolumeBindingMode
+	return m != nil && *m == storagev1.VolumeBindingWaitForFirstConsumer
 }
 
 // attachments counts the VolumeAttachments marked attached.

@@ -9,7 +9,6 @@ import (
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 	corev1 "k8s.io/api/core/v1"
-	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
@@ -28,14 +27,10 @@ func (k *csiCluster) sharedRoundTrip(t *testing.T) {
 
 	claim := pvc("shared", k.cloud.storageClass, cmp.Or(k.cloud.size, "1Gi"), nil)
 	claim.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}
-	class, err := k.admin.StorageV1().StorageClasses().Get(ctx, k.cloud.storageClass, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m := class.VolumeBindingMode; m != nil && *m == storagev1.VolumeBindingWaitForFirstConsumer {
+	if k.waitsForConsumer(t) {
 		// The scheduler's part (not run here) for the first Pod's node:
 		// the provisioner provisions for the node it selected.
-		claim.Annotations = map[string]string{"volume.kubernetes.io/selected-node": "node-1"}
+		claim.Annotations = map[string]string{selectedNode: "node-1"}
 	}
 	if _, err := k.admin.CoreV1().PersistentVolumeClaims(ns).Create(ctx, claim, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ccmkit/ccmkit/framework/csi/csitest"
+	"github.com/ccmkit/ccmkit/providers/triton"
 	"github.com/ccmkit/ccmkit/providers/triton/tritonsim"
 )
 
@@ -35,8 +36,10 @@ var tritonCSI = csiCloud{
 		nfs := newNFSStandIn(t)
 		var ids []string
 		var nodeEnvs []map[string]string
+		var fabric string
 		for _, n := range nodes {
 			m := sim.AddMachine(tritonsim.Machine{Name: n})
+			fabric = m.NICs[1].Network // every machine's: the default fabric network
 			mdata, err := sim.MdataGet(t.TempDir(), m)
 			if err != nil {
 				t.Fatal(err)
@@ -51,6 +54,7 @@ var tritonCSI = csiCloud{
 			controllerEnv: sim.Env(sim.URL()),
 			nodeEnvs:      nodeEnvs,
 			nodeIDs:       ids,
+			topology:      map[string]string{triton.CSITopologyKey: fabric},
 			beforePublish: func(t testing.TB, handle string) {
 				v, ok := sim.Volume(handle)
 				if !ok {
