@@ -51,16 +51,21 @@ func newInstanceCache(src Instances, ttl time.Duration) *instanceCache {
 	return &instanceCache{src: src, ttl: ttl, now: time.Now, listable: ttl > 0}
 }
 
-func (c *instanceCache) byID(ctx context.Context, id string) (*Instance, error) {
-	inst, err := c.cached(ctx, func() (*Instance, error) { return c.byIDs[id], nil })
+// byID looks instance id up in a list no older than maxAge (0: the TTL;
+// never older than the TTL), else directly.
+func (c *instanceCache) byID(ctx context.Context, id string, maxAge time.Duration) (*Instance, error) {
+	inst, err := c.cached(ctx, maxAge, func() (*Instance, error) { return c.byIDs[id], nil })
 	if inst != nil || err != nil {
 		return inst, err
 	}
 	return c.src.InstanceByID(ctx, id)
 }
 
-func (c *instanceCache) byName(ctx context.Context, name string) (*Instance, error) {
-	inst, err := c.cached(ctx, func() (*Instance, error) {
+// byName looks the instance a Node named name is backed by up in a list
+// no older than maxAge (0: the TTL; never older than the TTL), else
+// directly.
+func (c *instanceCache) byName(ctx context.Context, name string, maxAge time.Duration) (*Instance, error) {
+	inst, err := c.cached(ctx, maxAge, func() (*Instance, error) {
 		if ids := c.sameName[name]; len(ids) > 1 {
 			return nil, fmt.Errorf("instances %s are all named %q: give the Node its providerID, or rename all but one", strings.Join(ids, ", "), name)
 		}
@@ -72,16 +77,21 @@ func (c *instanceCache) byName(ctx context.Context, name string) (*Instance, err
 	return c.src.InstanceByName(ctx, name)
 }
 
-// cached answers a lookup from a fresh list, refreshing the list (once for
-// all concurrent callers) when it is stale. pick runs with c.mu held. A nil
-// instance and error means "ask the provider directly".
-func (c *instanceCache) cached(ctx context.Context, pick func() (*Instance, error)) (*Instance, error) {
+// cached answers a lookup from a list younger than maxAge (the TTL when
+// 0 or longer), refreshing the list (once for all concurrent callers)
+// when it is older. pick runs with c.mu held. A nil instance and error
+// means "ask the provider directly".
+func (c *instanceCache) cached(ctx context.Context, maxAge time.Duration, pick func() (*Instance, error)) (*Instance, error) {
+	fresh := c.ttl
+	if maxAge > 0 && maxAge < fresh {
+		fresh = maxAge
+	}
 	c.mu.Lock()
 	if !c.listable {
 		c.mu.Unlock()
 		return nil, nil
 	}
-	if c.now().Sub(c.fetched) < c.ttl {
+	if c.now().Sub(c.fetched) < fresh {
 		defer c.mu.Unlock()
 		return pick()
 	}

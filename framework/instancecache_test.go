@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -38,12 +39,63 @@ func TestInstanceCacheAliases(t *testing.T) {
 	}}, time.Hour)
 	ctx := t.Context()
 	for name, want := range map[string]string{"web": "srv-1", "srv-1": "srv-1", "db": "srv-2", "srv-3": "srv-3"} {
-		inst, err := c.byName(ctx, name)
+		inst, err := c.byName(ctx, name, 0)
 		if err != nil || inst == nil || inst.ID != want {
 			t.Errorf("byName(%q) = %+v, %v; want %s", name, inst, err, want)
 		}
 	}
-	if inst, err := c.byName(ctx, "srv-2"); err == nil || !strings.Contains(err.Error(), "srv-2, srv-3") {
+	if inst, err := c.byName(ctx, "srv-2", 0); err == nil || !strings.Contains(err.Error(), "srv-2, srv-3") {
 		t.Errorf("byName(srv-2) = %+v, %v; want an error naming srv-2 and srv-3", inst, err)
+	}
+}
+
+// countingList is a listOnly that counts its lists.
+type countingList struct {
+	listOnly
+	mu    sync.Mutex
+	lists int
+}
+
+func (l *countingList) ListInstances(ctx context.Context) ([]*Instance, error) {
+	l.mu.Lock()
+	l.lists++
+	l.mu.Unlock()
+	return l.listOnly.ListInstances(ctx)
+}
+
+// TestInstanceCacheMaxAge: a lookup with a maximum age (the node
+// lifecycle controller's period) answers from a list no older than it,
+// refreshed once for every concurrent lookup; one without keeps the TTL.
+func TestInstanceCacheMaxAge(t *testing.T) {
+	src := &countingList{listOnly: listOnly{t: t, list: []*Instance{{ID: "srv-1", Name: "web"}}}}
+	c := newInstanceCache(src, time.Hour)
+	now := time.Unix(1e9, 0)
+	c.now = func() time.Time { return now }
+	ctx := t.Context()
+	const period = 5 * time.Second
+	lookup := func(maxAge time.Duration) {
+		if inst, err := c.byID(ctx, "srv-1", maxAge); err != nil || inst == nil {
+			t.Fatalf("byID = %v, %v", inst, err)
+		}
+	}
+	lookup(period)
+	now = now.Add(period - time.Second)
+	lookup(period)
+	if src.lists != 1 {
+		t.Fatalf("a list younger than the period: %d lists, want 1", src.lists)
+	}
+	now = now.Add(2 * time.Second)
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() { lookup(period) })
+	}
+	wg.Wait()
+	if src.lists != 2 {
+		t.Fatalf("20 lookups once the list is older than the period: %d lists in all, want 2", src.lists)
+	}
+	now = now.Add(10 * period)
+	lookup(0)
+	if src.lists != 2 {
+		t.Fatalf("a lookup without a maximum age within the TTL: %d lists in all, want 2", src.lists)
 	}
 }

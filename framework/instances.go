@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
@@ -49,8 +50,14 @@ type Instance struct {
 
 // instancesV2 implements cloudprovider.InstancesV2 once for every provider.
 type instancesV2 struct {
-	codec    providerid.Codec
-	cache    *instanceCache
+	codec providerid.Codec
+	cache *instanceCache
+	// checkAge is how old an instance list InstanceExists and
+	// InstanceShutdown may answer from: the node lifecycle controller's
+	// period, at which it asks them about every NotReady Node (and only
+	// those), so a deleted VM's Node goes within about one period, and
+	// all of them share the period's one list. 0: the cache TTL.
+	checkAge time.Duration
 	deadline operationDeadline
 	guard    *goneGuard // nil when off
 }
@@ -58,7 +65,7 @@ type instancesV2 struct {
 var _ cloudprovider.InstancesV2 = (*instancesV2)(nil)
 
 func newInstancesV2(provider string, codec providerid.Codec, src Instances, env *Env) *instancesV2 {
-	i := &instancesV2{codec: codec, cache: newInstanceCache(src, env.InstanceCacheTTL),
+	i := &instancesV2{codec: codec, cache: newInstanceCache(src, env.InstanceCacheTTL), checkAge: env.NodeMonitorPeriod,
 		deadline: operationDeadline{timeout: env.InstanceLookupTimeout, fallback: DefaultInstanceLookupTimeout, flag: "--instance-lookup-timeout"}}
 	// Without a Kubernetes client there are no Nodes to check, nor a
 	// node lifecycle controller to delete one (tests of a provider alone).
@@ -74,7 +81,7 @@ func newInstancesV2(provider string, codec providerid.Codec, src Instances, env 
 func (i *instancesV2) InstanceExists(ctx context.Context, node *corev1.Node) (bool, error) {
 	ctx, cancel := i.deadline.start(ctx)
 	defer cancel()
-	_, err := i.lookup(ctx, node)
+	_, err := i.lookup(ctx, node, i.checkAge)
 	if IsNotFound(err) && i.guard != nil {
 		err = i.guard.confirm(ctx, node, err)
 	}
@@ -94,7 +101,7 @@ func (i *instancesV2) InstanceExists(ctx context.Context, node *corev1.Node) (bo
 func (i *instancesV2) InstanceShutdown(ctx context.Context, node *corev1.Node) (bool, error) {
 	ctx, cancel := i.deadline.start(ctx)
 	defer cancel()
-	inst, err := i.lookup(ctx, node)
+	inst, err := i.lookup(ctx, node, i.checkAge)
 	if IsNotFound(err) {
 		return false, nil
 	}
@@ -108,7 +115,7 @@ func (i *instancesV2) InstanceShutdown(ctx context.Context, node *corev1.Node) (
 func (i *instancesV2) InstanceMetadata(ctx context.Context, node *corev1.Node) (*cloudprovider.InstanceMetadata, error) {
 	ctx, cancel := i.deadline.start(ctx)
 	defer cancel()
-	inst, err := i.lookup(ctx, node)
+	inst, err := i.lookup(ctx, node, 0)
 	if err != nil {
 		if IsNotFound(err) {
 			return nil, fmt.Errorf("node %q: %w", node.Name, cloudprovider.InstanceNotFound)
@@ -125,15 +132,17 @@ func (i *instancesV2) InstanceMetadata(ctx context.Context, node *corev1.Node) (
 	}, nil
 }
 
-func (i *instancesV2) lookup(ctx context.Context, node *corev1.Node) (*Instance, error) {
+// lookup finds node's instance, in a list no older than maxAge (0: the
+// cache TTL) or directly.
+func (i *instancesV2) lookup(ctx context.Context, node *corev1.Node, maxAge time.Duration) (*Instance, error) {
 	if node.Spec.ProviderID == "" {
-		return checked(i.cache.byName(ctx, node.Name))
+		return checked(i.cache.byName(ctx, node.Name, maxAge))
 	}
 	id, err := i.codec.Parse(node.Spec.ProviderID)
 	if err != nil {
 		return nil, fmt.Errorf("node %q: %w", node.Name, err)
 	}
-	inst, err := checked(i.cache.byID(ctx, id.Value))
+	inst, err := checked(i.cache.byID(ctx, id.Value, maxAge))
 	if err == nil && inst.ID != id.Value {
 		return nil, fmt.Errorf("node %q: malformed cloud answer: looking up instance %q found instance %q", node.Name, id.Value, inst.ID)
 	}

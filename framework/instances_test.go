@@ -221,3 +221,39 @@ func TestInstanceCacheRefusesSharedName(t *testing.T) {
 		t.Errorf("calls = %v; want one list and no direct lookup by name", calls)
 	}
 }
+
+// TestInstanceExistsAnswersWithinTheNodeMonitorPeriod: the node lifecycle
+// controller asks InstanceExists about a NotReady Node each
+// --node-monitor-period; a VM deleted since the cached list is found gone
+// from a list no older than the period, not after the cache's TTL, while
+// the node controller's metadata lookups keep the TTL's one list.
+func TestInstanceExistsAnswersWithinTheNodeMonitorPeriod(t *testing.T) {
+	fc := frameworktest.NewFakeCloud()
+	_, ctx := ktesting.NewTestContext(t)
+	// A period shorter than any two calls: every existence check may list.
+	cloud, err := framework.NewCloud(ctx, frameworktest.NewFakeProvider(fc),
+		&framework.Env{InstanceCacheTTL: time.Hour, NodeMonitorPeriod: time.Nanosecond, NoNodeDeletionGuard: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, _ := cloud.InstancesV2()
+	keep, gone := node("keep", "fake://"+fc.AddInstance("keep")), node("gone", "fake://"+fc.AddInstance("gone"))
+	for _, n := range []*corev1.Node{keep, gone} {
+		if _, err := inst.InstanceMetadata(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fc.DeleteInstance(strings.TrimPrefix(gone.Spec.ProviderID, "fake://"))
+	if _, err := inst.InstanceMetadata(ctx, gone); err != nil {
+		t.Fatalf("metadata within the TTL: %v; want the cached list's answer", err)
+	}
+	if ok, err := inst.InstanceExists(ctx, gone); err != nil || ok {
+		t.Errorf("InstanceExists(deleted VM) = %v, %v; want false from a list no older than the period", ok, err)
+	}
+	if ok, err := inst.InstanceExists(ctx, keep); err != nil || !ok {
+		t.Errorf("InstanceExists(running VM) = %v, %v; want true", ok, err)
+	}
+	if calls := fc.Calls(); calls["instances.list"] != 3 || calls["instances.get"] != 1 {
+		t.Errorf("calls %v; want a list for the metadata and one per existence check, and one GET of the missing VM", calls)
+	}
+}

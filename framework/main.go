@@ -122,6 +122,7 @@ func (s *settings) cloudInitializer(reg Registry) app.InitCloudFunc {
 				ClusterCIDR:           shared.ClusterCIDR,
 				CloudConfigFile:       shared.CloudProvider.CloudConfigFile,
 				InstanceCacheTTL:      s.instanceCacheTTL,
+				NodeMonitorPeriod:     c.ComponentConfig.NodeLifecycleController.NodeMonitorPeriod.Duration,
 				LoadBalancerCacheTTL:  s.lbCacheTTL,
 				LoadBalancerWait:      s.lbWait,
 				LoadBalancerFollow:    true,

@@ -120,6 +120,13 @@ type Env struct {
 	// InstanceCacheTTL is how long one instance list serves lookups;
 	// 0 means DefaultInstanceCacheTTL, negative disables the cache.
 	InstanceCacheTTL time.Duration
+	// NodeMonitorPeriod is the cloud node lifecycle controller's period
+	// (--node-monitor-period): InstanceExists and InstanceShutdown, which
+	// it calls for every NotReady Node each period, answer from an
+	// instance list no older than this (one list a period, shared), so a
+	// deleted VM's Node goes within about a period. 0 means the
+	// InstanceCacheTTL.
+	NodeMonitorPeriod time.Duration
 	// InitTimeout bounds Provider.Init (--cloud-init-timeout); 0 means
 	// DefaultInitTimeout, negative means no bound.
 	InitTimeout time.Duration
