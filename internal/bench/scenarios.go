@@ -79,8 +79,10 @@ func run(ctx context.Context, s settings) (*results, error) {
 	}
 
 	fmt.Printf("==> (a) %d nodes join at once\n", s.Nodes)
+	var nodeIDs []string
 	a, err := m.measure(ctx, fmt.Sprintf("(a) %d nodes join", s.Nodes), func() error {
-		if _, err := c.AddNodes(ctx, "node", s.Nodes, 0); err != nil {
+		var err error
+		if nodeIDs, err = c.AddNodes(ctx, "node", s.Nodes, 0); err != nil {
 			return err
 		}
 		if err := postImages(ctx, c, "node", s.Nodes, s.NodeImages); err != nil {
@@ -160,6 +162,33 @@ func run(ctx context.Context, s settings) (*results, error) {
 		return nil, err
 	}
 	res.Scenarios = append(res.Scenarios, e)
+
+	// A VM is deleted under its Node: its kubelet goes silent, and
+	// kube-controller-manager marks the Node NotReady (kubetest's
+	// NotReady, at once: its --node-monitor-grace-period is not the
+	// CCM's), then the CCM's node lifecycle controller, which asks about
+	// every NotReady Node each --node-monitor-period (5 s), finds the VM
+	// gone and deletes the Node. The seconds are the CCM's, and the calls
+	// the instance lists of those periods (and the load balancers' update
+	// for the node that left).
+	fmt.Printf("==> (f) one VM deleted under its Node\n")
+	f, err := m.measure(ctx, "(f) 1 VM deleted, its Node goes", func() error {
+		c.Sim.DeleteInstance(nodeIDs[0])
+		if err := c.Kubelet("node-0").NotReady(ctx); err != nil {
+			return err
+		}
+		return waitFor(ctx, 30*time.Minute, func(ctx context.Context) (bool, error) {
+			_, err := c.Kube.CoreV1().Nodes().Get(ctx, "node-0", metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return true, nil
+			}
+			return false, err
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.Scenarios = append(res.Scenarios, f)
 
 	res.PeakAnonBytes, res.PeakFileBytes = sampler.Stop()
 	res.PeakRSSBytes, err = peakRSS(ccm.PID())
