@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"sync"
 
@@ -184,16 +183,4 @@ func (c *FakeShares) NodeUnmount(_ context.Context, _, target string) error {
 	defer c.mu.Unlock()
 	delete(c.mounts, target)
 	return nil
-}
-
-// Mounted are the targets the volumes are mounted at, sorted.
-func (c *FakeShares) Mounted() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make([]string, 0, len(c.mounts))
-	for t := range c.mounts {
-		out = append(out, t)
-	}
-	slices.Sort(out)
-	return out
 }
