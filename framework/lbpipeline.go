@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/cloud-provider/api"
 	"k8s.io/klog/v2"
@@ -65,6 +66,9 @@ func (l *loadBalancer[C, LB]) ensure(ctx context.Context, clusterName string, sv
 		return nil, l.retryable(errors.New("malformed response: the cloud's load balancer has no ID"))
 	}
 	if err := l.recordID(ctx, svc, state.ID); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, l.serviceGone(ctx, req, lb, err)
+		}
 		return nil, err
 	}
 	if state.Provisioning {
@@ -258,6 +262,20 @@ func (l *loadBalancer[C, LB]) recordID(ctx context.Context, svc *corev1.Service,
 		return fmt.Errorf("recording load balancer ID %s on the Service: %w", id, err)
 	}
 	return nil
+}
+
+// serviceGone deletes lb, which the sync of a Service that is no longer
+// in the API server created or found (err says the Service is not
+// found): the Service was deleted before the load balancer's ID reached
+// it, perhaps before the service controller's finalizer did, and nothing
+// else would delete a load balancer that no Service names.
+func (l *loadBalancer[C, LB]) serviceGone(ctx context.Context, req *LoadBalancerRequest[C], lb *LB, err error) error {
+	id := l.driver.Inspect(lb).ID
+	klog.FromContext(ctx).Info("The Service is gone; deleting its load balancer", "service", klog.KObj(req.Service), "loadBalancerID", id)
+	if derr := l.delete(ctx, req, lb, nil); derr != nil {
+		return errors.Join(err, derr)
+	}
+	return err
 }
 
 func (l *loadBalancer[C, LB]) retryable(err error) error {

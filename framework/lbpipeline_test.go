@@ -287,3 +287,27 @@ func TestRefusedServiceRecordsItsLoadBalancer(t *testing.T) {
 		t.Errorf("cloud holds %d LBs, want 1", n)
 	}
 }
+
+// TestServiceDeletedBeforeItsIDIsRecorded: the Service is deleted while
+// its first sync creates the load balancer, so the ID never reaches it (a
+// soak saw this: the service controller's informer still held the Service).
+// The sync deletes the load balancer it made instead of leaving one that
+// no Service names, and fails, so the service controller moves on to the
+// deletion.
+func TestServiceDeletedBeforeItsIDIsRecorded(t *testing.T) {
+	f := newLBFixture(t)
+	svc := f.service(t, nil)
+	if err := f.kube.CoreV1().Services("default").Delete(f.ctx, svc.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.lb.EnsureLoadBalancer(f.ctx, "c", svc, f.nodes)
+	if err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Fatalf("EnsureLoadBalancer of a deleted Service = %v; want an error saying it is not found", err)
+	}
+	if lbs := f.cloud.LoadBalancers(); len(lbs) != 0 {
+		t.Errorf("cloud holds %d LBs after the sync of a deleted Service, want 0: %+v", len(lbs), lbs)
+	}
+	if ev := f.events(); !strings.Contains(ev, "Normal DeletedLoadBalancer") {
+		t.Errorf("events = %q; want a Normal DeletedLoadBalancer", ev)
+	}
+}

@@ -291,6 +291,13 @@ func (l *loadBalancer[C, LB]) EnsureLoadBalancerDeleted(ctx context.Context, clu
 	defer l.locks.lock(svc.UID)()
 	req, _ := l.request(clusterName, svc, nil)
 	lb, err := l.lookupOwn(ctx, req)
+	return l.delete(ctx, req, lb, err)
+}
+
+// delete deletes lb, req's Service's load balancer as lookupOwn found it
+// (err is lookupOwn's), and what the driver made beside it.
+func (l *loadBalancer[C, LB]) delete(ctx context.Context, req *LoadBalancerRequest[C], lb *LB, err error) error {
+	svc := req.Service
 	if IsNotFound(err) {
 		if err := l.deleteLeftovers(ctx, req); err != nil {
 			return l.retryable(err)
