@@ -3,6 +3,7 @@ package brightbox
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	brightbox "github.com/brightbox/gobrightbox/v2"
 	"k8s.io/klog/v2"
@@ -13,36 +14,36 @@ import (
 // Each load balancer has a server group holding its nodes and a firewall
 // policy on that group, both named as the load balancer, whose one rule
 // opens the node ports to the load balancers, as the existing CCM makes
-// them.
+// them. The policy is made first and then applied to the group, so that
+// the group is always found through its policy (lb_names.go).
 
 // ensureFirewall makes the server group hold exactly the Service's nodes
 // and its firewall policy open exactly its node ports, creating either
 // when missing. With nothing to change it reads the group and the policy
 // (by ID once known: lb_names.go) and writes nothing. It reports whether it wrote.
 func (d *lbDriver) ensureFirewall(ctx context.Context, req *lbRequest) (bool, error) {
-	group, wrote, err := d.ensureServerGroup(ctx, req)
-	if err != nil {
-		return wrote, err
-	}
 	fp, err := d.firewallPolicyNamed(ctx, req.Name)
 	if err != nil {
-		return wrote, err
+		return false, err
 	}
-	switch {
-	case fp == nil:
+	created := fp == nil
+	if created {
 		name := req.Name
-		fp, err = d.client.CreateFirewallPolicy(cloudapi.WithOperation(ctx, "firewall_policies.create"), brightbox.FirewallPolicyOptions{
-			Name: &name, FirewallPolicyAttachment: &brightbox.FirewallPolicyAttachment{ServerGroup: group.ID},
-		})
+		fp, err = d.client.CreateFirewallPolicy(cloudapi.WithOperation(ctx, "firewall_policies.create"), brightbox.FirewallPolicyOptions{Name: &name})
 		if err != nil {
-			return wrote, fmt.Errorf("creating firewall policy %q: %w", req.Name, err)
+			return false, fmt.Errorf("creating firewall policy %q: %w", req.Name, err)
 		}
 		if fp == nil || fp.ID == "" {
 			return true, fmt.Errorf("creating firewall policy %q: malformed response: no policy", req.Name)
 		}
 		d.policies.set(req.Name, fp.ID)
-		wrote = true
-	case fp.ServerGroup == nil || fp.ServerGroup.ID != group.ID:
+	}
+	group, wrote, err := d.ensureServerGroup(ctx, req, fp, created)
+	wrote = wrote || created
+	if err != nil {
+		return wrote, err
+	}
+	if fp.ServerGroup == nil || fp.ServerGroup.ID != group.ID {
 		if _, err := one(ctx, "firewall_policies.apply_to", func(ctx context.Context) (*brightbox.FirewallPolicy, error) {
 			return d.client.ApplyFirewallPolicy(ctx, fp.ID, brightbox.FirewallPolicyAttachment{ServerGroup: group.ID})
 		}); err != nil {
@@ -55,9 +56,10 @@ func (d *lbDriver) ensureFirewall(ctx context.Context, req *lbRequest) (bool, er
 }
 
 // ensureServerGroup returns the load balancer's server group, created when
-// missing, holding exactly the Service's nodes.
-func (d *lbDriver) ensureServerGroup(ctx context.Context, req *lbRequest) (*brightbox.ServerGroup, bool, error) {
-	group, err := d.serverGroupNamed(ctx, req.Name)
+// missing, holding exactly the Service's nodes. fp is the load balancer's
+// firewall policy, created by this sync when fresh.
+func (d *lbDriver) ensureServerGroup(ctx context.Context, req *lbRequest, fp *brightbox.FirewallPolicy, fresh bool) (*brightbox.ServerGroup, bool, error) {
+	group, err := d.serverGroupOf(ctx, req.Name, fp, fresh)
 	if err != nil {
 		return nil, false, err
 	}
@@ -74,24 +76,41 @@ func (d *lbDriver) ensureServerGroup(ctx context.Context, req *lbRequest) (*brig
 		d.groups.set(req.Name, group.ID)
 		wrote = true
 	}
-	add, remove := membership(nodeIDs(group.Servers), serverIDs(ctx, req.Nodes, d.codec))
+	add, remove := membership(nodeIDs(group.Servers), d.serverIDs(ctx, req))
 	for _, change := range []struct {
 		op  string
 		ids []string
 		do  func(context.Context, string, brightbox.ServerGroupMemberList) (*brightbox.ServerGroup, error)
 	}{{"add_servers", add, d.client.AddServersToServerGroup}, {"remove_servers", remove, d.client.RemoveServersFromServerGroup}} {
+		write := func(ids []string) error {
+			klog.FromContext(ctx).V(2).Info("Updating the load balancer's server group", "service", klog.KObj(req.Service), "serverGroup", group.ID, change.op, ids)
+			_, err := one(ctx, "server_groups."+change.op, func(ctx context.Context) (*brightbox.ServerGroup, error) {
+				return change.do(ctx, group.ID, members(ids))
+			})
+			return err
+		}
 		if len(change.ids) == 0 {
 			continue
 		}
-		klog.FromContext(ctx).V(2).Info("Updating the load balancer's server group", "service", klog.KObj(req.Service), "serverGroup", group.ID, change.op, change.ids)
-		if _, err := one(ctx, "server_groups."+change.op, func(ctx context.Context) (*brightbox.ServerGroup, error) {
-			return change.do(ctx, group.ID, members(change.ids))
-		}); err != nil {
+		err := write(change.ids)
+		if err != nil && change.op == "add_servers" && refusedAsInvalid(err) && d.leaveOutGone(ctx, change.ids) {
+			ids := d.gone.without(change.ids)
+			if len(ids) == 0 {
+				continue
+			}
+			err = write(ids)
+		}
+		if err != nil {
 			return nil, wrote, fmt.Errorf("server group %s: %s: %w", group.ID, change.op, err)
 		}
 		wrote = true
 	}
 	return group, wrote, nil
+}
+
+// serverIDs are the servers of req's nodes, less those known to be gone.
+func (d *lbDriver) serverIDs(ctx context.Context, req *lbRequest) []string {
+	return d.gone.without(serverIDs(ctx, req.Nodes, d.codec))
 }
 
 func members(ids []string) brightbox.ServerGroupMemberList {
@@ -129,22 +148,57 @@ func (d *lbDriver) ensureRule(ctx context.Context, fp *brightbox.FirewallPolicy,
 
 // deleteFirewall deletes the firewall policy and the server group named
 // as the load balancer (emptied first); missing ones are already deleted.
+// The group is found as a sync finds it (lb_names.go): by the ID known,
+// through its policy, or by a list only when a policy was left without
+// its group.
 func (d *lbDriver) deleteFirewall(ctx context.Context, req *lbRequest) error {
+	groupIDs := []string{}
+	if id, ok := d.groups.get(req.Name); ok {
+		groupIDs = append(groupIDs, id)
+	}
 	d.policies.forget(req.Name)
 	d.groups.forget(req.Name)
 	policies, err := d.client.FirewallPolicies(cloudapi.WithOperation(ctx, "firewall_policies.list"))
 	if err != nil {
 		return fmt.Errorf("listing firewall policies: %w", err)
 	}
+	orphaned := false
 	for _, fp := range policies {
 		if fp.Name != req.Name {
 			continue
+		}
+		if fp.ServerGroup != nil && fp.ServerGroup.ID != "" {
+			groupIDs = append(groupIDs, fp.ServerGroup.ID)
+		} else {
+			orphaned = true
 		}
 		if _, err := one(ctx, "firewall_policies.delete", func(ctx context.Context) (*brightbox.FirewallPolicy, error) {
 			return d.client.DestroyFirewallPolicy(ctx, fp.ID)
 		}); err != nil && !isNotFound(err) {
 			return fmt.Errorf("deleting firewall policy %s: %w", fp.ID, err)
 		}
+	}
+	slices.Sort(groupIDs)
+	for _, id := range slices.Compact(groupIDs) {
+		g, err := one(ctx, "server_groups.get", func(ctx context.Context) (*brightbox.ServerGroup, error) {
+			return d.client.ServerGroup(ctx, id)
+		})
+		switch {
+		case isNotFound(err):
+			continue
+		case err != nil:
+			return fmt.Errorf("getting server group %s: %w", id, err)
+		case g == nil || g.ID != id:
+			return fmt.Errorf("getting server group %s: malformed response: no group", id)
+		case g.Name != req.Name:
+			continue
+		}
+		if err := d.deleteServerGroup(ctx, g); err != nil {
+			return err
+		}
+	}
+	if !orphaned {
+		return nil
 	}
 	groups, err := d.client.ServerGroups(cloudapi.WithOperation(ctx, "server_groups.list"))
 	if err != nil {

@@ -14,9 +14,12 @@ import (
 // CCM names them, but a sync reads its own by ID. A list of server groups
 // holds every group's servers: at 200 load balancers over 1,000 nodes one
 // list is 200,000 server entries, and listing on each sync made a node
-// joining cost minutes. The IDs a list or a create shows are remembered
-// by name (a few bytes each); a sync then makes one small GET, and lists
-// only for a name it has not seen, or whose object is gone or renamed.
+// joining cost minutes, and each create or delete hundreds of MiB. So a
+// group is never listed but in one rare case (serverGroupOf): its ID is
+// remembered by name (a few bytes each), or read from its firewall policy,
+// which is made before the group and applied to it, and whose list is
+// small. Policies are listed only for a name not seen yet, or whose policy
+// is gone or renamed.
 
 // nameIndex maps names to IDs; its zero value is ready.
 type nameIndex struct {
@@ -62,20 +65,32 @@ func (x *nameIndex) fill(names, ids []string) {
 	}
 }
 
-// serverGroupNamed returns the server group called name, nil when there is
-// none.
-func (d *lbDriver) serverGroupNamed(ctx context.Context, name string) (*brightbox.ServerGroup, error) {
+// serverGroupOf returns the server group called name, nil when there is
+// none. fp is the firewall policy called name, which this sync created
+// when fresh. A list of server groups is the costly read (see above), so
+// the group is found by the ID known for name, else through the policy
+// (the policy is applied to its group); only a policy applied to no group
+// of that name (a sync stopped between creating the policy and applying
+// it) makes a list. A fresh policy has no group yet.
+func (d *lbDriver) serverGroupOf(ctx context.Context, name string, fp *brightbox.FirewallPolicy, fresh bool) (*brightbox.ServerGroup, error) {
 	if id, ok := d.groups.get(name); ok {
-		g, err := one(ctx, "server_groups.get", func(ctx context.Context) (*brightbox.ServerGroup, error) {
-			return d.client.ServerGroup(ctx, id)
-		})
-		switch {
-		case err == nil && g != nil && g.ID == id && g.Name == name:
-			return g, nil
-		case err != nil && !isNotFound(err):
-			return nil, fmt.Errorf("getting server group %s: %w", id, err)
+		g, err := d.serverGroupByID(ctx, id, name)
+		if g != nil || err != nil {
+			return g, err
 		}
 		d.groups.forget(name) // gone or renamed: look again
+	}
+	if fp.ServerGroup != nil && fp.ServerGroup.ID != "" {
+		g, err := d.serverGroupByID(ctx, fp.ServerGroup.ID, name)
+		if g != nil {
+			d.groups.set(name, g.ID)
+		}
+		if g != nil || err != nil {
+			return g, err
+		}
+	}
+	if fresh {
+		return nil, nil
 	}
 	groups, err := shared(d, "server_groups", func() ([]brightbox.ServerGroup, error) {
 		return d.client.ServerGroups(cloudapi.WithOperation(ctx, "server_groups.list"))
@@ -83,17 +98,31 @@ func (d *lbDriver) serverGroupNamed(ctx context.Context, name string) (*brightbo
 	if err != nil {
 		return nil, fmt.Errorf("listing server groups: %w", err)
 	}
-	names, ids := make([]string, len(groups)), make([]string, len(groups))
-	var found *brightbox.ServerGroup
 	for i := range groups {
-		names[i], ids[i] = groups[i].Name, groups[i].ID
-		if found == nil && groups[i].Name == name {
+		if groups[i].Name == name && groups[i].ID != "" {
 			g := groups[i] // the list is shared: a copy
-			found = &g
+			d.groups.set(name, g.ID)
+			return &g, nil
 		}
 	}
-	d.groups.fill(names, ids)
-	return found, nil
+	return nil, nil
+}
+
+// serverGroupByID returns the server group id if it is called name; nil
+// when it is gone or called otherwise.
+func (d *lbDriver) serverGroupByID(ctx context.Context, id, name string) (*brightbox.ServerGroup, error) {
+	g, err := one(ctx, "server_groups.get", func(ctx context.Context) (*brightbox.ServerGroup, error) {
+		return d.client.ServerGroup(ctx, id)
+	})
+	switch {
+	case isNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("getting server group %s: %w", id, err)
+	case g == nil || g.ID != id || g.Name != name:
+		return nil, nil
+	}
+	return g, nil
 }
 
 // firewallPolicyNamed returns the firewall policy called name, nil when

@@ -58,6 +58,8 @@ type lbDriver struct {
 	groups, policies nameIndex
 	// lists coalesces the lists of server groups and firewall policies.
 	lists singleflight.Group
+	// gone holds the servers left out of load balancers: lb_gone.go.
+	gone goneServers
 }
 
 var (
@@ -195,11 +197,18 @@ func (d *lbDriver) Create(ctx context.Context, req *lbRequest) (*loadBalancer, e
 	if err != nil {
 		return nil, err
 	}
-	want, err := desiredOptions(ctx, req, cip, d.codec)
+	want, err := d.desiredOptions(ctx, req, cip)
 	if err != nil {
 		return nil, err
 	}
-	lb, err := d.client.CreateLoadBalancer(cloudapi.WithOperation(ctx, "load_balancers.create"), *want)
+	create := func() (*brightbox.LoadBalancer, error) {
+		return d.client.CreateLoadBalancer(cloudapi.WithOperation(ctx, "load_balancers.create"), *want)
+	}
+	lb, err := create()
+	if err != nil && refusedAsInvalid(err) && d.leaveOutGone(ctx, lbNodeIDs(want.Nodes)) {
+		want.Nodes = lbNodes(d.gone.without(lbNodeIDs(want.Nodes)))
+		lb, err = create()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -212,6 +221,17 @@ func (d *lbDriver) Create(ctx context.Context, req *lbRequest) (*loadBalancer, e
 	// The first Update maps it, without listing the cloud IPs again.
 	d.cloudIPs.Store(lb.ID, cloudIPChoice{id: cip.ID})
 	return lb, nil
+}
+
+// desiredOptions is the full spec of req's load balancer, its nodes less
+// the servers known to be gone (lb_gone.go).
+func (d *lbDriver) desiredOptions(ctx context.Context, req *lbRequest, cip *brightbox.CloudIP) (*brightbox.LoadBalancerOptions, error) {
+	want, err := desiredOptions(ctx, req, cip, d.codec)
+	if err != nil {
+		return nil, err
+	}
+	want.Nodes = lbNodes(d.gone.without(lbNodeIDs(want.Nodes)))
+	return want, nil
 }
 
 // Update brings the cloud IP, the server group, the firewall and the load
@@ -228,7 +248,7 @@ func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest)
 	if err != nil {
 		return cipWrote, err
 	}
-	want, err := desiredOptions(ctx, req, cip, d.codec)
+	want, err := d.desiredOptions(ctx, req, cip)
 	if err != nil {
 		return cipWrote || fwWrote, err
 	}
@@ -236,7 +256,17 @@ func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest)
 	if changes := lbChanges(lb, want); len(changes) > 0 {
 		klog.FromContext(ctx).V(2).Info("Updating load balancer", "service", klog.KObj(req.Service), "loadBalancerID", lb.ID, "changes", changes)
 		want.ID = lb.ID
-		updated, err := d.client.UpdateLoadBalancer(cloudapi.WithOperation(ctx, "load_balancers.update"), *want)
+		update := func() (*brightbox.LoadBalancer, error) {
+			return d.client.UpdateLoadBalancer(cloudapi.WithOperation(ctx, "load_balancers.update"), *want)
+		}
+		updated, err := update()
+		if adding, _ := membership(nodeIDs(lb.Nodes), lbNodeIDs(want.Nodes)); err != nil && refusedAsInvalid(err) && d.leaveOutGone(ctx, adding) {
+			want.Nodes = lbNodes(d.gone.without(lbNodeIDs(want.Nodes)))
+			if len(lbChanges(lb, want)) == 0 {
+				return changed, nil
+			}
+			updated, err = update()
+		}
 		if err != nil {
 			return changed, err
 		}
