@@ -41,7 +41,15 @@ type Config struct {
 	DefaultLBType            string   `json:"defaultLBType" env:"DEFAULT_LB_TYPE" default:"REGIONAL_NETWORK" doc:"Load balancer type when a Service does not set one: REGIONAL or REGIONAL_NETWORK."`
 	PublicAccessFirewallName string   `json:"publicAccessFirewallName" env:"PUBLIC_ACCESS_FIREWALL_NAME" doc:"Name of the firewall the public-access-firewall controller keeps: it opens the NodePorts of NodePort Services (and the ports of external REGIONAL_NETWORK load balancers) to the workers. Set together with PUBLIC_ACCESS_FIREWALL_TAGS; unset turns the controller off."`
 	PublicAccessFirewallTags []string `json:"publicAccessFirewallTags" env:"PUBLIC_ACCESS_FIREWALL_TAGS" doc:"Droplet tags the public-access firewall applies to (comma-separated)."`
+	// LBDropletTag is ccmkit's own (see lb_nodetag.go): the existing CCM
+	// always lists droplet IDs.
+	LBDropletTag string `json:"lbDropletTag" env:"DO_LB_DROPLET_TAG" doc:"Droplet tag that load balancers target instead of listing droplet IDs (a ccmkit setting; the existing CCM has none). The CCM puts the tag on the droplets of the nodes the load balancers serve and takes it off any other droplet that has it, so a node joining or leaving costs one or two tag calls instead of one update per load balancer. Give it a tag of its own, one per cluster, that nothing else sets or relies on (e.g. k8s-<cluster>-lb-nodes). Existing load balancers move to the tag at their next sync; a Service can keep droplet IDs with the droplet-targets annotation. Unset (the default): every load balancer lists its droplets."`
 }
+
+// Tags the CCM refuses as DO_LB_DROPLET_TAG, compared in any case: DOKS
+// puts them on every worker droplet, and the CCM takes the tag off every
+// droplet that is no load-balancer node.
+var reservedNodeTags = []string{"k8s", "k8s:worker"}
 
 var (
 	_ framework.SecretMaker       = (*Provider)(nil)
@@ -97,6 +105,9 @@ func (c *Config) Validate() error {
 	if (c.PublicAccessFirewallName == "") != (len(c.PublicAccessFirewallTags) == 0) {
 		errs = append(errs, errors.New("PUBLIC_ACCESS_FIREWALL_NAME and PUBLIC_ACCESS_FIREWALL_TAGS: set both, or neither"))
 	}
+	if err := c.validateLBDropletTag(); err != nil {
+		errs = append(errs, err)
+	}
 	switch t := strings.ToUpper(strings.TrimSpace(c.DefaultLBType)); t {
 	case LoadBalancerTypeRegional, LoadBalancerTypeRegionalNetwork:
 		c.DefaultLBType = t
@@ -105,4 +116,33 @@ func (c *Config) Validate() error {
 			c.DefaultLBType, LoadBalancerTypeRegional, LoadBalancerTypeRegionalNetwork))
 	}
 	return errors.Join(errs...)
+}
+
+// validateLBDropletTag checks DO_LB_DROPLET_TAG: a tag the API accepts,
+// and none that other tools put on droplets, since the CCM takes it off
+// every droplet that is no load-balancer node: the cluster's own tag
+// (k8s:<DO_CLUSTER_ID>, which also marks its load balancers), DOKS's
+// worker tags and the public-access firewall's tags.
+func (c *Config) validateLBDropletTag() error {
+	tag := c.LBDropletTag
+	if tag == "" {
+		return nil
+	}
+	if !doTag.MatchString(tag) {
+		return fmt.Errorf("DO_LB_DROPLET_TAG: %q is not a DigitalOcean tag (letters, digits, ':', '-', '_'; at most 255)", truncate(tag, 40))
+	}
+	taken := map[string]string{}
+	for _, t := range reservedNodeTags {
+		taken[strings.ToLower(t)] = "a tag DigitalOcean Kubernetes puts on every worker droplet"
+	}
+	if own := ownerTag(c.ClusterID); own != "" {
+		taken[strings.ToLower(own)] = "the cluster's own tag (DO_CLUSTER_ID)"
+	}
+	for _, t := range c.PublicAccessFirewallTags {
+		taken[strings.ToLower(t)] = "a tag of the public-access firewall (PUBLIC_ACCESS_FIREWALL_TAGS)"
+	}
+	if why, ok := taken[strings.ToLower(tag)]; ok {
+		return fmt.Errorf("DO_LB_DROPLET_TAG: %s is %s; the CCM takes this tag off every droplet that is no load-balancer node, so it needs a tag of its own", tag, why)
+	}
+	return nil
 }

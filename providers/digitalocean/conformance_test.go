@@ -31,3 +31,14 @@ func target(sim *dosim.Server) *frameworktest.Target {
 		},
 	}
 }
+
+// TestConformanceTagMode runs the suite with DO_LB_DROPLET_TAG set: load
+// balancers target the droplet tag, and node churn changes the tag's
+// droplets instead of the load balancers.
+func TestConformanceTagMode(t *testing.T) {
+	frameworktest.RunConformance(t, frameworktest.SimHarness(dosim.NewServer, func(sim *dosim.Server) *frameworktest.Target {
+		tg := target(sim)
+		tg.Env["DO_LB_DROPLET_TAG"] = "k8s-conformance-lb-nodes"
+		return tg
+	}))
+}

@@ -88,7 +88,16 @@ type LoadBalancerConfig struct {
 	Hostname     string `annotation:"hostname" doc:"Publish this hostname in the Service status instead of the IP, so in-cluster clients resolve it and go through the load balancer."`
 	IP           string `annotation:"ip" doc:"Reserved (BYOIP) address for a new load balancer. Used at creation only."`
 	SubnetUUID   string `annotation:"subnet-uuid" doc:"VPC subnet of a new load balancer. Used at creation only."`
+
+	// DropletTargets is pre-filled from DO_LB_DROPLET_TAG (NewConfig).
+	DropletTargets string `annotation:"droplet-targets" enum:"tag,droplet-ids" doc:"How the load balancer names its droplets: tag targets the droplet tag DO_LB_DROPLET_TAG (which must be set), droplet-ids lists the droplets. Default: tag when DO_LB_DROPLET_TAG is set, else droplet-ids. Changing it (or DO_LB_DROPLET_TAG) moves the load balancer at its next sync, in one update."`
 }
+
+// Values of the droplet-targets annotation.
+const (
+	targetsTag        = "tag"
+	targetsDropletIDs = "droplet-ids"
+)
 
 // healthCheckConfig groups the health-check annotations.
 type healthCheckConfig struct {

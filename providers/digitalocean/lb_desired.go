@@ -35,6 +35,20 @@ type lbSettings struct {
 	// (from certificate-id, or looked up from certificate-name).
 	certificateID string
 	codec         providerid.Codec
+	// nodeTag is DO_LB_DROPLET_TAG: the droplet tag load balancers in tag
+	// mode target; "" when unset.
+	nodeTag string
+}
+
+// targetTag is the droplet tag req's load balancer targets, "" when it
+// lists droplet IDs instead: the droplet-targets annotation (pre-filled
+// from DO_LB_DROPLET_TAG) says which. The driver's Validate refuses tag
+// without DO_LB_DROPLET_TAG before this runs.
+func targetTag(cfg *LoadBalancerConfig, s lbSettings) string {
+	if cfg.DropletTargets == targetsTag {
+		return s.nodeTag
+	}
+	return ""
 }
 
 // ownerTag is the tag the existing CCM puts on the load balancers of the
@@ -75,7 +89,6 @@ func desiredRequest(ctx context.Context, req *lbRequest, s lbSettings, current *
 		ForwardingRules:        rules,
 		HealthCheck:            hc,
 		StickySessions:         stickySessions(cfg),
-		DropletIDs:             dropletIDs(ctx, req.Nodes, s.codec),
 		RedirectHttpToHttps:    cfg.RedirectHTTP,
 		EnableProxyProtocol:    cfg.ProxyProtocol,
 		EnableBackendKeepalive: cfg.BackendKeepalive,
@@ -87,6 +100,10 @@ func desiredRequest(ctx context.Context, req *lbRequest, s lbSettings, current *
 		NetworkStack:           cfg.NetworkStack,
 		IP:                     cfg.IP,
 		Tags:                   withTag(nil, ownerTag(s.clusterID)),
+	}
+	// tag and droplet_ids are exclusive: the API refuses both (422).
+	if r.Tag = targetTag(cfg, s); r.Tag == "" {
+		r.DropletIDs = dropletIDs(ctx, req.Nodes, s.codec)
 	}
 	if cfg.DisableLetsEncryptDNSRecords != nil {
 		v := *cfg.DisableLetsEncryptDNSRecords

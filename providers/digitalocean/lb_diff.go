@@ -10,7 +10,9 @@ import (
 // the desired spec want; none means no write is needed. The API fills
 // defaults and returns lists in its own order, so both sides are compared
 // normalized: forwarding rules by protocol family and port, droplets and
-// tags as sets, an absent firewall as an empty one.
+// tags as sets, an absent firewall as an empty one. "droplet tag" is the
+// tag the load balancer targets (its tag field); "tags" are its own
+// labels (tags).
 func specChanges(lb *godo.LoadBalancer, want *godo.LoadBalancerRequest) []string {
 	have := requestOf(lb)
 	checks := []struct {
@@ -19,7 +21,10 @@ func specChanges(lb *godo.LoadBalancer, want *godo.LoadBalancerRequest) []string
 	}{
 		{"name", have.Name == want.Name},
 		{"forwarding rules", sameRules(have.ForwardingRules, want.ForwardingRules)},
-		{"droplets", sameSet(have.DropletIDs, want.DropletIDs)},
+		// A load balancer that targets a tag answers the droplets carrying
+		// it in droplet_ids: they are the tag's business, not the spec's.
+		{"droplet tag", have.Tag == want.Tag},
+		{"droplets", want.Tag != "" || sameSet(have.DropletIDs, want.DropletIDs)},
 		{"health check", sameHealthCheck(have.HealthCheck, want.HealthCheck)},
 		{"sticky sessions", sameSticky(have.StickySessions, want.StickySessions)},
 		{"algorithm", have.Algorithm == want.Algorithm},
@@ -49,7 +54,7 @@ func requestOf(lb *godo.LoadBalancer) *godo.LoadBalancerRequest {
 	r := &godo.LoadBalancerRequest{
 		Name: lb.Name, Algorithm: lb.Algorithm, SizeSlug: lb.SizeSlug, SizeUnit: lb.SizeUnit, Type: lb.Type,
 		ForwardingRules: lb.ForwardingRules, HealthCheck: lb.HealthCheck, StickySessions: lb.StickySessions,
-		DropletIDs: lb.DropletIDs, Tags: lb.Tags, RedirectHttpToHttps: lb.RedirectHttpToHttps,
+		DropletIDs: lb.DropletIDs, Tag: lb.Tag, Tags: lb.Tags, RedirectHttpToHttps: lb.RedirectHttpToHttps,
 		EnableProxyProtocol: lb.EnableProxyProtocol, EnableBackendKeepalive: lb.EnableBackendKeepalive,
 		VPCUUID: lb.VPCUUID, VPCSubnetUUID: lb.VPCSubnetUUID, DisableLetsEncryptDNSRecords: lb.DisableLetsEncryptDNSRecords,
 		HTTPIdleTimeoutSeconds: lb.HTTPIdleTimeoutSeconds, Firewall: lb.Firewall, Network: lb.Network,

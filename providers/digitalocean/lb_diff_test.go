@@ -59,6 +59,7 @@ func TestSpecChanges(t *testing.T) {
 		"health check":        {func(r *godo.LoadBalancerRequest) { r.HealthCheck.Port = 32000 }, "health check"},
 		"renamed":             {func(r *godo.LoadBalancerRequest) { r.Name = "b" }, "name"},
 		"cluster tag missing": {func(r *godo.LoadBalancerRequest) { r.Tags = append(r.Tags, "k8s:c2") }, "tags"},
+		"to the droplet tag":  {func(r *godo.LoadBalancerRequest) { r.DropletIDs, r.Tag = nil, "lb-nodes" }, "droplet tag"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			w := want()
@@ -67,5 +68,28 @@ func TestSpecChanges(t *testing.T) {
 				t.Errorf("changes = %v, want [%s]", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestSpecChangesTagMode: a load balancer on the droplet tag answers the
+// droplets carrying it in droplet_ids; they are no change, the tag is.
+func TestSpecChangesTagMode(t *testing.T) {
+	lb := &godo.LoadBalancer{Name: "a", Tag: "lb-nodes", DropletIDs: []int{1, 2}, Tags: []string{"k8s:c1"}}
+	want := &godo.LoadBalancerRequest{Name: "a", Tag: "lb-nodes", Tags: []string{"k8s:c1"}}
+	if got := specChanges(lb, want); len(got) != 0 {
+		t.Errorf("the tag's droplets count as changes: %v", got)
+	}
+	want.Tag = "other"
+	if got := specChanges(lb, want); !slices.Equal(got, []string{"droplet tag"}) {
+		t.Errorf("another tag: changes = %v", got)
+	}
+	// Back to droplet IDs: the tag goes, and the droplets are compared.
+	want.Tag, want.DropletIDs = "", []int{1, 2}
+	if got := specChanges(lb, want); !slices.Equal(got, []string{"droplet tag"}) {
+		t.Errorf("to droplet IDs: changes = %v", got)
+	}
+	want.DropletIDs = []int{1}
+	if got := specChanges(lb, want); !slices.Equal(got, []string{"droplet tag", "droplets"}) {
+		t.Errorf("to fewer droplet IDs: changes = %v", got)
 	}
 }

@@ -29,13 +29,19 @@ type loadBalancer = godo.LoadBalancer
 // newLoadBalancer wraps the driver in the framework's pipeline: annotation
 // decoding with Events, find-or-create, the ID annotation, requeueing while
 // the load balancer is new, the shared load-balancer list, and the status.
+// With s.nodeTag (DO_LB_DROPLET_TAG) set, load balancers target that tag
+// unless their Service says droplet-ids.
 func newLoadBalancer(env *framework.Env, c *godo.Client, s lbSettings, defaultType string) cloudprovider.LoadBalancer {
-	d := &lbDriver{client: c, env: env, settings: s}
+	d := &lbDriver{client: c, env: env, settings: s, nodeTag: newNodeTag(s.nodeTag, c)}
+	targets := targetsDropletIDs
+	if s.nodeTag != "" {
+		targets = targetsTag
+	}
 	return framework.NewLoadBalancer(env, d, framework.LoadBalancerOptions[LoadBalancerConfig]{
 		AnnotationPrefix: AnnotationPrefix,
 		IDAnnotation:     AnnotationLoadBalancerID,
 		Name:             loadBalancerName,
-		NewConfig:        func() *LoadBalancerConfig { return &LoadBalancerConfig{Type: defaultType} },
+		NewConfig:        func() *LoadBalancerConfig { return &LoadBalancerConfig{Type: defaultType, DropletTargets: targets} },
 		Hostname:         func(cfg *LoadBalancerConfig) string { return cfg.Hostname },
 	})
 }
@@ -54,6 +60,9 @@ type lbDriver struct {
 	client   *godo.Client
 	env      *framework.Env
 	settings lbSettings
+	// nodeTag keeps DO_LB_DROPLET_TAG on the nodes' droplets; nil when
+	// it is unset.
+	nodeTag *nodeTag
 }
 
 var (
@@ -63,8 +72,14 @@ var (
 )
 
 // Validate implements framework.LoadBalancerValidator: a Service that no
-// DigitalOcean load balancer can serve gets a Warning Event and no write.
-func (d *lbDriver) Validate(req *lbRequest) error { return validateService(req) }
+// DigitalOcean load balancer can serve gets a Warning Event and no write,
+// as does one that asks for tag mode on a CCM without the tag.
+func (d *lbDriver) Validate(req *lbRequest) error {
+	if req.Config.DropletTargets == targetsTag && d.nodeTag == nil {
+		return fmt.Errorf("annotation %q: tag needs DO_LB_DROPLET_TAG, which this CCM does not set", annotationKey("droplet-targets"))
+	}
+	return validateService(req)
+}
 
 // Get returns the load balancer with this ID; the API's 404 wraps
 // ErrNotFound and the pipeline falls back to Find.
@@ -129,6 +144,9 @@ func (d *lbDriver) Create(ctx context.Context, req *lbRequest) (*loadBalancer, e
 	if err != nil {
 		return nil, err
 	}
+	if err := d.syncNodeTag(ctx, req, want); err != nil {
+		return nil, err
+	}
 	lb, _, err := d.client.LoadBalancers.Create(cloudapi.WithOperation(ctx, "load_balancers.create"), want)
 	if err != nil {
 		return nil, err
@@ -149,6 +167,9 @@ func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest)
 	if err != nil {
 		return false, err
 	}
+	if err := d.syncNodeTag(ctx, req, want); err != nil {
+		return false, err
+	}
 	changes := specChanges(lb, want)
 	if len(changes) == 0 {
 		return false, nil
@@ -163,6 +184,19 @@ func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest)
 	}
 	*lb = *updated
 	return true, nil
+}
+
+// syncNodeTag puts the droplet tag a load balancer in tag mode targets on
+// exactly the droplets of req.Nodes, before the load balancer is created
+// or moved to the tag, so it never targets fewer droplets than it should.
+// After a node change the first sync does it; the others find it done
+// (see nodeTag) and cost no call. A load balancer listing droplet IDs
+// leaves the tag alone.
+func (d *lbDriver) syncNodeTag(ctx context.Context, req *lbRequest, want *godo.LoadBalancerRequest) error {
+	if want.Tag == "" || d.nodeTag == nil {
+		return nil
+	}
+	return d.nodeTag.sync(ctx, dropletIDs(ctx, req.Nodes, d.settings.codec))
 }
 
 // checkLB rejects a load balancer answer the driver cannot act on: none,

@@ -78,7 +78,7 @@ func (p *Provider) Init(ctx context.Context, env *framework.Env) error {
 	p.region = region
 	p.client = c
 	p.instances = &instances{client: c, defaultRegion: region}
-	p.lb = newLoadBalancer(env, c, lbSettings{region: region, vpcUUID: p.cfg.ClusterVPCID, clusterID: p.cfg.ClusterID, codec: framework.Codec(p)}, p.cfg.DefaultLBType)
+	p.lb = newLoadBalancer(env, c, lbSettings{region: region, vpcUUID: p.cfg.ClusterVPCID, clusterID: p.cfg.ClusterID, codec: framework.Codec(p), nodeTag: p.cfg.LBDropletTag}, p.cfg.DefaultLBType)
 	klog.FromContext(ctx).Info("DigitalOcean provider initialized",
 		"apiURL", cloudapi.RedactURL(c.BaseURL), "region", region, "clusterID", p.cfg.ClusterID)
 	return nil

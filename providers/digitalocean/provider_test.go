@@ -85,6 +85,27 @@ func TestConfigErrors(t *testing.T) {
 			Want: []string{`DEFAULT_LB_TYPE: "GLOBALISH" is not REGIONAL or REGIONAL_NETWORK`},
 		},
 		{
+			Name: "LB droplet tag not a tag",
+			Env:  map[string]string{"DO_ACCESS_TOKEN": token, "DO_LB_DROPLET_TAG": "lb nodes!"},
+			Want: []string{`DO_LB_DROPLET_TAG: "lb nodes!" is not a DigitalOcean tag`},
+		},
+		{
+			Name: "LB droplet tag is the cluster's",
+			Env:  map[string]string{"DO_ACCESS_TOKEN": token, "DO_CLUSTER_ID": "c0ffee", "DO_LB_DROPLET_TAG": "K8S:c0ffee"},
+			Want: []string{"DO_LB_DROPLET_TAG: K8S:c0ffee is the cluster's own tag (DO_CLUSTER_ID)"},
+		},
+		{
+			Name: "LB droplet tag is the firewall's",
+			Env: map[string]string{"DO_ACCESS_TOKEN": token, "DO_LB_DROPLET_TAG": "workers",
+				"PUBLIC_ACCESS_FIREWALL_NAME": "fw", "PUBLIC_ACCESS_FIREWALL_TAGS": "k8s,workers"},
+			Want: []string{"DO_LB_DROPLET_TAG: workers is a tag of the public-access firewall"},
+		},
+		{
+			Name: "LB droplet tag is DOKS's",
+			Env:  map[string]string{"DO_ACCESS_TOKEN": token, "DO_LB_DROPLET_TAG": "k8s:worker"},
+			Want: []string{"DO_LB_DROPLET_TAG: k8s:worker is a tag DigitalOcean Kubernetes puts on every worker droplet"},
+		},
+		{
 			Name: "override URL not http",
 			Env:  map[string]string{"DO_ACCESS_TOKEN": token, "DO_OVERRIDE_URL": "ftp://files.example"},
 			Want: []string{"DO_OVERRIDE_URL: ftp://files.example is not an http(s) URL"},
@@ -249,6 +270,7 @@ func TestConfigTags(t *testing.T) {
 		`DEFAULT_LB_TYPE string required=false default="REGIONAL_NETWORK"`,
 		`PUBLIC_ACCESS_FIREWALL_NAME string required=false default=""`,
 		`PUBLIC_ACCESS_FIREWALL_TAGS []string required=false default=""`,
+		`DO_LB_DROPLET_TAG string required=false default=""`,
 	})
 }
 
@@ -266,6 +288,7 @@ func TestConfigValues(t *testing.T) {
 		"DEFAULT_LB_TYPE":             "regional",
 		"PUBLIC_ACCESS_FIREWALL_NAME": "fw",
 		"PUBLIC_ACCESS_FIREWALL_TAGS": "k8s,workers",
+		"DO_LB_DROPLET_TAG":           "k8s:c-1:lb-nodes",
 	})
 	if err != nil {
 		t.Fatalf("NewCloud: %v", err)
@@ -280,6 +303,7 @@ func TestConfigValues(t *testing.T) {
 		DefaultLBType:            "REGIONAL",
 		PublicAccessFirewallName: "fw",
 		PublicAccessFirewallTags: []string{"k8s", "workers"},
+		LBDropletTag:             "k8s:c-1:lb-nodes",
 	}
 	if diff := cmp.Diff(want, p.Config()); diff != "" {
 		t.Errorf("Config (-want +got):\n%s", diff)

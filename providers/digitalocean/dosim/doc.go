@@ -151,7 +151,8 @@
 // certificate_id of an existing certificate or tls_passthrough, which needs
 // https on both sides and no certificate_id; size and size_unit exclusive,
 // size one of lb-small/medium/large, size_unit at most 200; type, network,
-// network_stack and algorithm enums; tag and droplet_ids exclusive; every
+// network_stack and algorithm enums; tag a tag name (as POST /v2/tags
+// checks it) and exclusive with droplet_ids; every
 // droplet must exist; health check protocol http/https/tcp, interval and
 // timeout 3-300, thresholds 2-10, path only with http(s) and starting with
 // /, and its port may not be a port forwarded to only as UDP; sticky

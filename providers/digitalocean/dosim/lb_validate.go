@@ -42,6 +42,8 @@ func (s *Server) validateLB(req *lbRequest) string {
 		return fmt.Sprintf("ip %q is not a valid IP address", req.IP)
 	case req.Tag != "" && len(req.DropletIDs) > 0:
 		return "tag and droplet_ids are mutually exclusive"
+	case req.Tag != "" && !validTag.MatchString(req.Tag):
+		return fmt.Sprintf("tag %q is not a valid tag name", req.Tag)
 	case req.HTTPIdleTimeoutSeconds != nil && (*req.HTTPIdleTimeoutSeconds < 30 || *req.HTTPIdleTimeoutSeconds > 600):
 		return "http_idle_timeout_seconds must be between 30 and 600"
 	}

@@ -163,6 +163,7 @@ func TestLoadBalancerValidation(t *testing.T) {
 		"bad size":           func(r *godo.LoadBalancerRequest) { r.SizeSlug = "lb-huge" },
 		"unknown droplet":    func(r *godo.LoadBalancerRequest) { r.DropletIDs = []int{d, 999} },
 		"tag and droplets":   func(r *godo.LoadBalancerRequest) { r.Tag = "x" },
+		"bad tag":            func(r *godo.LoadBalancerRequest) { r.DropletIDs, r.Tag = nil, "lb nodes" },
 		"udp health check port": func(r *godo.LoadBalancerRequest) {
 			r.ForwardingRules = []godo.ForwardingRule{{EntryProtocol: "udp", EntryPort: 53, TargetProtocol: "udp", TargetPort: 30053}}
 			r.HealthCheck = &godo.HealthCheck{Protocol: "tcp", Port: 30053}
