@@ -13,7 +13,7 @@ import (
 // normalized: listeners by port, nodes and domains as sets, and numbers
 // the Service leaves unset (0) not at all, so that the API's defaults, or
 // values set by hand, cause no write.
-func lbChanges(lb *brightbox.LoadBalancer, want *brightbox.LoadBalancerOptions) []string {
+func lbChanges(lb *loadBalancer, want *brightbox.LoadBalancerOptions) []string {
 	var changes []string
 	add := func(name string, same bool) {
 		if !same {
@@ -23,7 +23,7 @@ func lbChanges(lb *brightbox.LoadBalancer, want *brightbox.LoadBalancerOptions) 
 	add("name", want.Name == nil || *want.Name == lb.Name)
 	add("policy", want.Policy == 0 || want.Policy == lb.Policy)
 	add("listeners", sameListeners(lb.Listeners, want.Listeners))
-	add("nodes", sameSet(nodeIDs(lb.Nodes), lbNodeIDs(want.Nodes)))
+	add("nodes", sameSet(lb.NodeIDs, lbNodeIDs(want.Nodes)))
 	add("health check", want.Healthcheck == nil || sameHealthCheck(&lb.Healthcheck, want.Healthcheck))
 	add("domains", want.Domains == nil || sameSet(acmeDomains(lb.Acme), *want.Domains))
 	add("https redirect", want.HTTPSRedirect == nil || *want.HTTPSRedirect == lb.HTTPSRedirect)

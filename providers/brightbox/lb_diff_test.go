@@ -41,7 +41,7 @@ func TestLBChanges(t *testing.T) {
 			Nodes:       []brightbox.LoadBalancerNode{{Node: "srv-aaaaa"}, {Node: "srv-bbbbb"}},
 		}
 	}
-	if got := lbChanges(lb(), want()); len(got) != 0 {
+	if got := lbChanges(compact(lb()), want()); len(got) != 0 {
 		t.Fatalf("the API's defaults and order count as changes: %v", got)
 	}
 	for name, tc := range map[string]struct {
@@ -67,7 +67,7 @@ func TestLBChanges(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			w := want()
 			tc.edit(w)
-			got := lbChanges(lb(), w)
+			got := lbChanges(compact(lb()), w)
 			if tc.want == "" && len(got) != 0 || tc.want != "" && !slices.Equal(got, []string{tc.want}) {
 				t.Errorf("lbChanges = %v, want [%s]", got, tc.want)
 			}

@@ -74,13 +74,15 @@ func refusedAsInvalid(err error) bool {
 
 // leaveOutGone looks up the servers a refused write was adding and
 // remembers those the API says are gone: a server's own 404, a deleted or
-// failed status, or a complete list without it. It reports whether any
-// was; a failed lookup remembers nothing.
+// failed status, or a complete list without it. It reports whether any of
+// adding is gone, found so now or by another sync since this one computed
+// its write; a failed lookup remembers nothing.
 func (d *lbDriver) leaveOutGone(ctx context.Context, adding []string) bool {
-	adding = d.gone.without(adding)
-	if len(adding) == 0 {
-		return false
+	unknown := d.gone.without(adding)
+	if len(unknown) < len(adding) {
+		return true // another sync's lookup found some: write without them
 	}
+	adding = unknown
 	logger := klog.FromContext(ctx)
 	var found []string
 	if len(adding) <= lookUpOneByOne {

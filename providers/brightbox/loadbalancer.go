@@ -20,8 +20,23 @@ import (
 	"github.com/ccmkit/ccmkit/framework/providerid"
 )
 
-// loadBalancer is a Brightbox load balancer as gobrightbox returns it.
-type loadBalancer = brightbox.LoadBalancer
+// loadBalancer is a Brightbox load balancer as the driver keeps it: as
+// gobrightbox returns it, but with its nodes, which the API embeds as
+// whole servers, reduced to their IDs. The pipeline keeps every load
+// balancer between syncs: at 200 load balancers over 1,000 nodes the
+// servers alone were 200,000 structs, over 100 MiB.
+type loadBalancer struct {
+	brightbox.LoadBalancer // its Nodes are always nil
+	// NodeIDs are the IDs of its nodes.
+	NodeIDs []string
+}
+
+// compact returns lb as the driver keeps it.
+func compact(lb *brightbox.LoadBalancer) *loadBalancer {
+	out := &loadBalancer{LoadBalancer: *lb, NodeIDs: nodeIDs(lb.Nodes)}
+	out.Nodes = nil
+	return out
+}
 
 var _ framework.LoadBalancerProvider = (*Provider)(nil)
 
@@ -125,7 +140,7 @@ func checkCloudIP(c *brightbox.CloudIP) error {
 // Get returns the load balancer with this ID; the API's 404, or a deleted
 // load balancer, wraps ErrNotFound and the pipeline falls back to Find.
 func (d *lbDriver) Get(ctx context.Context, id string) (*loadBalancer, error) {
-	lb, err := one(ctx, "load_balancers.get", func(ctx context.Context) (*loadBalancer, error) {
+	full, err := one(ctx, "load_balancers.get", func(ctx context.Context) (*brightbox.LoadBalancer, error) {
 		return d.client.LoadBalancer(ctx, id)
 	})
 	switch {
@@ -133,9 +148,10 @@ func (d *lbDriver) Get(ctx context.Context, id string) (*loadBalancer, error) {
 		return nil, fmt.Errorf("load balancer %s: %w (%w)", id, framework.ErrNotFound, err)
 	case err != nil:
 		return nil, fmt.Errorf("getting load balancer %s: %w", id, err)
-	case lb == nil || lb.ID != id:
+	case full == nil || full.ID != id:
 		return nil, fmt.Errorf("getting load balancer %s: malformed response: no such load balancer in the answer", id)
 	}
+	lb := compact(full)
 	if err := checkLB(lb); err != nil {
 		return nil, fmt.Errorf("getting load balancer %s: %w", id, err)
 	}
@@ -155,11 +171,13 @@ func (d *lbDriver) List(ctx context.Context) ([]*loadBalancer, error) {
 	}
 	out := make([]*loadBalancer, 0, len(lbs))
 	for i := range lbs {
-		if err := checkLB(&lbs[i]); err != nil {
+		lb := compact(&lbs[i])
+		lbs[i] = brightbox.LoadBalancer{} // the list's servers can go now
+		if err := checkLB(lb); err != nil {
 			return nil, fmt.Errorf("listing load balancers: %w", err)
 		}
-		if alive(&lbs[i]) {
-			out = append(out, &lbs[i])
+		if alive(lb) {
+			out = append(out, lb)
 		}
 	}
 	return out, nil
@@ -204,17 +222,18 @@ func (d *lbDriver) Create(ctx context.Context, req *lbRequest) (*loadBalancer, e
 	create := func() (*brightbox.LoadBalancer, error) {
 		return d.client.CreateLoadBalancer(cloudapi.WithOperation(ctx, "load_balancers.create"), *want)
 	}
-	lb, err := create()
+	created, err := create()
 	if err != nil && refusedAsInvalid(err) && d.leaveOutGone(ctx, lbNodeIDs(want.Nodes)) {
 		want.Nodes = lbNodes(d.gone.without(lbNodeIDs(want.Nodes)))
-		lb, err = create()
+		created, err = create()
 	}
 	if err != nil {
 		return nil, err
 	}
-	if lb == nil {
+	if created == nil {
 		return nil, errors.New("malformed response: no load balancer")
 	}
+	lb := compact(created)
 	if err := checkLB(lb); err != nil {
 		return nil, err
 	}
@@ -260,7 +279,7 @@ func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest)
 			return d.client.UpdateLoadBalancer(cloudapi.WithOperation(ctx, "load_balancers.update"), *want)
 		}
 		updated, err := update()
-		if adding, _ := membership(nodeIDs(lb.Nodes), lbNodeIDs(want.Nodes)); err != nil && refusedAsInvalid(err) && d.leaveOutGone(ctx, adding) {
+		if adding, _ := membership(lb.NodeIDs, lbNodeIDs(want.Nodes)); err != nil && refusedAsInvalid(err) && d.leaveOutGone(ctx, adding) {
 			want.Nodes = lbNodes(d.gone.without(lbNodeIDs(want.Nodes)))
 			if len(lbChanges(lb, want)) == 0 {
 				return changed, nil
@@ -273,10 +292,11 @@ func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest)
 		if updated == nil || updated.ID != lb.ID {
 			return true, errors.New("malformed response: no load balancer")
 		}
-		if err := checkLB(updated); err != nil {
+		fresh := compact(updated)
+		if err := checkLB(fresh); err != nil {
 			return true, err
 		}
-		*lb = *updated
+		*lb = *fresh
 		changed, cipWrote = true, cipWrote && !hasCloudIP(lb, cip.ID)
 	}
 	if cipWrote {
@@ -324,7 +344,7 @@ func (d *lbDriver) Delete(ctx context.Context, lb *loadBalancer, req *lbRequest)
 	if err := d.deleteFirewall(ctx, req); err != nil {
 		return err
 	}
-	deleted, err := one(ctx, "load_balancers.delete", func(ctx context.Context) (*loadBalancer, error) {
+	deleted, err := one(ctx, "load_balancers.delete", func(ctx context.Context) (*brightbox.LoadBalancer, error) {
 		return d.client.DestroyLoadBalancer(ctx, lb.ID)
 	})
 	switch {
