@@ -270,6 +270,15 @@ bench: controlplane csi-sidecars ## Scale scenarios (BENCH_NODES, BENCH_SERVICES
 	CLOUD=$(CLOUD) $(GO) run ./internal/bench
 	CCMKIT_E2E=required $(GO) test -run='^$$' -bench=CSIPVCs -benchtime=1x -timeout=30m -v ./test/e2e/ | grep -E '^(Benchmark|ok|FAIL|--- FAIL)|csi_bench_test
 
+.PHONY: bench-sweep
+bench-sweep: controlplane ## The scale bench for every cloud at 100, 1,000 and 5,000 nodes (BENCH_CLOUDS, BENCH_SIZES), then docs/performance.md: hours on 2 cores; resumes where it stopped.
+	$(GO) run ./internal/bench -sweep docs/performance/data
+	$(MAKE) perf-docs
+
+.PHONY: perf-docs
+perf-docs: ## Regenerate docs/performance.md's tables and plots from the runs in docs/performance/data.
+	$(GO) run ./internal/bench -report docs/performance/data
+
 .PHONY: fmt
 fmt: ## gofmt every Go file.
 	gofmt -w $$(git ls-files '*.go')
@@ -288,6 +297,7 @@ verify: ## Check go.mod is tidy, code is gofmt'ed and generated docs are current
 	cd hack/fidelity/brightbox && $(GO) mod tidy -diff
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed (run 'make fmt'):"; echo "$$out"; exit 1; fi
 	$(GO) run ./internal/docgen -dir docs -check
+	$(GO) run ./internal/bench -report docs/performance/data -check
 
 .PHONY: clean
 clean: ## Remove bin/.

@@ -9,15 +9,24 @@
 //	(c) the idle cluster over BENCH_IDLE_WINDOW: cloud calls per hour;
 //	(d) one node joins the cluster with all those LBs: cloud writes;
 //	(e) one node leaves it (instance deleted, then its Node): cloud writes
-//	    until it is behind no LB.
+//	    until it is behind no LB;
+//	(f) a VM is deleted under its Node: seconds until the CCM deletes the
+//	    Node, cloud calls;
+//	(g) every LoadBalancer Service is deleted: seconds until the cloud has
+//	    no LB, cloud calls.
 //
 // It also reports the CCM process's peak RSS, prints a Markdown table and
-// writes the figures as JSON. BENCH_NODE_IMAGES=<n> makes every node report
-// n container images, as real kubelets do (up to 50); BENCH_HEAP_PROFILES=
-// <dir> also saves the CCM's heap profile after each step there (go tool
-// pprof -top <file>; serving them costs the CCM some memory, so compare
-// peak RSS from runs without). GOGC, GOMEMLIMIT and GODEBUG are passed on
-// to the CCM (GODEBUG=gctrace=1 logs its heap at every collection).
+// writes the figures as JSON. For each step it also prints what held the
+// CCM's heap at the step's peak: a heap profile is taken whenever the
+// CCM's anonymous RSS grows 10% past the step's last one, and the largest
+// is summarized by the code that allocated what it holds (serving a
+// profile costs the CCM a little memory, a few times per step).
+// BENCH_NODE_IMAGES=<n> makes every node report n container images, as
+// real kubelets do (up to 50); BENCH_HEAP_PROFILES=<dir> also saves each
+// step's peak profile there (go tool pprof -top <file>). GOGC, GOMEMLIMIT and GODEBUG are passed on
+// to the CCM (GODEBUG=gctrace=1 logs its heap at every collection), and
+// so are the KEY=VALUE settings of BENCH_CCM_ENV (space-separated), e.g.
+// BENCH_CCM_ENV=DO_LB_DROPLET_TAG=k8s-bench-lb-nodes.
 package main
 
 import (
@@ -26,9 +35,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -66,37 +78,75 @@ func main() {
 		HeapProfiles:   os.Getenv("BENCH_HEAP_PROFILES"),
 	}
 	out := flag.String("out", "", "JSON output file (default bin/bench/<cloud>.json)")
+	sweep := flag.String("sweep", "", "run every cloud of BENCH_CLOUDS at every size of BENCH_SIZES, writing <dir>/<cloud>-<nodes>x<services>.json (runs whose file exists are skipped)")
+	report := flag.String("report", "", "write docs/performance.md's tables and plots from the runs in this directory")
+	check := flag.Bool("check", false, "with -report: fail if docs/performance.md or its plots are not what the runs give")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := run(ctx, s)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
+	var err error
+	switch {
+	case *report != "":
+		err = writeReport(*report, *check)
+	case *sweep != "":
+		err = runSweep(ctx, s, *sweep)
+	default:
+		err = runOne(ctx, s, *out)
 	}
-	printTable(os.Stdout, s, res)
-	if err := writeJSON(*out, s, res); err != nil {
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func writeJSON(path string, s settings, res *results) error {
+// runOne runs the scenarios once, prints the table and writes the JSON.
+func runOne(ctx context.Context, s settings, out string) error {
+	start := time.Now()
+	res, err := run(ctx, s)
+	if err != nil {
+		return err
+	}
+	printTable(os.Stdout, s, res)
+	return writeJSON(out, record{Settings: s, Results: res, Run: newRunInfo(start)})
+}
+
+// record is one run as its JSON file holds it.
+type record struct {
+	Settings settings `json:"settings"`
+	Results  *results `json:"results"`
+	Run      runInfo  `json:"run"`
+}
+
+// runInfo says where and when a run was made.
+type runInfo struct {
+	Commit string    `json:"commit"`
+	Date   time.Time `json:"date"`
+	// WallSeconds is the whole run, control plane start-up included.
+	WallSeconds float64 `json:"wallSeconds"`
+	CPUs        int     `json:"cpus"`
+}
+
+func newRunInfo(start time.Time) runInfo {
+	commit := "unknown"
+	if b, err := exec.Command("git", "describe", "--always", "--dirty", "--abbrev=12").Output(); err == nil {
+		commit = strings.TrimSpace(string(b))
+	}
+	return runInfo{Commit: commit, Date: start.UTC().Truncate(time.Second), WallSeconds: time.Since(start).Seconds(), CPUs: runtime.NumCPU()}
+}
+
+func writeJSON(path string, r record) error {
 	if path == "" {
 		root, err := cluster.ModuleRoot()
 		if err != nil {
 			return err
 		}
-		path = filepath.Join(root, "bin", "bench", s.Cloud+".json")
+		path = filepath.Join(root, "bin", "bench", r.Settings.Cloud+".json")
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(struct {
-		Settings settings `json:"settings"`
-		Results  *results `json:"results"`
-	}{s, res}, "", "  ")
+	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}

@@ -22,10 +22,15 @@ type memSampler struct {
 
 	mu         sync.Mutex
 	anon, file int64
+	// onPeak, if set, is called (on the sampling goroutine) when the
+	// anonymous RSS reaches trigger, which then moves 10% above it: a
+	// heap profile near each new peak of a step (resetPeak).
+	onPeak  func(anon int64)
+	trigger int64
 }
 
-func startMemSampler(pid int, every time.Duration) *memSampler {
-	m := &memSampler{pid: pid, stop: make(chan struct{})}
+func startMemSampler(pid int, every time.Duration, onPeak func(anon int64)) *memSampler {
+	m := &memSampler{pid: pid, stop: make(chan struct{}), onPeak: onPeak}
 	m.done.Add(1)
 	go func() {
 		defer m.done.Done()
@@ -48,10 +53,26 @@ func (m *memSampler) sample() {
 	if err != nil {
 		return // the process is gone; the peaks stand
 	}
+	anon := st["RssAnon"]
+	m.mu.Lock()
+	m.anon = max(m.anon, anon)
+	m.file = max(m.file, st["RssFile"])
+	fire := m.onPeak != nil && anon >= m.trigger
+	if fire {
+		m.trigger = anon + anon/10 + 1
+	}
+	m.mu.Unlock()
+	if fire {
+		m.onPeak(anon)
+	}
+}
+
+// resetPeak makes the next sample call onPeak: a new step's peaks are its
+// own.
+func (m *memSampler) resetPeak() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.anon = max(m.anon, st["RssAnon"])
-	m.file = max(m.file, st["RssFile"])
+	m.trigger = 0
 }
 
 // Stop ends the sampling and returns the peaks.

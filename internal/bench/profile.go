@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -14,46 +15,60 @@ import (
 	"github.com/ccmkit/ccmkit/internal/cluster"
 )
 
-// writeHeapProfile saves the CCM's heap profile, from /debug/pprof/heap on
-// its secure port (upstream's --profiling, on by default), as
-// dir/<step>.pprof. The admin user's client certificate gets through the
-// port's delegated authentication and authorization; the port's serving
-// certificate is self-signed.
-func writeHeapProfile(ctx context.Context, c *cluster.Cluster, port int, dir, step string) error {
+// heapProfiler fetches the CCM's heap profile from /debug/pprof/heap on
+// its secure port (upstream's --profiling, on by default). The admin
+// user's client certificate gets through the port's delegated
+// authentication and authorization; the port's serving certificate is
+// self-signed.
+type heapProfiler struct {
+	client *http.Client
+	url    string
+}
+
+func newHeapProfiler(c *cluster.Cluster, port int) (*heapProfiler, error) {
 	cfg := c.ControlPlane.RESTConfig()
 	cfg.Host = fmt.Sprintf("https://127.0.0.1:%d", port)
 	cfg.CAData, cfg.CAFile, cfg.Insecure = nil, "", true
 	client, err := rest.HTTPClientFor(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cfg.Host+"/debug/pprof/heap", nil)
+	return &heapProfiler{client: client, url: cfg.Host + "/debug/pprof/heap"}, nil
+}
+
+// fetch returns the heap profile, gzipped protobuf as Go serves it.
+func (h *heapProfiler) fetch(ctx context.Context) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.url, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	resp, err := client.Do(req)
+	resp, err := h.client.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("%s: %s", resp.Status, b)
+		return nil, fmt.Errorf("%s: %s", resp.Status, b)
 	}
+	var buf bytes.Buffer
+	if _, err := io.Copy(&buf, resp.Body); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// save writes a profile as dir/<step>.pprof (go tool pprof -top <file>).
+func saveProfile(dir, step string, prof []byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	path := filepath.Join(dir, slug(step)+".pprof")
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
-		_ = f.Close()
+	if err := os.WriteFile(path, prof, 0o644); err != nil {
 		return err
 	}
 	fmt.Printf("    heap profile: %s\n", path)
-	return f.Close()
+	return nil
 }
 
 // slug turns a step's name into a file name: "(a) 10 nodes join" is

@@ -5,16 +5,10 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/wait"
-	cloudproviderapi "k8s.io/cloud-provider/api"
 
 	"github.com/ccmkit/ccmkit/internal/cluster"
 )
@@ -34,6 +28,8 @@ type scenario struct {
 	// PeakRSSBytes is the CCM's peak RSS (VmHWM) so far, read at the end
 	// of the step: where the peak happened.
 	PeakRSSBytes int64 `json:"peakRSSBytes,omitempty"`
+	// Heap is what held the CCM's heap at the step's peak.
+	Heap *heapAtPeak `json:"heapAtPeak,omitempty"`
 }
 
 type results struct {
@@ -72,11 +68,13 @@ func run(ctx context.Context, s settings) (*results, error) {
 		return nil, err
 	}
 	res := &results{}
-	sampler := startMemSampler(ccm.PID(), 100*time.Millisecond)
-	m := meter{c: c, pid: ccm.PID()}
-	if s.HeapProfiles != "" {
-		m.profile = func(name string) error { return writeHeapProfile(ctx, c, port, s.HeapProfiles, name) }
+	profiler, err := newHeapProfiler(c, port)
+	if err != nil {
+		return nil, err
 	}
+	peaks := &peakProfiles{ctx: ctx, profiler: profiler}
+	sampler := startMemSampler(ccm.PID(), 100*time.Millisecond, peaks.onPeak)
+	m := meter{c: c, pid: ccm.PID(), sampler: sampler, peaks: peaks, profileDir: s.HeapProfiles}
 
 	fmt.Printf("==> (a) %d nodes join at once\n", s.Nodes)
 	var nodeIDs []string
@@ -190,6 +188,20 @@ func run(ctx context.Context, s settings) (*results, error) {
 	}
 	res.Scenarios = append(res.Scenarios, f)
 
+	// Deleting is where some clouds' CCMs peak: each delete looks up what
+	// the load balancer was given (addresses, groups, firewalls).
+	fmt.Printf("==> (g) %d LoadBalancer Services deleted\n", s.Services)
+	g, err := m.measure(ctx, fmt.Sprintf("(g) %d Services deleted", s.Services), func() error {
+		if err := deleteServices(ctx, c, s.Services); err != nil {
+			return err
+		}
+		return waitFor(ctx, 30*time.Minute, func(context.Context) (bool, error) { return len(c.Sim.LoadBalancers()) == 0, nil })
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.Scenarios = append(res.Scenarios, g)
+
 	res.PeakAnonBytes, res.PeakFileBytes = sampler.Stop()
 	res.PeakRSSBytes, err = peakRSS(ccm.PID())
 	if err != nil {
@@ -199,202 +211,4 @@ func run(ctx context.Context, s settings) (*results, error) {
 		return nil, err
 	}
 	return res, nil
-}
-
-// meter measures the time, the cloud calls and the CCM's peak RSS a step
-// costs.
-type meter struct {
-	c   *cluster.Cluster
-	pid int
-	// profile, if set, saves the CCM's heap profile after each step.
-	profile func(name string) error
-}
-
-func (m meter) measure(ctx context.Context, name string, step func() error) (scenario, error) {
-	before, writes := m.c.Sim.Stats(), m.c.Sim.Writes()
-	warnings, seen, err := warningEvents(ctx, m.c)
-	if err != nil {
-		return scenario{}, err
-	}
-	start := time.Now()
-	if err := step(); err != nil {
-		return scenario{}, fmt.Errorf("%s: %w", name, err)
-	}
-	sc := scenario{Name: name, Seconds: time.Since(start).Seconds(), Calls: map[string]int{}, Writes: m.c.Sim.Writes() - writes}
-	after, seenAfter, err := warningEvents(ctx, m.c)
-	if err != nil {
-		return scenario{}, err
-	}
-	sc.Warnings = after - warnings
-	for text, n := range seenAfter { // what they said, for the one reading the figures
-		if d := n - seen[text]; d > 0 {
-			fmt.Fprintf(os.Stderr, "%s: %d Warning Event(s): %s\n", name, d, text)
-		}
-	}
-	for op, n := range m.c.Sim.Stats() {
-		if d := n - before[op]; d > 0 {
-			sc.Calls[op] = d
-			sc.Total += d
-		}
-	}
-	if sc.PeakRSSBytes, err = peakRSS(m.pid); err != nil {
-		return scenario{}, err
-	}
-	if m.profile != nil {
-		if err := m.profile(name); err != nil {
-			return scenario{}, fmt.Errorf("%s: heap profile: %w", name, err)
-		}
-	}
-	return sc, nil
-}
-
-// warningEvents counts the Warning Events in the cluster, repeats
-// included, in all and by reason and message.
-func warningEvents(ctx context.Context, c *cluster.Cluster) (int, map[string]int, error) {
-	list, err := c.Kube.CoreV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "type=" + corev1.EventTypeWarning})
-	if err != nil {
-		return 0, nil, fmt.Errorf("listing Warning Events: %w", err)
-	}
-	n, by := 0, map[string]int{}
-	for _, e := range list.Items {
-		c := int(max(e.Count, 1))
-		n += c
-		by[e.Reason+": "+e.Message] += c
-	}
-	return n, by, nil
-}
-
-func waitFor(ctx context.Context, timeout time.Duration, cond wait.ConditionWithContextFunc) error {
-	return wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, cond)
-}
-
-func allInitialized(ctx context.Context, c *cluster.Cluster, want int) (bool, error) {
-	nodes, err := c.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-	if err != nil {
-		return false, err
-	}
-	n := 0
-	for _, node := range nodes.Items {
-		if node.Spec.ProviderID != "" && !tainted(&node) {
-			n++
-		}
-	}
-	return n >= want, nil
-}
-
-func tainted(n *corev1.Node) bool {
-	for _, t := range n.Spec.Taints {
-		if t.Key == cloudproviderapi.TaintExternalCloudProvider {
-			return true
-		}
-	}
-	return false
-}
-
-func createServices(ctx context.Context, c *cluster.Cluster, n int) error {
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	sem := make(chan struct{}, 16)
-	for i := range n {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			name := "svc-" + strconv.Itoa(i)
-			_, err := c.Kube.CoreV1().Services("default").Create(ctx, &corev1.Service{
-				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
-				Spec: corev1.ServiceSpec{
-					Type:     corev1.ServiceTypeLoadBalancer,
-					Selector: map[string]string{"app": name},
-					Ports:    []corev1.ServicePort{{Protocol: corev1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(8080)}},
-				},
-			}, metav1.CreateOptions{})
-			if err != nil {
-				errs <- err
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	return <-errs
-}
-
-func allIngress(ctx context.Context, c *cluster.Cluster, want int) (bool, error) {
-	svcs, err := c.Kube.CoreV1().Services("default").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-	if err != nil {
-		return false, err
-	}
-	n := 0
-	for _, s := range svcs.Items {
-		if s.Spec.Type == corev1.ServiceTypeLoadBalancer && len(s.Status.LoadBalancer.Ingress) > 0 {
-			n++
-		}
-	}
-	return n >= want, nil
-}
-
-func memberEverywhere(c *cluster.Cluster, id string, lbs int) (bool, error) {
-	n := 0
-	for _, lb := range c.Sim.LoadBalancers() {
-		for _, m := range lb.Members {
-			if m == id {
-				n++
-				break
-			}
-		}
-	}
-	return n >= lbs, nil
-}
-
-// memberNowhere reports whether the instance id is behind no LB.
-func memberNowhere(c *cluster.Cluster, id string) bool {
-	for _, lb := range c.Sim.LoadBalancers() {
-		for _, m := range lb.Members {
-			if m == id {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// cpuSeconds reads the process's user and system CPU time from
-// /proc/<pid>/stat (fields 14 and 15, in clock ticks of 1/100 s: Linux's
-// USER_HZ on every architecture Go supports).
-func cpuSeconds(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, fmt.Errorf("reading the CCM's CPU time: %w", err)
-	}
-	// The command name (field 2) may hold spaces: count from its ")".
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0, fmt.Errorf("unexpected /proc/%d/stat: %q", pid, b)
-	}
-	f := strings.Fields(string(b)[i+1:])
-	if len(f) < 13 {
-		return 0, fmt.Errorf("unexpected /proc/%d/stat: %q", pid, b)
-	}
-	var ticks int64
-	for _, s := range f[11:13] { // utime, stime: fields 14 and 15
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("unexpected /proc/%d/stat: %w", pid, err)
-		}
-		ticks += n
-	}
-	return float64(ticks) / 100, nil
-}
-
-// runtimeEnv is the Go runtime's settings from the bench's environment
-// (GOGC, GOMEMLIMIT, GODEBUG), passed on to the CCM: GODEBUG=gctrace=1
-// shows its heap over the run in its log, GOGC=100 measures Go's default.
-func runtimeEnv() map[string]string {
-	env := map[string]string{}
-	for _, k := range []string{"GOGC", "GOMEMLIMIT", "GODEBUG"} {
-		if v, ok := os.LookupEnv(k); ok {
-			env[k] = v
-		}
-	}
-	return env
 }

@@ -22,6 +22,10 @@ func printTable(w io.Writer, s settings, res *results) {
 		}
 		fmt.Fprintf(w, "| %s | %.1f | %d | %d | %d | %s | %s |\n", sc.Name, sc.Seconds, sc.Total, sc.Writes, sc.Warnings, perHour, byOperation(sc.Calls))
 	}
+	fmt.Fprintln(w, "\nWhat held the CCM's heap at each step's peak (heap profile near the step's largest anonymous RSS; MiB in use, sampled):")
+	for _, sc := range res.Scenarios {
+		fmt.Fprintf(w, "- %s: peak RSS so far %.1f MiB; %s\n", sc.Name, mib(sc.PeakRSSBytes), sc.Heap)
+	}
 	fmt.Fprintf(w, "\nPeak RSS of the CCM process: %.1f MiB (VmHWM)\n", mib(res.PeakRSSBytes))
 	fmt.Fprintf(w, "  its parts' peaks, sampled every 100 ms: anonymous (heap, stacks, runtime) %.1f MiB, file-backed (executable pages) %.1f MiB\n",
 		mib(res.PeakAnonBytes), mib(res.PeakFileBytes))

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ccmkit/ccmkit/internal/cluster"
+)
+
+// meter measures the time, the cloud calls and the CCM's peak RSS a step
+// costs.
+type meter struct {
+	c       *cluster.Cluster
+	pid     int
+	sampler *memSampler
+	peaks   *peakProfiles
+	// profileDir, if set, is where each step's peak heap profile is saved.
+	profileDir string
+}
+
+func (m meter) measure(ctx context.Context, name string, step func() error) (scenario, error) {
+	before, writes := m.c.Sim.Stats(), m.c.Sim.Writes()
+	warnings, seen, err := warningEvents(ctx, m.c)
+	if err != nil {
+		return scenario{}, err
+	}
+	m.sampler.resetPeak()
+	start := time.Now()
+	if err := step(); err != nil {
+		return scenario{}, fmt.Errorf("%s: %w", name, err)
+	}
+	sc := scenario{Name: name, Seconds: time.Since(start).Seconds(), Calls: map[string]int{}, Writes: m.c.Sim.Writes() - writes}
+	after, seenAfter, err := warningEvents(ctx, m.c)
+	if err != nil {
+		return scenario{}, err
+	}
+	sc.Warnings = after - warnings
+	for text, n := range seenAfter { // what they said, for the one reading the figures
+		if d := n - seen[text]; d > 0 {
+			fmt.Fprintf(os.Stderr, "%s: %d Warning Event(s): %s\n", name, d, text)
+		}
+	}
+	for op, n := range m.c.Sim.Stats() {
+		if d := n - before[op]; d > 0 {
+			sc.Calls[op] = d
+			sc.Total += d
+		}
+	}
+	if sc.PeakRSSBytes, err = peakRSS(m.pid); err != nil {
+		return scenario{}, err
+	}
+	anon := int64(0)
+	if st, err := procStatus(m.pid); err == nil {
+		anon = st["RssAnon"]
+	}
+	var raw []byte
+	sc.Heap, raw = m.peaks.take(anon)
+	if m.profileDir != "" && raw != nil {
+		if err := saveProfile(m.profileDir, name, raw); err != nil {
+			return scenario{}, fmt.Errorf("%s: heap profile: %w", name, err)
+		}
+	}
+	return sc, nil
+}
+
+// warningEvents counts the Warning Events in the cluster, repeats
+// included, in all and by reason and message.
+func warningEvents(ctx context.Context, c *cluster.Cluster) (int, map[string]int, error) {
+	list, err := c.Kube.CoreV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "type=" + corev1.EventTypeWarning})
+	if err != nil {
+		return 0, nil, fmt.Errorf("listing Warning Events: %w", err)
+	}
+	n, by := 0, map[string]int{}
+	for _, e := range list.Items {
+		c := int(max(e.Count, 1))
+		n += c
+		by[e.Reason+": "+e.Message] += c
+	}
+	return n, by, nil
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// cpuSeconds reads the process's user and system CPU time from
+// /proc/<pid>/stat (fields 14 and 15, in clock ticks of 1/100 s: Linux's
+// USER_HZ on every architecture Go supports).
+func cpuSeconds(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("reading the CCM's CPU time: %w", err)
+	}
+	// The command name (field 2) may hold spaces: count from its ")".
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, fmt.Errorf("unexpected /proc/%d/stat: %q", pid, b)
+	}
+	f := strings.Fields(string(b)[i+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("unexpected /proc/%d/stat: %q", pid, b)
+	}
+	var ticks int64
+	for _, s := range f[11:13] { // utime, stime: fields 14 and 15
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("unexpected /proc/%d/stat: %w", pid, err)
+		}
+		ticks += n
+	}
+	return float64(ticks) / 100, nil
+}
+
+// runtimeEnv is the Go runtime's settings from the bench's environment
+// (GOGC, GOMEMLIMIT, GODEBUG), passed on to the CCM: GODEBUG=gctrace=1
+// shows its heap over the run in its log, GOGC=100 measures Go's default.
+// BENCH_CCM_ENV adds provider settings, as space-separated KEY=VALUE
+// (e.g. DO_LB_DROPLET_TAG=k8s-bench-lb-nodes), to measure a mode that is
+// not the default.
+func runtimeEnv() map[string]string {
+	env := map[string]string{}
+	for _, k := range []string{"GOGC", "GOMEMLIMIT", "GODEBUG"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env[k] = v
+		}
+	}
+	for _, kv := range strings.Fields(os.Getenv("BENCH_CCM_ENV")) {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+			env[k] = v
+		}
+	}
+	return env
+}
