@@ -52,3 +52,21 @@ func TestNodeImages(t *testing.T) {
 		seen[img.Names[0]] = true
 	}
 }
+
+func TestErrorLines(t *testing.T) {
+	path := t.TempDir() + "/ccm.log"
+	before := "E1129 22:18:15.000001   10261 controller.go:302] \"before the step\"\n"
+	during := "I1129 22:18:15.125403   10261 event.go:395] \"Event occurred\"\n" +
+		"E1129 22:18:15.125358   10261 controller.go:302] \"Unhandled Error\" err=\"x\"\n" +
+		"Error: not klog\n"
+	if err := os.WriteFile(path, []byte(before+during), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := errorLines(path, int64(len(before)))
+	if len(got) != 1 || !strings.Contains(got[0], "Unhandled Error") {
+		t.Errorf("errorLines = %q, want the one error line after the offset", got)
+	}
+	if got := errorLines(path+".missing", 0); got != nil {
+		t.Errorf("errorLines of a missing file = %q, want none", got)
+	}
+}

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"regexp"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +24,8 @@ type meter struct {
 	peaks   *peakProfiles
 	// profileDir, if set, is where each step's peak heap profile is saved.
 	profileDir string
+	// log is the CCM's log file.
+	log string
 }
 
 func (m meter) measure(ctx context.Context, name string, step func() error) (scenario, error) {
@@ -29,6 +34,7 @@ func (m meter) measure(ctx context.Context, name string, step func() error) (sce
 	if err != nil {
 		return scenario{}, err
 	}
+	logFrom := fileSize(m.log)
 	m.sampler.resetPeak()
 	start := time.Now()
 	if err := step(); err != nil {
@@ -44,6 +50,15 @@ func (m meter) measure(ctx context.Context, name string, step func() error) (sce
 		if d := n - seen[text]; d > 0 {
 			fmt.Fprintf(os.Stderr, "%s: %d Warning Event(s): %s\n", name, d, text)
 		}
+	}
+	errs := errorLines(m.log, logFrom)
+	sc.Errors = len(errs)
+	for i, line := range errs {
+		if i == 5 {
+			fmt.Fprintf(os.Stderr, "%s: %d more lines at error level in the CCM's log\n", name, len(errs)-i)
+			break
+		}
+		fmt.Fprintf(os.Stderr, "%s: the CCM logged at error level: %s\n", name, line)
 	}
 	for op, n := range m.c.Sim.Stats() {
 		if d := n - before[op]; d > 0 {
@@ -83,3 +98,36 @@ func warningEvents(ctx context.Context, c *cluster.Cluster) (int, map[string]int
 	}
 	return n, by, nil
 }
+
+func fileSize(path string) int64 {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// errorLines are the lines the CCM logged at error level (klog's "E"
+// prefix) in its log file from offset on.
+func errorLines(path string, offset int64) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return nil
+	}
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if line := sc.Text(); klogError.MatchString(line) {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// klogError matches a klog text line at error level: "E1129 22:18:15.125358 ...".
+var klogError = regexp.MustCompile(`^E\d{4} \d{2}:\d{2}:\d{2}\.\d+ `)

@@ -227,7 +227,7 @@ func renderReport(rs runs) string {
 		if st.key == "(c)" {
 			b.WriteString("Cloud calls per hour, from the idle window.\n\n")
 		} else {
-			b.WriteString("Cloud calls (writes among them), seconds; Warning Events if any.\n\n")
+			b.WriteString("Cloud calls (writes among them), seconds; Warning Events and lines the CCM logged at error level, if any.\n\n")
 		}
 		header("grows with")
 		for _, cloud := range clouds {
@@ -294,6 +294,9 @@ func cell(r *record, key string) string {
 	out += fmt.Sprintf(", %.1f s", sc.Seconds)
 	if sc.Warnings > 0 {
 		out += fmt.Sprintf(", **%d Warnings**", sc.Warnings)
+	}
+	if sc.Errors > 0 {
+		out += fmt.Sprintf(", **%d error log lines**", sc.Errors)
 	}
 	return out
 }

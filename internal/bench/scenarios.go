@@ -23,6 +23,9 @@ type scenario struct {
 	// Warnings counts the Warning Events raised during the step (repeats
 	// included): a healthy cloud doing its job should raise none.
 	Warnings int `json:"warningEvents"`
+	// Errors counts the lines the CCM logged at error level during the
+	// step: a healthy cloud doing its job should make none.
+	Errors int `json:"errorLogLines"`
 	// PerHour is the idle scenario's rate, extrapolated from its window.
 	PerHour *float64 `json:"callsPerHour,omitempty"`
 	// PeakRSSBytes is the CCM's peak RSS (VmHWM) so far, read at the end
@@ -74,7 +77,7 @@ func run(ctx context.Context, s settings) (*results, error) {
 	}
 	peaks := &peakProfiles{ctx: ctx, profiler: profiler}
 	sampler := startMemSampler(ccm.PID(), 100*time.Millisecond, peaks.onPeak)
-	m := meter{c: c, pid: ccm.PID(), sampler: sampler, peaks: peaks, profileDir: s.HeapProfiles}
+	m := meter{c: c, pid: ccm.PID(), sampler: sampler, peaks: peaks, profileDir: s.HeapProfiles, log: ccm.LogPath}
 
 	fmt.Printf("==> (a) %d nodes join at once\n", s.Nodes)
 	var nodeIDs []string

@@ -13,14 +13,14 @@ func printTable(w io.Writer, s settings, res *results) {
 		images = fmt.Sprintf(", %d images per node", s.NodeImages)
 	}
 	fmt.Fprintf(w, "\n### %s CCM benchmark (%s per cloud API call, address refresh every %s%s)\n\n", s.Cloud, s.Latency, s.AddressRefresh, images)
-	fmt.Fprintln(w, "| scenario | seconds | cloud calls | writes | Warning Events | calls/hour | calls by operation |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---|")
+	fmt.Fprintln(w, "| scenario | seconds | cloud calls | writes | Warning Events | error log lines | calls/hour | calls by operation |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---|")
 	for _, sc := range res.Scenarios {
 		perHour := ""
 		if sc.PerHour != nil {
 			perHour = fmt.Sprintf("%.0f", *sc.PerHour)
 		}
-		fmt.Fprintf(w, "| %s | %.1f | %d | %d | %d | %s | %s |\n", sc.Name, sc.Seconds, sc.Total, sc.Writes, sc.Warnings, perHour, byOperation(sc.Calls))
+		fmt.Fprintf(w, "| %s | %.1f | %d | %d | %d | %d | %s | %s |\n", sc.Name, sc.Seconds, sc.Total, sc.Writes, sc.Warnings, sc.Errors, perHour, byOperation(sc.Calls))
 	}
 	fmt.Fprintln(w, "\nWhat held the CCM's heap at each step's peak (heap profile near the step's largest anonymous RSS; MiB in use, sampled):")
 	for _, sc := range res.Scenarios {
