@@ -23,13 +23,14 @@ type memSampler struct {
 	mu         sync.Mutex
 	anon, file int64
 	// onPeak, if set, is called (on the sampling goroutine) when the
-	// anonymous RSS reaches trigger, which then moves 10% above it: a
-	// heap profile near each new peak of a step (resetPeak).
-	onPeak  func(anon int64)
+	// anonymous RSS reaches trigger, which then moves 10% above it unless
+	// onPeak reports it could not act (the CCM not serving yet): a heap
+	// profile near each new peak of a step (resetPeak).
+	onPeak  func(anon int64) bool
 	trigger int64
 }
 
-func startMemSampler(pid int, every time.Duration, onPeak func(anon int64)) *memSampler {
+func startMemSampler(pid int, every time.Duration, onPeak func(anon int64) bool) *memSampler {
 	m := &memSampler{pid: pid, stop: make(chan struct{}), onPeak: onPeak}
 	m.done.Add(1)
 	go func() {
@@ -58,12 +59,11 @@ func (m *memSampler) sample() {
 	m.anon = max(m.anon, anon)
 	m.file = max(m.file, st["RssFile"])
 	fire := m.onPeak != nil && anon >= m.trigger
-	if fire {
-		m.trigger = anon + anon/10 + 1
-	}
 	m.mu.Unlock()
-	if fire {
-		m.onPeak(anon)
+	if fire && m.onPeak(anon) {
+		m.mu.Lock()
+		m.trigger = max(m.trigger, anon+anon/10+1)
+		m.mu.Unlock()
 	}
 }
 

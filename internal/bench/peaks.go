@@ -15,16 +15,26 @@ type peakProfiles struct {
 	ctx      context.Context
 	profiler *heapProfiler
 
-	mu   sync.Mutex
-	at   *heapAtPeak
-	raw  []byte
-	errs int
+	mu sync.Mutex
+	// served is set once a profile was fetched: the CCM's port is up.
+	served bool
+	at     *heapAtPeak
+	raw    []byte
+	errs   int
 }
 
 // onPeak is the sampler's callback: it profiles the heap now and keeps
-// the profile if it is the step's largest so far.
-func (p *peakProfiles) onPeak(anon int64) {
+// the profile if it is the step's largest so far. It reports whether it
+// got one; until the CCM serves its secure port it cannot, silently.
+func (p *peakProfiles) onPeak(anon int64) bool {
 	prof, err := p.profiler.fetch(p.ctx)
+	p.mu.Lock()
+	served := p.served || err == nil
+	p.served = served
+	p.mu.Unlock()
+	if !served {
+		return false
+	}
 	if err == nil {
 		err = p.keep(anon, prof)
 	}
@@ -36,7 +46,9 @@ func (p *peakProfiles) onPeak(anon int64) {
 		if first {
 			fmt.Fprintln(os.Stderr, "bench: heap profile:", err)
 		}
+		return false
 	}
+	return true
 }
 
 func (p *peakProfiles) keep(anon int64, prof []byte) error {
