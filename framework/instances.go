@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
+	cloudproviderapi "k8s.io/cloud-provider/api"
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccmkit/framework/providerid"
@@ -116,10 +117,12 @@ func (i *instancesV2) InstanceMetadata(ctx context.Context, node *corev1.Node) (
 	ctx, cancel := i.deadline.start(ctx)
 	defer cancel()
 	inst, err := i.lookup(ctx, node, 0)
-	if err != nil {
-		if IsNotFound(err) {
-			return nil, fmt.Errorf("node %q: %w", node.Name, cloudprovider.InstanceNotFound)
-		}
+	switch {
+	case IsNotFound(err) && initialized(node):
+		return goneMetadata(ctx, node), nil
+	case IsNotFound(err):
+		return nil, fmt.Errorf("node %q: %w", node.Name, cloudprovider.InstanceNotFound)
+	case err != nil:
 		return nil, err
 	}
 	return &cloudprovider.InstanceMetadata{
@@ -130,6 +133,39 @@ func (i *instancesV2) InstanceMetadata(ctx context.Context, node *corev1.Node) (
 		Region:           inst.Region,
 		AdditionalLabels: copyLabels(inst.Labels),
 	}, nil
+}
+
+// initialized reports whether the cloud node controller has initialized
+// node: it has a providerID and no longer the uninitialized taint.
+func initialized(node *corev1.Node) bool {
+	if node.Spec.ProviderID == "" {
+		return false
+	}
+	for _, t := range node.Spec.Taints {
+		if t.Key == cloudproviderapi.TaintExternalCloudProvider {
+			return false
+		}
+	}
+	return true
+}
+
+// goneMetadata is InstanceMetadata's answer for an initialized Node whose
+// instance the cloud says is gone: what the Node already holds. The node
+// controller asks only to refresh the Node's addresses, and logs any
+// error at error level, for every Node at every refresh; the node
+// lifecycle controller, which asks InstanceExists, deletes the Node
+// within a --node-monitor-period. Until then its addresses stay as they
+// are: a VM being deleted is routine, not an error.
+func goneMetadata(ctx context.Context, node *corev1.Node) *cloudprovider.InstanceMetadata {
+	klog.FromContext(ctx).V(2).Info("The Node's instance is gone; its addresses are left as they are until the node lifecycle controller deletes it", "node", klog.KObj(node))
+	l := node.Labels
+	return &cloudprovider.InstanceMetadata{
+		ProviderID:    node.Spec.ProviderID,
+		InstanceType:  l[corev1.LabelInstanceTypeStable],
+		NodeAddresses: append([]corev1.NodeAddress(nil), node.Status.Addresses...),
+		Zone:          l[corev1.LabelTopologyZone],
+		Region:        l[corev1.LabelTopologyRegion],
+	}
 }
 
 // lookup finds node's instance, in a list no older than maxAge (0: the

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	cloudprovider "k8s.io/cloud-provider"
+	cloudproviderapi "k8s.io/cloud-provider/api"
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/ccmkit/ccmkit/framework"
@@ -155,6 +156,37 @@ func TestInstanceMetadata(t *testing.T) {
 	fc.DeleteInstance(id)
 	if _, err := inst.InstanceMetadata(ctx, node("n0", "")); !framework.IsNotFound(err) {
 		t.Fatalf("InstanceMetadata(gone) error = %v; want InstanceNotFound", err)
+	}
+	tainted := node("n0", "fake://"+id)
+	tainted.Spec.Taints = []corev1.Taint{{Key: cloudproviderapi.TaintExternalCloudProvider, Value: "true", Effect: corev1.TaintEffectNoSchedule}}
+	if _, err := inst.InstanceMetadata(ctx, tainted); !framework.IsNotFound(err) {
+		t.Fatalf("InstanceMetadata(gone, uninitialized) error = %v; want InstanceNotFound: the node controller must not initialize it", err)
+	}
+}
+
+// TestInstanceMetadataOfAGoneVMKeepsTheNode: the node controller refreshes
+// every initialized Node's addresses and logs an error for each one whose
+// InstanceMetadata fails. A VM deleted under its Node (which the node
+// lifecycle controller deletes within a period) is routine: the answer is
+// what the Node holds, so nothing changes and nothing is logged as an
+// error.
+func TestInstanceMetadataOfAGoneVMKeepsTheNode(t *testing.T) {
+	fc, inst, ctx := newFakeCloud(t, -1)
+	id := fc.AddInstance("n0")
+	n := node("n0", "fake://"+id)
+	n.Labels = map[string]string{corev1.LabelInstanceTypeStable: "fake-small", corev1.LabelTopologyZone: "fake-1a", corev1.LabelTopologyRegion: "fake-1"}
+	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.9"}}
+	fc.DeleteInstance(id)
+	md, err := inst.InstanceMetadata(ctx, n)
+	if err != nil {
+		t.Fatalf("InstanceMetadata of an initialized Node whose VM is gone = %v; want the Node's own metadata", err)
+	}
+	want := cloudprovider.InstanceMetadata{ProviderID: n.Spec.ProviderID, InstanceType: "fake-small", Zone: "fake-1a", Region: "fake-1", NodeAddresses: n.Status.Addresses}
+	if fmt.Sprint(*md) != fmt.Sprint(want) {
+		t.Errorf("InstanceMetadata = %+v, want %+v", *md, want)
+	}
+	if ok, err := inst.InstanceExists(ctx, n); err != nil || ok {
+		t.Errorf("InstanceExists = %v, %v; want false: the lifecycle controller still deletes the Node", ok, err)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	cloudprovider "k8s.io/cloud-provider"
+	cloudproviderapi "k8s.io/cloud-provider/api"
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/ccmkit/ccmkit/framework"
@@ -395,7 +396,11 @@ func TestNotFound(t *testing.T) {
 			t.Errorf("deleted: InstanceExists(%q, %q) = %v, %v; want false, nil", n.Name, n.Spec.ProviderID, ok, err)
 		}
 	}
-	if _, err := inst.InstanceMetadata(ctx, node("node-1", "openstack:///"+id)); !strings.Contains(err.Error(), cloudprovider.InstanceNotFound.Error()) {
+	// A Node the node controller has not initialized yet (the framework
+	// answers an initialized one's address refresh with what it holds).
+	uninitialized := node("node-1", "openstack:///"+id)
+	uninitialized.Spec.Taints = []corev1.Taint{{Key: cloudproviderapi.TaintExternalCloudProvider, Effect: corev1.TaintEffectNoSchedule}}
+	if _, err := inst.InstanceMetadata(ctx, uninitialized); err == nil || !strings.Contains(err.Error(), cloudprovider.InstanceNotFound.Error()) {
 		t.Errorf("deleted: InstanceMetadata error = %v, want InstanceNotFound", err)
 	}
 }
