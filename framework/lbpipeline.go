@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/cloud-provider/api"
 	"k8s.io/klog/v2"
@@ -33,6 +34,10 @@ func (l *loadBalancer[C, LB]) ensure(ctx context.Context, clusterName string, sv
 	case errors.As(err, &inUse):
 		l.problems.event(svc, corev1.EventTypeWarning, EventLoadBalancerInUse, false, "%v", err)
 		return nil, err
+	case IsNotFound(err) && !create && l.deleted(ctx, svc):
+		// The node sync of a Service whose own sync just deleted its
+		// load balancer: nothing to update, nothing to warn about.
+		return nil, nil
 	case IsNotFound(err) && !create:
 		return nil, fmt.Errorf("no load balancer for the Service yet; its own sync creates it: %w", err)
 	case IsNotFound(err):
@@ -262,6 +267,27 @@ func (l *loadBalancer[C, LB]) recordID(ctx context.Context, svc *corev1.Service,
 		return fmt.Errorf("recording load balancer ID %s on the Service: %w", id, err)
 	}
 	return nil
+}
+
+// deleted reports whether svc is being deleted or no longer wants a load
+// balancer, by the object the service controller passed or, that being
+// from its cache, by the API server (one GET, made only when the load
+// balancer is missing in a node sync).
+func (l *loadBalancer[C, LB]) deleted(ctx context.Context, svc *corev1.Service) bool {
+	if cleaningUp(svc) {
+		return true
+	}
+	if l.env.Client == nil {
+		return false
+	}
+	fresh, err := l.env.Client.CoreV1().Services(svc.Namespace).Get(ctx, svc.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return true
+	case err != nil:
+		return false
+	}
+	return fresh.UID != svc.UID || cleaningUp(fresh)
 }
 
 // serviceGone deletes lb, which the sync of a Service that is no longer

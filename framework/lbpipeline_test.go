@@ -311,3 +311,25 @@ func TestServiceDeletedBeforeItsIDIsRecorded(t *testing.T) {
 		t.Errorf("events = %q; want a Normal DeletedLoadBalancer", ev)
 	}
 }
+
+// TestNodeSyncOfADeletedService: the service controller's node sync
+// updates the Services it cached, one of which its own sync has just
+// deleted with its load balancer. No load balancer to update is then no
+// error (the service controller would retry it and warn), while for a
+// Service that still wants one it is.
+func TestNodeSyncOfADeletedService(t *testing.T) {
+	f := newLBFixture(t)
+	svc := f.service(t, nil)
+	if err := f.lb.UpdateLoadBalancer(f.ctx, "c", svc, f.nodes); err == nil {
+		t.Error("UpdateLoadBalancer of a Service without its load balancer yet = nil; want an error (its own sync creates it)")
+	}
+	if err := f.kube.CoreV1().Services("default").Delete(f.ctx, svc.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.lb.UpdateLoadBalancer(f.ctx, "c", svc, f.nodes); err != nil {
+		t.Errorf("UpdateLoadBalancer of a deleted Service = %v; want nil", err)
+	}
+	if n := len(f.cloud.LoadBalancers()); n != 0 {
+		t.Errorf("cloud holds %d LBs, want 0: the node sync never creates", n)
+	}
+}

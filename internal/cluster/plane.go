@@ -78,7 +78,12 @@ func StartPlane(ctx context.Context, o PlaneOptions) (_ *Plane, err error) {
 	for _, m := range o.Provider.RBAC {
 		rbac = append(rbac, filepath.Join(o.Root, m))
 	}
-	if p.ControlPlane, err = kubetest.NewControlPlane(kubetest.ControlPlaneOptions{BinDir: o.BinDir, RBACManifests: rbac}); err != nil {
+	// The API server's default Service range (10.0.0.0/24) holds 254
+	// Services; the bench makes up to 1,000 LoadBalancer Services. The
+	// /16 starts at the same address (the kubernetes Service stays
+	// 10.0.0.1).
+	apiServerArgs := []string{"--service-cluster-ip-range=10.0.0.0/16"}
+	if p.ControlPlane, err = kubetest.NewControlPlane(kubetest.ControlPlaneOptions{BinDir: o.BinDir, RBACManifests: rbac, APIServerArgs: apiServerArgs}); err != nil {
 		return nil, err
 	}
 	if err = p.ControlPlane.Start(ctx); err != nil {

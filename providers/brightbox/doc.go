@@ -12,6 +12,14 @@
 // IPv6 and cloud IPs (ExternalIP), unless BRIGHTBOX_LEGACY_ADDRESSES asks
 // for the existing CCM's all-ExternalIP list (addresses.go).
 //
+// Each LoadBalancer Service gets a Brightbox load balancer and a cloud IP
+// named <service>.<namespace>.<cluster>, as the existing CCM names them
+// (loadbalancer.go, lb_cloudip.go); their nodes are in one server group
+// the load balancers share, whose firewall policy opens each one's node
+// ports (lb_shared.go, lb_firewall.go). Neither the load balancers nor
+// the server groups are listed, whose lists embed every node once per
+// load balancer: a load balancer is found through its cloud IP.
+//
 // NewCSI is the framework/csi provider of Brightbox's network block
 // storage volumes, csi.brightbox.com (csi*.go), the first CSI driver for
 // Brightbox: the controller takes the CCM's credentials (CSIConfig, the

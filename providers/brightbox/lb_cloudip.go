@@ -121,27 +121,39 @@ func (d *lbDriver) findOrAllocateCloudIP(ctx context.Context, req *lbRequest, lb
 	if err != nil {
 		return nil, false, fmt.Errorf("listing cloud IPs: %w", err)
 	}
+	cip, err := pickCloudIP(all, req, lbID)
+	if cip != nil || err != nil {
+		return cip, false, err
+	}
+	return d.allocateCloudIP(ctx, req)
+}
+
+// pickCloudIP is findOrAllocateCloudIP's choice among all the cloud IPs:
+// nil when a new one must be allocated.
+func pickCloudIP(all []brightbox.CloudIP, req *lbRequest, lbID string) (*brightbox.CloudIP, error) {
 	if want := req.Config.CloudIPAllocations; want != "" {
 		for i := range all {
 			if all[i].ID == want {
-				return &all[i], false, nil
+				return &all[i], nil
 			}
 		}
-		return nil, false, fmt.Errorf("annotation %q: cloud IP %s does not exist", annotationKey("cloudip-allocations"), want)
+		return nil, fmt.Errorf("annotation %q: cloud IP %s does not exist", annotationKey("cloudip-allocations"), want)
 	}
 	var named *brightbox.CloudIP
 	for i := range all {
 		c := &all[i]
 		if mappedTo(c, lbID) {
-			return c, false, nil
+			return c, nil
 		}
 		if c.Name == req.Name && c.Status != cloudipstatus.Mapped && named == nil {
 			named = c
 		}
 	}
-	if named != nil {
-		return named, false, nil
-	}
+	return named, nil
+}
+
+// allocateCloudIP allocates a cloud IP named as req's load balancer.
+func (d *lbDriver) allocateCloudIP(ctx context.Context, req *lbRequest) (*brightbox.CloudIP, bool, error) {
 	name := req.Name
 	cip, err := d.client.CreateCloudIP(cloudapi.WithOperation(ctx, "cloud_ips.create"), brightbox.CloudIPOptions{Name: &name})
 	if err != nil {
@@ -152,6 +164,56 @@ func (d *lbDriver) findOrAllocateCloudIP(ctx context.Context, req *lbRequest, lb
 	}
 	klog.FromContext(ctx).Info("Allocated a cloud IP", "service", klog.KObj(req.Service), "cloudIP", cip.ID)
 	return cip, true, nil
+}
+
+// seenCloudIPs is what Find, not finding req's load balancer, saw of the
+// cloud IPs: those named as it, or that cloudip-allocations names, the
+// only ones Create (pickCloudIP) and DeleteLeftovers (leftoverCloudIP)
+// look at. Either follows Find in the same sync (with the same req), and
+// takes them instead of listing the cloud IPs again.
+type seenCloudIPs struct {
+	req  *lbRequest
+	cips []brightbox.CloudIP
+}
+
+// rememberCloudIPs keeps, for the Create or DeleteLeftovers that follows
+// Find in this sync, req's cloud IPs among all.
+func (d *lbDriver) rememberCloudIPs(all []brightbox.CloudIP, req *lbRequest) {
+	var mine []brightbox.CloudIP
+	for _, c := range all {
+		if c.Name == req.Name || c.ID == req.Config.CloudIPAllocations && c.ID != "" {
+			mine = append(mine, c)
+		}
+	}
+	d.seen.Store(req.Service.UID, seenCloudIPs{req: req, cips: mine})
+}
+
+// cloudIPsOf returns req's cloud IPs as Find saw them in this sync, or all
+// the cloud IPs, listed now.
+func (d *lbDriver) cloudIPsOf(ctx context.Context, req *lbRequest) ([]brightbox.CloudIP, error) {
+	if v, ok := d.seen.LoadAndDelete(req.Service.UID); ok && v.(seenCloudIPs).req == req {
+		return v.(seenCloudIPs).cips, nil
+	}
+	all, err := d.client.CloudIPs(cloudapi.WithOperation(ctx, "cloud_ips.list"))
+	if err != nil {
+		return nil, fmt.Errorf("listing cloud IPs: %w", err)
+	}
+	return all, nil
+}
+
+// cloudIPForCreate returns the cloud IP Create uses: as
+// findOrAllocateCloudIP, from what Find saw in this sync when it can.
+func (d *lbDriver) cloudIPForCreate(ctx context.Context, req *lbRequest) (*brightbox.CloudIP, error) {
+	all, err := d.cloudIPsOf(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	cip, err := pickCloudIP(all, req, "")
+	if cip != nil || err != nil {
+		return cip, err
+	}
+	cip, _, err = d.allocateCloudIP(ctx, req)
+	return cip, err
 }
 
 // releaseCloudIPs unmaps every cloud IP of lb and deletes those the CCM

@@ -24,8 +24,8 @@ import (
 )
 
 // This file computes what a Service asks for: the load balancer as the full
-// brightbox.LoadBalancerOptions a PUT replaces it with, the servers of its
-// server group and the rule of its firewall policy. It makes no API calls,
+// brightbox.LoadBalancerOptions a PUT replaces it with, the servers of the
+// shared server group and its rule in the shared firewall policy. It makes no API calls,
 // so the tests cover it with plain tables.
 
 type lbRequest = framework.LoadBalancerRequest[LoadBalancerConfig]
@@ -245,7 +245,8 @@ func lbNodes(ids []string) []brightbox.LoadBalancerNode {
 	return out
 }
 
-// firewallRule is the one rule of a load balancer's firewall policy.
+// firewallRule is a load balancer's rule in the shared firewall policy
+// (the one rule of the existing CCM's policy per load balancer).
 type firewallRule struct {
 	Protocol, Source, DestinationPort, Description string
 }
@@ -262,6 +263,11 @@ func desiredRule(svc *corev1.Service, name string) firewallRule {
 		ports = append(ports, strconv.Itoa(int(svc.Spec.HealthCheckNodePort)))
 	}
 	return firewallRule{Protocol: ruleProtocol, Source: ruleSource, DestinationPort: strings.Join(ports, ","), Description: name}
+}
+
+// rule is r as the API holds it, with this ID.
+func (r firewallRule) rule(id string) brightbox.FirewallRule {
+	return brightbox.FirewallRule{ID: id, Protocol: r.Protocol, Source: r.Source, DestinationPort: r.DestinationPort, Description: r.Description}
 }
 
 func (r firewallRule) options(policyID string) brightbox.FirewallRuleOptions {

@@ -131,17 +131,31 @@ func splitPorts(s string) []string {
 }
 
 // membership returns the servers to add to a group holding have for it to
-// hold exactly want, and those to remove.
+// hold exactly want, and those to remove, each in the order given.
 func membership(have, want []string) (add, remove []string) {
+	in := func(ids []string) map[string]bool {
+		m := make(map[string]bool, len(ids))
+		for _, id := range ids {
+			m[id] = true
+		}
+		return m
+	}
+	h, w := in(have), in(want)
 	for _, id := range want {
-		if !slices.Contains(have, id) {
+		if !h[id] {
 			add = append(add, id)
 		}
 	}
 	for _, id := range have {
-		if !slices.Contains(want, id) {
+		if !w[id] {
 			remove = append(remove, id)
 		}
 	}
 	return add, remove
+}
+
+// without returns ids less drop, in a new slice.
+func without(ids, drop []string) []string {
+	keep, _ := membership(drop, ids)
+	return keep
 }

@@ -1,6 +1,7 @@
 package brightbox
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -98,5 +99,21 @@ func TestMembership(t *testing.T) {
 	}
 	if add, remove := membership([]string{"srv-a"}, []string{"srv-a"}); add != nil || remove != nil {
 		t.Errorf("membership of the same servers = add %v, remove %v; want nothing", add, remove)
+	}
+}
+
+// TestMembershipLarge: 5,000 servers a side (a shared group at 5,000
+// nodes) diff in linear time, and without keeps the order.
+func TestMembershipLarge(t *testing.T) {
+	have, want := make([]string, 5000), make([]string, 5000)
+	for i := range have {
+		have[i], want[i] = fmt.Sprintf("srv-%05d", i), fmt.Sprintf("srv-%05d", i+1)
+	}
+	add, remove := membership(have, want)
+	if !slices.Equal(add, []string{"srv-05000"}) || !slices.Equal(remove, []string{"srv-00000"}) {
+		t.Errorf("membership = add %v, remove %v; want add [srv-05000], remove [srv-00000]", add, remove)
+	}
+	if got := without([]string{"srv-c", "srv-a", "srv-b"}, []string{"srv-a"}); !slices.Equal(got, []string{"srv-c", "srv-b"}) {
+		t.Errorf("without = %v, want [srv-c srv-b]", got)
 	}
 }

@@ -3,6 +3,7 @@ package brightbox
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 
 	brightbox "github.com/brightbox/gobrightbox/v2"
@@ -11,101 +12,171 @@ import (
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
 )
 
-// Each load balancer has a server group holding its nodes and a firewall
-// policy on that group, both named as the load balancer, whose one rule
-// opens the node ports to the load balancers, as the existing CCM makes
-// them. The policy is made first and then applied to the group, so that
-// the group is always found through its policy (lb_names.go).
+// The load balancers' nodes are in the cluster's shared server group, and
+// their node ports opened by the shared firewall policy, one rule each:
+// lb_shared.go says why and how they are found.
 
-// ensureFirewall makes the server group hold exactly the Service's nodes
-// and its firewall policy open exactly its node ports, creating either
-// when missing. With nothing to change it reads the group and the policy
-// (by ID once known: lb_names.go) and writes nothing. It reports whether it wrote.
-func (d *lbDriver) ensureFirewall(ctx context.Context, req *lbRequest) (bool, error) {
-	fp, err := d.firewallPolicyNamed(ctx, req.Name)
-	if err != nil {
+// ensureFirewall puts req's nodes in the shared server group and req's
+// rule in the shared firewall policy, creating either when missing, and
+// moves req's load balancer off a group and policy of its own (the
+// existing CCM's). With nothing to change it writes nothing, and reads
+// nothing while what the driver knows of the shared group and policy is
+// fresh (lb_shared.go). It reports whether it wrote.
+func (d *lbDriver) ensureFirewall(ctx context.Context, req *lbRequest) (wrote bool, err error) {
+	s := &d.shared
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer func() {
+		if err != nil {
+			s.forget()
+		}
+	}()
+	name := sharedName(req.ClusterName)
+	if err := d.loadShared(ctx, name); err != nil {
 		return false, err
 	}
-	created := fp == nil
-	if created {
-		name := req.Name
-		fp, err = d.client.CreateFirewallPolicy(cloudapi.WithOperation(ctx, "firewall_policies.create"), brightbox.FirewallPolicyOptions{Name: &name})
-		if err != nil {
-			return false, fmt.Errorf("creating firewall policy %q: %w", req.Name, err)
+	if s.policyID == "" {
+		if err := d.createSharedPolicy(ctx, name, req.ClusterName); err != nil {
+			return false, err
 		}
-		if fp == nil || fp.ID == "" {
-			return true, fmt.Errorf("creating firewall policy %q: malformed response: no policy", req.Name)
-		}
-		d.policies.set(req.Name, fp.ID)
+		wrote = true
 	}
-	group, wrote, err := d.ensureServerGroup(ctx, req, fp, created)
-	wrote = wrote || created
+	if s.groupID == "" {
+		if err := d.createSharedGroup(ctx, name, req.ClusterName); err != nil {
+			return true, err
+		}
+		wrote = true
+	}
+	changed, err := d.ensureSharedMembers(ctx, req)
+	wrote = wrote || changed
 	if err != nil {
 		return wrote, err
 	}
-	if fp.ServerGroup == nil || fp.ServerGroup.ID != group.ID {
+	if !s.applied {
 		if _, err := one(ctx, "firewall_policies.apply_to", func(ctx context.Context) (*brightbox.FirewallPolicy, error) {
-			return d.client.ApplyFirewallPolicy(ctx, fp.ID, brightbox.FirewallPolicyAttachment{ServerGroup: group.ID})
+			return d.client.ApplyFirewallPolicy(ctx, s.policyID, brightbox.FirewallPolicyAttachment{ServerGroup: s.groupID})
 		}); err != nil {
-			return wrote, fmt.Errorf("applying firewall policy %s to server group %s: %w", fp.ID, group.ID, err)
+			return wrote, fmt.Errorf("applying firewall policy %s to server group %s: %w", s.policyID, s.groupID, err)
 		}
-		wrote = true
+		s.applied, wrote = true, true
 	}
-	ruleWrote, err := d.ensureRule(ctx, fp, desiredRule(req.Service, req.Name))
-	return wrote || ruleWrote, err
+	changed, err = d.ensureRule(ctx, req)
+	wrote = wrote || changed
+	if err != nil || !s.own[req.Name] {
+		return wrote, err
+	}
+	// The load balancer's own group and policy go only now that the
+	// shared ones open its node ports on its nodes: no outage.
+	if err := d.deleteOwnFirewall(ctx, req.Name, nil); err != nil {
+		return true, fmt.Errorf("moving to the shared server group %s: %w", s.groupID, err)
+	}
+	delete(s.own, req.Name)
+	klog.FromContext(ctx).Info("Moved the load balancer's nodes to the shared server group; deleted its own server group and firewall policy",
+		"service", klog.KObj(req.Service), "serverGroup", s.groupID, "firewallPolicy", s.policyID)
+	return true, nil
 }
 
-// ensureServerGroup returns the load balancer's server group, created when
-// missing, holding exactly the Service's nodes. fp is the load balancer's
-// firewall policy, created by this sync when fresh.
-func (d *lbDriver) ensureServerGroup(ctx context.Context, req *lbRequest, fp *brightbox.FirewallPolicy, fresh bool) (*brightbox.ServerGroup, bool, error) {
-	group, err := d.serverGroupOf(ctx, req.Name, fp, fresh)
+// createSharedPolicy creates the shared firewall policy, applied to no
+// group yet. Called with d.shared.mu held, as the others below.
+func (d *lbDriver) createSharedPolicy(ctx context.Context, name, clusterName string) error {
+	desc := "Opens the node ports of cluster " + clusterName + "'s load balancers (ccmkit)"
+	fp, err := d.client.CreateFirewallPolicy(cloudapi.WithOperation(ctx, "firewall_policies.create"), brightbox.FirewallPolicyOptions{Name: &name, Description: &desc})
 	if err != nil {
-		return nil, false, err
+		return fmt.Errorf("creating firewall policy %q: %w", name, err)
 	}
+	if fp == nil || fp.ID == "" {
+		return fmt.Errorf("creating firewall policy %q: malformed response: no policy", name)
+	}
+	s := &d.shared
+	s.policyID, s.rules, s.groupID, s.applied, s.servers = fp.ID, nil, "", false, nil
+	return nil
+}
+
+// createSharedGroup creates the shared server group, empty.
+func (d *lbDriver) createSharedGroup(ctx context.Context, name, clusterName string) error {
+	desc := "Nodes of cluster " + clusterName + "'s load balancers (ccmkit)"
+	g, err := d.client.CreateServerGroup(cloudapi.WithOperation(ctx, "server_groups.create"), brightbox.ServerGroupOptions{Name: &name, Description: &desc})
+	if err != nil {
+		return fmt.Errorf("creating server group %q: %w", name, err)
+	}
+	if g == nil || g.ID == "" {
+		return fmt.Errorf("creating server group %q: malformed response: no group", name)
+	}
+	s := &d.shared
+	s.groupID, s.applied, s.servers = g.ID, false, nil
+	return nil
+}
+
+// ensureSharedMembers makes the shared group hold exactly req's nodes. A
+// write the API refuses as a conflict (a server already in the group, or
+// no longer: a deleted server leaves its groups) means the group changed
+// since it was read: it is read again and the change made once more.
+func (d *lbDriver) ensureSharedMembers(ctx context.Context, req *lbRequest) (bool, error) {
+	s := &d.shared
+	want := d.serverIDs(ctx, req)
 	wrote := false
-	if group == nil {
-		name := req.Name
-		group, err = d.client.CreateServerGroup(cloudapi.WithOperation(ctx, "server_groups.create"), brightbox.ServerGroupOptions{Name: &name})
-		if err != nil {
-			return nil, false, fmt.Errorf("creating server group %q: %w", req.Name, err)
+	for retried := false; ; retried = true {
+		w, err := d.changeMembers(ctx, req, want)
+		wrote = wrote || w
+		if err == nil || retried || apiStatus(err) != http.StatusConflict {
+			return wrote, err
 		}
-		if group == nil || group.ID == "" {
-			return nil, true, fmt.Errorf("creating server group %q: malformed response: no group", req.Name)
+		g, gerr := d.serverGroupByID(ctx, s.groupID, s.name)
+		switch {
+		case gerr != nil:
+			return wrote, gerr
+		case g == nil:
+			return wrote, err
 		}
-		d.groups.set(req.Name, group.ID)
-		wrote = true
+		s.servers = sortedIDs(g.Servers)
 	}
-	add, remove := membership(nodeIDs(group.Servers), d.serverIDs(ctx, req))
+}
+
+// changeMembers adds to the shared group the servers of want it lacks and
+// removes those want lacks, as d.shared knows it. A server the API
+// refuses to add is looked up (lb_gone.go) and left out if gone; one
+// known to be gone has left the group already (the API takes a deleted
+// server out of its groups).
+func (d *lbDriver) changeMembers(ctx context.Context, req *lbRequest, want []string) (bool, error) {
+	s := &d.shared
+	s.servers = d.gone.without(s.servers)
+	add, remove := membership(s.servers, want)
+	wrote := false
 	for _, change := range []struct {
 		op  string
 		ids []string
 		do  func(context.Context, string, brightbox.ServerGroupMemberList) (*brightbox.ServerGroup, error)
 	}{{"add_servers", add, d.client.AddServersToServerGroup}, {"remove_servers", remove, d.client.RemoveServersFromServerGroup}} {
 		write := func(ids []string) error {
-			klog.FromContext(ctx).V(2).Info("Updating the load balancer's server group", "service", klog.KObj(req.Service), "serverGroup", group.ID, change.op, ids)
+			klog.FromContext(ctx).V(2).Info("Updating the load balancers' server group", "service", klog.KObj(req.Service), "serverGroup", s.groupID, change.op, ids)
 			_, err := one(ctx, "server_groups."+change.op, func(ctx context.Context) (*brightbox.ServerGroup, error) {
-				return change.do(ctx, group.ID, members(ids))
+				return change.do(ctx, s.groupID, members(ids))
 			})
 			return err
 		}
-		if len(change.ids) == 0 {
+		ids := change.ids
+		if len(ids) == 0 {
 			continue
 		}
-		err := write(change.ids)
-		if err != nil && change.op == "add_servers" && refusedAsInvalid(err) && d.leaveOutGone(ctx, change.ids) {
-			ids := d.gone.without(change.ids)
-			if len(ids) == 0 {
+		err := write(ids)
+		if err != nil && change.op == "add_servers" && refusedAsInvalid(err) && d.leaveOutGone(ctx, ids) {
+			if ids = d.gone.without(ids); len(ids) == 0 {
 				continue
 			}
 			err = write(ids)
 		}
 		if err != nil {
-			return nil, wrote, fmt.Errorf("server group %s: %s: %w", group.ID, change.op, err)
+			return wrote, fmt.Errorf("server group %s: %s: %w", s.groupID, change.op, err)
 		}
 		wrote = true
+		if change.op == "add_servers" {
+			s.servers = append(s.servers, ids...)
+			slices.Sort(s.servers)
+		} else {
+			s.servers = without(s.servers, ids)
+		}
 	}
-	return group, wrote, nil
+	return wrote, nil
 }
 
 // serverIDs are the servers of req's nodes, less those known to be gone.
@@ -121,50 +192,168 @@ func members(ids []string) brightbox.ServerGroupMemberList {
 	return l
 }
 
-// ensureRule makes the policy's first rule the desired one: created when
-// the policy has none, updated when it differs.
-func (d *lbDriver) ensureRule(ctx context.Context, fp *brightbox.FirewallPolicy, want firewallRule) (bool, error) {
-	if len(fp.Rules) == 0 {
-		if _, err := d.client.CreateFirewallRule(cloudapi.WithOperation(ctx, "firewall_rules.create"), want.options(fp.ID)); err != nil {
-			return false, fmt.Errorf("creating the rule of firewall policy %s: %w", fp.ID, err)
+// ensureRule makes req's rule in the shared policy, the first described
+// with its load balancer's name, the desired one: created when there is
+// none, updated when it differs. Others so described (a create whose
+// answer was lost and that was made again) are deleted.
+func (d *lbDriver) ensureRule(ctx context.Context, req *lbRequest) (bool, error) {
+	s := &d.shared
+	want := desiredRule(req.Service, req.Name)
+	mine := ruleIndexes(s.rules, req.Name)
+	if len(mine) == 0 {
+		r, err := d.client.CreateFirewallRule(cloudapi.WithOperation(ctx, "firewall_rules.create"), want.options(s.policyID))
+		if err != nil {
+			return false, fmt.Errorf("creating the rule of load balancer %q in firewall policy %s: %w", req.Name, s.policyID, err)
 		}
+		if r == nil || r.ID == "" {
+			return true, fmt.Errorf("creating the rule of load balancer %q in firewall policy %s: malformed response: no rule", req.Name, s.policyID)
+		}
+		s.rules = append(s.rules, want.rule(r.ID))
 		return true, nil
 	}
-	have := &fp.Rules[0]
-	changes := ruleChanges(have, want)
-	if len(changes) == 0 {
-		return false, nil
+	wrote := false
+	have := &s.rules[mine[0]]
+	if changes := ruleChanges(have, want); len(changes) > 0 {
+		klog.FromContext(ctx).V(2).Info("Updating firewall rule", "service", klog.KObj(req.Service), "firewallRule", have.ID, "changes", changes)
+		opts := want.options("")
+		opts.ID = have.ID
+		if _, err := one(ctx, "firewall_rules.update", func(ctx context.Context) (*brightbox.FirewallRule, error) {
+			return d.client.UpdateFirewallRule(ctx, opts)
+		}); err != nil {
+			return false, fmt.Errorf("updating firewall rule %s: %w", have.ID, err)
+		}
+		*have = want.rule(have.ID)
+		wrote = true
 	}
-	klog.FromContext(ctx).V(2).Info("Updating firewall rule", "firewallRule", have.ID, "changes", changes)
-	opts := want.options("")
-	opts.ID = have.ID
-	if _, err := one(ctx, "firewall_rules.update", func(ctx context.Context) (*brightbox.FirewallRule, error) {
-		return d.client.UpdateFirewallRule(ctx, opts)
-	}); err != nil {
-		return false, fmt.Errorf("updating firewall rule %s: %w", have.ID, err)
+	for _, i := range mine[1:] {
+		if err := d.deleteRule(ctx, s.rules[i].ID); err != nil {
+			return wrote, err
+		}
+		wrote = true
 	}
-	return true, nil
+	extra := mine[1:]
+	i := 0
+	s.rules = slices.DeleteFunc(s.rules, func(brightbox.FirewallRule) bool {
+		drop := slices.Contains(extra, i)
+		i++
+		return drop
+	})
+	return wrote, nil
 }
 
-// deleteFirewall deletes the firewall policy and the server group named
-// as the load balancer (emptied first); missing ones are already deleted.
-// The group is found as a sync finds it (lb_names.go): by the ID known,
-// through its policy, or by a list only when a policy was left without
-// its group.
-func (d *lbDriver) deleteFirewall(ctx context.Context, req *lbRequest) error {
-	groupIDs := []string{}
-	if id, ok := d.groups.get(req.Name); ok {
-		groupIDs = append(groupIDs, id)
+// ruleIndexes returns the indexes of the rules described with name.
+func ruleIndexes(rules []brightbox.FirewallRule, name string) []int {
+	var out []int
+	for i := range rules {
+		if rules[i].Description == name {
+			out = append(out, i)
+		}
 	}
-	d.policies.forget(req.Name)
-	d.groups.forget(req.Name)
+	return out
+}
+
+// deleteRule deletes a firewall rule; one already gone is deleted.
+func (d *lbDriver) deleteRule(ctx context.Context, id string) error {
+	if _, err := one(ctx, "firewall_rules.delete", func(ctx context.Context) (*brightbox.FirewallRule, error) {
+		return d.client.DestroyFirewallRule(ctx, id)
+	}); err != nil && !isNotFound(err) {
+		return fmt.Errorf("deleting firewall rule %s: %w", id, err)
+	}
+	return nil
+}
+
+// deleteFirewall takes req's load balancer out of the firewall: its rule
+// in the shared policy goes (and, when it was the last, the shared group
+// and policy), and so do a group and a policy of its own, named as it
+// (the existing CCM's, not moved yet). Missing ones are already deleted.
+func (d *lbDriver) deleteFirewall(ctx context.Context, req *lbRequest) error {
 	policies, err := d.client.FirewallPolicies(cloudapi.WithOperation(ctx, "firewall_policies.list"))
 	if err != nil {
 		return fmt.Errorf("listing firewall policies: %w", err)
 	}
+	if err := d.deleteOwnFirewall(ctx, req.Name, policies); err != nil {
+		return err
+	}
+	return d.leaveShared(ctx, req, policies)
+}
+
+// leaveShared deletes req's rules from the shared policy, as policies
+// (just listed) show it; when no rule is left, the last load balancer is
+// gone, and the shared group, then the policy, are deleted.
+func (d *lbDriver) leaveShared(ctx context.Context, req *lbRequest, policies []brightbox.FirewallPolicy) (err error) {
+	s := &d.shared
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	name := sharedName(req.ClusterName)
+	fp, _, err := sharedPolicy(policies, name)
+	if err != nil || fp == nil {
+		s.forget()
+		return err
+	}
+	defer func() {
+		if err != nil {
+			s.forget()
+		}
+	}()
+	left := 0
+	for _, r := range fp.Rules {
+		if r.Description != req.Name {
+			left++
+			continue
+		}
+		if err := d.deleteRule(ctx, r.ID); err != nil {
+			return err
+		}
+	}
+	if s.known && s.name == name && s.policyID == fp.ID {
+		s.rules = slices.DeleteFunc(s.rules, func(r brightbox.FirewallRule) bool { return r.Description == req.Name })
+	} else {
+		s.forget()
+	}
+	if left > 0 {
+		return nil
+	}
+	lastGroup := ""
+	if s.name == name {
+		lastGroup = s.groupID
+	}
+	g, _, err := d.sharedGroupOf(ctx, name, fp, lastGroup)
+	if err != nil {
+		return err
+	}
+	if g != nil {
+		if err := d.deleteServerGroup(ctx, g); err != nil {
+			return err
+		}
+	}
+	if _, err := one(ctx, "firewall_policies.delete", func(ctx context.Context) (*brightbox.FirewallPolicy, error) {
+		return d.client.DestroyFirewallPolicy(ctx, fp.ID)
+	}); err != nil && !isNotFound(err) {
+		return fmt.Errorf("deleting firewall policy %s: %w", fp.ID, err)
+	}
+	klog.FromContext(ctx).Info("Deleted the load balancers' shared server group and firewall policy: no load balancer is left", "firewallPolicy", fp.ID)
+	s.forget()
+	s.policyID, s.groupID = "", ""
+	return nil
+}
+
+// deleteOwnFirewall deletes the firewall policies called name and their
+// server groups, also called name (emptied first): a load balancer's own,
+// as the existing CCM makes them. policies is the list of policies, nil
+// to list them now. A group is found through its policy; only a policy
+// applied to no group (the existing CCM stopped midway) lists the groups,
+// to find one called name.
+func (d *lbDriver) deleteOwnFirewall(ctx context.Context, name string, policies []brightbox.FirewallPolicy) error {
+	if policies == nil {
+		var err error
+		if policies, err = d.client.FirewallPolicies(cloudapi.WithOperation(ctx, "firewall_policies.list")); err != nil {
+			return fmt.Errorf("listing firewall policies: %w", err)
+		}
+	}
+	var groupIDs []string
 	orphaned := false
 	for _, fp := range policies {
-		if fp.Name != req.Name {
+		if fp.Name != name || fp.Default {
 			continue
 		}
 		if fp.ServerGroup != nil && fp.ServerGroup.ID != "" {
@@ -180,17 +369,11 @@ func (d *lbDriver) deleteFirewall(ctx context.Context, req *lbRequest) error {
 	}
 	slices.Sort(groupIDs)
 	for _, id := range slices.Compact(groupIDs) {
-		g, err := one(ctx, "server_groups.get", func(ctx context.Context) (*brightbox.ServerGroup, error) {
-			return d.client.ServerGroup(ctx, id)
-		})
-		switch {
-		case isNotFound(err):
-			continue
-		case err != nil:
-			return fmt.Errorf("getting server group %s: %w", id, err)
-		case g == nil || g.ID != id:
-			return fmt.Errorf("getting server group %s: malformed response: no group", id)
-		case g.Name != req.Name:
+		g, err := d.serverGroupByID(ctx, id, name)
+		if err != nil {
+			return err
+		}
+		if g == nil {
 			continue
 		}
 		if err := d.deleteServerGroup(ctx, g); err != nil {
@@ -205,7 +388,7 @@ func (d *lbDriver) deleteFirewall(ctx context.Context, req *lbRequest) error {
 		return fmt.Errorf("listing server groups: %w", err)
 	}
 	for _, g := range groups {
-		if g.Name != req.Name {
+		if g.Name != name || g.Default {
 			continue
 		}
 		if err := d.deleteServerGroup(ctx, &g); err != nil {
@@ -215,6 +398,7 @@ func (d *lbDriver) deleteFirewall(ctx context.Context, req *lbRequest) error {
 	return nil
 }
 
+// deleteServerGroup empties the group g, then deletes it.
 func (d *lbDriver) deleteServerGroup(ctx context.Context, g *brightbox.ServerGroup) error {
 	if ids := nodeIDs(g.Servers); len(ids) > 0 {
 		if _, err := one(ctx, "server_groups.remove_servers", func(ctx context.Context) (*brightbox.ServerGroup, error) {

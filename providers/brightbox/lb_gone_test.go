@@ -39,7 +39,7 @@ func TestDeletedServerLeftOutOfLoadBalancers(t *testing.T) {
 	if slices.Contains(lb.Nodes, deleted) || len(lb.Nodes) != 2 {
 		t.Errorf("load balancer nodes = %v, want the two live servers", lb.Nodes)
 	}
-	for _, g := range named(f.sim.ServerGroups(), lb.Name, groupName) {
+	for _, g := range named(f.sim.ServerGroups(), sharedGroup, groupName) {
 		if slices.Contains(g.Servers, deleted) || len(g.Servers) != 2 {
 			t.Errorf("server group %s = %v, want the two live servers", g.ID, g.Servers)
 		}
@@ -50,7 +50,7 @@ func TestDeletedServerLeftOutOfLoadBalancers(t *testing.T) {
 		t.Fatalf("second UpdateLoadBalancer: %v", err)
 	}
 	got = csitest.DiffStats(before, f.sim.Stats())
-	if !maps.Equal(got, map[string]int{"GET /1.0/server_groups/{id}": 1, "GET /1.0/firewall_policies/{id}": 1}) {
+	if !maps.Equal(got, map[string]int{"GET /1.0/load_balancers/{id}": 1}) {
 		t.Errorf("the next sync made %v; want only the reads of a no-op sync", got)
 	}
 	if ev := f.Drain(); slices.ContainsFunc(ev, func(e string) bool { return strings.HasPrefix(e, "Warning") }) {

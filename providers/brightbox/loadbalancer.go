@@ -7,10 +7,11 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"time"
 
 	brightbox "github.com/brightbox/gobrightbox/v2"
+	"github.com/brightbox/gobrightbox/v2/enums/cloudipstatus"
 	"github.com/brightbox/gobrightbox/v2/enums/loadbalancerstatus"
-	"golang.org/x/sync/singleflight"
 	"k8s.io/apimachinery/pkg/util/validation"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
@@ -22,9 +23,8 @@ import (
 
 // loadBalancer is a Brightbox load balancer as the driver keeps it: as
 // gobrightbox returns it, but with its nodes, which the API embeds as
-// whole servers, reduced to their IDs. The pipeline keeps every load
-// balancer between syncs: at 200 load balancers over 1,000 nodes the
-// servers alone were 200,000 structs, over 100 MiB.
+// whole servers, reduced to their IDs: a sync holds its load balancer
+// for as long as it runs.
 type loadBalancer struct {
 	brightbox.LoadBalancer // its Nodes are always nil
 	// NodeIDs are the IDs of its nodes.
@@ -45,10 +45,14 @@ func (p *Provider) LoadBalancer() cloudprovider.LoadBalancer { return p.lb }
 
 // newLoadBalancer wraps the driver in the framework's pipeline: annotation
 // decoding with Events, find-or-create, the ID annotation, following a load
-// balancer while it is created, the shared load-balancer list, and the
-// status.
+// balancer while it is created, and the status. There is no shared
+// load-balancer list: see Find.
 func newLoadBalancer(env *framework.Env, c *brightbox.Client, p *Provider) cloudprovider.LoadBalancer {
 	d := &lbDriver{client: c, codec: framework.Codec(p)}
+	d.shared.ttl, d.shared.now = env.LoadBalancerCacheTTL, time.Now
+	if d.shared.ttl == 0 {
+		d.shared.ttl = framework.DefaultLoadBalancerCacheTTL
+	}
 	return framework.NewLoadBalancer(env, d, framework.LoadBalancerOptions[LoadBalancerConfig]{
 		AnnotationPrefix: AnnotationPrefix,
 		IDAnnotation:     AnnotationLoadBalancerID,
@@ -57,10 +61,10 @@ func newLoadBalancer(env *framework.Env, c *brightbox.Client, p *Provider) cloud
 }
 
 // lbDriver is the Brightbox half of the load-balancer pipeline. Each load
-// balancer comes with a cloud IP, a server group holding its nodes and a
-// firewall policy on that group opening the node ports, all named as the
-// load balancer (as the existing CCM names them, so its objects are
-// adopted); Update keeps them as the Service asks, Delete removes them.
+// balancer comes with a cloud IP named as it (as the existing CCM names
+// it, so that its load balancers are adopted) and a rule in the firewall
+// policy of the server group the load balancers share (lb_shared.go);
+// Update keeps them as the Service asks, Delete removes them.
 type lbDriver struct {
 	client *brightbox.Client
 	codec  providerid.Codec
@@ -68,20 +72,21 @@ type lbDriver struct {
 	// it does not show yet (a cloudIPChoice): allocated by Create, or asked
 	// to be mapped by Update.
 	cloudIPs sync.Map
-	// groups and policies know the IDs of the server groups and firewall
-	// policies by name.
-	groups, policies nameIndex
-	// lists coalesces the lists of server groups and firewall policies.
-	lists singleflight.Group
+	// seen holds, by Service UID, the seenCloudIPs of a Find that found no
+	// load balancer, for the Create or DeleteLeftovers that follows it.
+	seen sync.Map
+	// shared is what the driver knows of the shared server group and
+	// firewall policy: lb_shared.go.
+	shared sharedFirewall
 	// gone holds the servers left out of load balancers: lb_gone.go.
 	gone goneServers
 }
 
 var (
-	_ framework.LoadBalancerDriver[LoadBalancerConfig, loadBalancer] = (*lbDriver)(nil)
-	_ framework.LoadBalancerValidator[LoadBalancerConfig]            = (*lbDriver)(nil)
-	_ framework.LoadBalancerLister[LoadBalancerConfig, loadBalancer] = (*lbDriver)(nil)
-	_ framework.LoadBalancerLeftovers[LoadBalancerConfig]            = (*lbDriver)(nil)
+	_ framework.LoadBalancerDriver[LoadBalancerConfig, loadBalancer]    = (*lbDriver)(nil)
+	_ framework.LoadBalancerValidator[LoadBalancerConfig]               = (*lbDriver)(nil)
+	_ framework.LoadBalancerOwnership[LoadBalancerConfig, loadBalancer] = (*lbDriver)(nil)
+	_ framework.LoadBalancerLeftovers[LoadBalancerConfig]               = (*lbDriver)(nil)
 )
 
 // Validate implements framework.LoadBalancerValidator: a Service that no
@@ -162,46 +167,99 @@ func (d *lbDriver) Get(ctx context.Context, id string) (*loadBalancer, error) {
 	return lb, nil
 }
 
-// List implements framework.LoadBalancerLister: every load balancer of the
-// account not deleted, in one call. The pipeline serves Get and Find from it.
-func (d *lbDriver) List(ctx context.Context) ([]*loadBalancer, error) {
+// Owns implements framework.LoadBalancerOwnership: as the existing CCM, a
+// Service owns the load balancer with its name (not a deleted one).
+func (d *lbDriver) Owns(lb *loadBalancer, req *lbRequest) bool {
+	return lb.Name == req.Name && alive(lb)
+}
+
+// Find returns the load balancer named as the Service's. A list of load
+// balancers embeds each one's nodes as whole servers (1,000 load
+// balancers over 5,000 nodes: 5 million servers in one answer), so the
+// driver implements no framework.LoadBalancerLister and Find lists no
+// load balancers but in one rare case. It finds the load balancer
+// through its cloud IP instead: the list of cloud IPs is small and shows
+// what each is mapped to, and a load balancer's cloud IP is named as it
+// (or is the one cloudip-allocations names). Each load balancer such a
+// cloud IP is mapped to is read by ID and kept if it has the name.
+//
+// The rare case: Create allocates (or picks) the cloud IP before it
+// creates the load balancer, and the next Update maps it. A CCM stopped
+// in between, or a create the API refused, leaves that cloud IP
+// unmapped, and maybe a load balancer that shows it nowhere. Only then,
+// to make no second load balancer, are the load balancers listed
+// (findListed): a bounded case, once per such Service until it is
+// mapped. A load balancer with no cloud IP at all (its cloud IP deleted
+// by hand) is found by its ID annotation, not by Find.
+func (d *lbDriver) Find(ctx context.Context, req *lbRequest) (*loadBalancer, error) {
+	cips, err := d.client.CloudIPs(cloudapi.WithOperation(ctx, "cloud_ips.list"))
+	if err != nil {
+		return nil, fmt.Errorf("listing cloud IPs: %w", err)
+	}
+	want := req.Config.CloudIPAllocations
+	unmapped := false
+	read := map[string]bool{}
+	for i := range cips {
+		c := &cips[i]
+		if c.Name != req.Name && (want == "" || c.ID != want) {
+			continue
+		}
+		target := c.LoadBalancer
+		switch {
+		case c.Status == cloudipstatus.Unmapped:
+			unmapped = true
+			continue
+		case target == nil || target.ID == "" || read[target.ID]:
+			continue // mapped to something else
+		case target.Name != "" && target.Name != req.Name, target.Status == loadbalancerstatus.Deleted:
+			continue // the embedded load balancer says enough
+		}
+		read[target.ID] = true
+		lb, err := d.Get(ctx, target.ID)
+		switch {
+		case framework.IsNotFound(err):
+			continue
+		case err != nil:
+			return nil, err
+		case d.Owns(lb, req):
+			return lb, nil
+		}
+	}
+	if !unmapped {
+		d.rememberCloudIPs(cips, req)
+		return nil, framework.NotFound("no load balancer named %q: no cloud IP of its is mapped to one", req.Name)
+	}
+	klog.FromContext(ctx).V(2).Info("The Service's cloud IP is not mapped: looking for its load balancer in the list of load balancers", "service", klog.KObj(req.Service), "name", req.Name)
+	lb, err := d.findListed(ctx, req)
+	if framework.IsNotFound(err) {
+		d.rememberCloudIPs(cips, req)
+	}
+	return lb, err
+}
+
+// findListed returns the load balancer named as the Service's from a list
+// of every load balancer: Find's rare case. Each is kept compact as it
+// is decoded, the list's servers dropped at once.
+func (d *lbDriver) findListed(ctx context.Context, req *lbRequest) (*loadBalancer, error) {
 	lbs, err := d.client.LoadBalancers(cloudapi.WithOperation(ctx, "load_balancers.list"))
 	if err != nil {
 		return nil, fmt.Errorf("listing load balancers: %w", err)
 	}
-	out := make([]*loadBalancer, 0, len(lbs))
+	var found *loadBalancer
 	for i := range lbs {
 		lb := compact(&lbs[i])
 		lbs[i] = brightbox.LoadBalancer{} // the list's servers can go now
 		if err := checkLB(lb); err != nil {
 			return nil, fmt.Errorf("listing load balancers: %w", err)
 		}
-		if alive(lb) {
-			out = append(out, lb)
+		if found == nil && d.Owns(lb, req) {
+			found = lb
 		}
 	}
-	return out, nil
-}
-
-// Owns implements framework.LoadBalancerLister: as the existing CCM, a
-// Service owns the load balancer with its name (not a deleted one).
-func (d *lbDriver) Owns(lb *loadBalancer, req *lbRequest) bool {
-	return lb.Name == req.Name && alive(lb)
-}
-
-// Find returns the load balancer named as the Service's (used when the
-// shared list is off).
-func (d *lbDriver) Find(ctx context.Context, req *lbRequest) (*loadBalancer, error) {
-	lbs, err := d.List(ctx)
-	if err != nil {
-		return nil, err
+	if found == nil {
+		return nil, framework.NotFound("no load balancer named %q", req.Name)
 	}
-	for _, lb := range lbs {
-		if d.Owns(lb, req) {
-			return lb, nil
-		}
-	}
-	return nil, framework.NotFound("no load balancer named %q", req.Name)
+	return found, nil
 }
 
 // Create provisions the load balancer with its whole spec in one POST,
@@ -211,7 +269,7 @@ func (d *lbDriver) Find(ctx context.Context, req *lbRequest) (*loadBalancer, err
 // and the firewall. A lost answer is recovered by Find (by name) on the
 // next sync.
 func (d *lbDriver) Create(ctx context.Context, req *lbRequest) (*loadBalancer, error) {
-	cip, _, err := d.findOrAllocateCloudIP(ctx, req, "")
+	cip, err := d.cloudIPForCreate(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -253,11 +311,13 @@ func (d *lbDriver) desiredOptions(ctx context.Context, req *lbRequest, cip *brig
 	return want, nil
 }
 
-// Update brings the cloud IP, the server group, the firewall and the load
-// balancer itself up to date, writing only what differs: a sync with
-// nothing changed reads its server group and firewall policy and writes
-// nothing. A cloud IP still being mapped and certificate domains not yet
-// valid are for Inspect to report (Pending): the cloud is doing its job.
+// Update brings the cloud IP, the shared server group and firewall policy
+// (lb_shared.go) and the load balancer itself up to date, writing only
+// what differs: a sync with nothing changed writes nothing, and reads the
+// shared group and policy at most once per --load-balancer-cache-ttl for
+// all the load balancers. A cloud IP still being mapped and certificate
+// domains not yet valid are for Inspect to report (Pending): the cloud is
+// doing its job.
 func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest) (bool, error) {
 	cip, cipWrote, err := d.ensureCloudIP(ctx, lb, req)
 	if err != nil {
@@ -317,12 +377,15 @@ func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest)
 
 // Delete removes the load balancer and what the driver made for it: the
 // cloud IPs named as it (one from cloudip-allocations is only unmapped),
-// its firewall policy and its server group. Everything else mapped to it
+// its rule in the shared firewall policy (the last load balancer's takes
+// the shared group and policy with it), and a firewall policy and server
+// group of its own (the existing CCM's). Everything else mapped to it
 // is unmapped, never deleted. The API deletes a load balancer in the
 // background: Delete answers "provisioning" until it is gone, and a
 // load balancer already being deleted costs one read per call.
 func (d *lbDriver) Delete(ctx context.Context, lb *loadBalancer, req *lbRequest) error {
 	d.cloudIPs.Delete(lb.ID)
+	d.seen.Delete(req.Service.UID)
 	if lb.Status == loadbalancerstatus.Deleting {
 		_, err := d.Get(ctx, lb.ID)
 		switch {
@@ -362,11 +425,11 @@ func (d *lbDriver) Delete(ctx context.Context, lb *loadBalancer, req *lbRequest)
 // whose load balancer is not there, it releases the cloud IP the CCM
 // allocated for it (leftoverCloudIP: a create that failed after it, a CCM
 // killed in between, or a load balancer deleted with it still mapped),
-// and deletes the firewall policy and server group named as it.
+// and takes it out of the firewall as Delete does.
 func (d *lbDriver) DeleteLeftovers(ctx context.Context, req *lbRequest) error {
-	all, err := d.client.CloudIPs(cloudapi.WithOperation(ctx, "cloud_ips.list"))
+	all, err := d.cloudIPsOf(ctx, req)
 	if err != nil {
-		return fmt.Errorf("listing cloud IPs: %w", err)
+		return err
 	}
 	for i := range all {
 		c := &all[i]

@@ -13,11 +13,17 @@ import (
 	"github.com/ccmkit/ccmkit/providers/brightbox/gbsim"
 )
 
-// TestMigrationAdoptsWithoutWrites: a Service with the existing CCM's
-// annotations, and the load balancer, cloud IP, server group and firewall
-// policy that CCM made for it, are taken over as they are: no write to the
-// cloud, the status served, and the delete removes exactly those four.
-func TestMigrationAdoptsWithoutWrites(t *testing.T) {
+// TestMigrationAdoptsAndMovesToSharedGroup: a Service with the existing
+// CCM's annotations, and the load balancer, cloud IP, server group and
+// firewall policy that CCM made for it. The load balancer and the cloud
+// IP are taken over as they are (not written, found without listing the
+// load balancers) and the status served; the load balancer's nodes move
+// to the shared server group, its rule to the shared policy, and only
+// then its own policy and group go, so that its node ports stay open
+// throughout. The delete removes the load balancer, its cloud IP and the
+// shared group and policy (it was the last), and nothing of another
+// Service's.
+func TestMigrationAdoptsAndMovesToSharedGroup(t *testing.T) {
 	f := newLBFixture(t, gbsim.Options{}, frameworktest.LBOptions{})
 	const name = "shop.default." + clusterName
 	servers := serverIDsOf(f.Nodes)
@@ -51,18 +57,25 @@ func TestMigrationAdoptsWithoutWrites(t *testing.T) {
 	policy := f.sim.AddFirewallPolicy(gbsim.FirewallPolicy{Name: name, ServerGroup: group.ID},
 		gbsim.FirewallRule{Protocol: "tcp", Source: "10.0.0.0/8", DestinationPort: "30080,30081", Description: name})
 	// Neighbours: another Service's objects, which nothing may touch.
-	otherLB := f.sim.AddLoadBalancer(gbsim.LoadBalancer{Name: "other.default." + clusterName, Nodes: servers,
+	const otherName = "other.default." + clusterName
+	otherLB := f.sim.AddLoadBalancer(gbsim.LoadBalancer{Name: otherName, Nodes: servers,
 		Listeners:   []gbsim.Listener{{Protocol: "http", In: 80, Out: 31000}},
 		Healthcheck: gbsim.Healthcheck{Type: "http", Port: 31000, Request: "/healthz"}})
-	otherCIP := f.sim.AddCloudIP(gbsim.CloudIP{Name: "other.default." + clusterName, Target: otherLB.ID})
+	otherCIP := f.sim.AddCloudIP(gbsim.CloudIP{Name: otherName, Target: otherLB.ID})
+	otherGroup := f.sim.AddServerGroup(gbsim.ServerGroup{Name: otherName, Servers: servers})
+	otherPolicy := f.sim.AddFirewallPolicy(gbsim.FirewallPolicy{Name: otherName, ServerGroup: otherGroup.ID},
+		gbsim.FirewallRule{Protocol: "tcp", Source: "10.0.0.0/8", DestinationPort: "31000", Description: otherName})
 	before := f.sim.State()
+	start := len(f.sim.Requests())
 
-	var status *corev1.LoadBalancerStatus
-	if n := f.WritesDuring(func() { status = f.EnsureReady(t, svc) }); n != 0 {
-		t.Errorf("adopting the existing CCM's load balancer made %d writes, want 0", n)
+	status := f.EnsureReady(t, svc)
+	after := f.sim.State()
+	// The load balancer and its cloud IP: as they were.
+	if diff := cmp.Diff(before.LoadBalancers, after.LoadBalancers); diff != "" {
+		t.Errorf("the load balancers changed (-before +after):\n%s", diff)
 	}
-	if diff := cmp.Diff(before, f.sim.State(), cmpopts.IgnoreUnexported(gbsim.CloudIP{})); diff != "" {
-		t.Errorf("the cloud changed on adoption (-before +after):\n%s", diff)
+	if diff := cmp.Diff(before.CloudIPs, after.CloudIPs, cmpopts.IgnoreUnexported(gbsim.CloudIP{})); diff != "" {
+		t.Errorf("the cloud IPs changed (-before +after):\n%s", diff)
 	}
 	want := &corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{
 		{IP: cip.PublicIPv4, Hostname: fqdn}, {IP: cip.PublicIPv6, Hostname: fqdn},
@@ -73,23 +86,84 @@ func TestMigrationAdoptsWithoutWrites(t *testing.T) {
 	if id := f.Fresh(t, svc).Annotations[brightbox.AnnotationLoadBalancerID]; id != lb.ID {
 		t.Errorf("ID annotation = %q, want the adopted %s", id, lb.ID)
 	}
+	if n := f.sim.Stats()[listLBs]; n != 0 {
+		t.Errorf("load balancers listed %d times, want 0", n)
+	}
+	// The firewall: moved to the shared group and policy.
+	shared := onlyNamed(t, after.ServerGroups, sharedGroup, groupName)
+	if !slices.Equal(servers, slices.Sorted(slices.Values(shared.Servers))) {
+		t.Errorf("shared server group = %v, want %v", shared.Servers, servers)
+	}
+	sharedPolicy := onlyNamed(t, after.FirewallPolicies, sharedGroup, policyName)
+	if rules := ruleOf(f.sim, sharedPolicy.ID); sharedPolicy.ServerGroup != shared.ID || len(rules) != 1 ||
+		rules[0].Description != name || rules[0].DestinationPort != "30080,30081" || rules[0].Source != "10.0.0.0/8" {
+		t.Errorf("shared firewall policy %+v with rules %+v; want it on %s with the load balancer's rule", sharedPolicy, rules, shared.ID)
+	}
+	for _, g := range after.ServerGroups {
+		if g.ID == group.ID {
+			t.Errorf("the load balancer's own server group %s is left", g.ID)
+		}
+	}
+	for _, p := range after.FirewallPolicies {
+		if p.ID == policy.ID {
+			t.Errorf("the load balancer's own firewall policy %s is left", p.ID)
+		}
+	}
+	// Without an outage: the rule in the shared policy, applied to the
+	// group holding the nodes, before the load balancer's own policy went.
+	order := map[string]int{}
+	for i, r := range f.sim.Requests()[start:] {
+		if _, seen := order[r.Op]; !seen {
+			order[r.Op] = i
+		}
+	}
+	for _, op := range []string{"POST /1.0/server_groups/{id}/add_servers", "POST /1.0/firewall_policies/{id}/apply_to", "POST /1.0/firewall_rules"} {
+		if i, ok := order[op]; !ok || i > order["DELETE /1.0/firewall_policies/{id}"] {
+			t.Errorf("%s came after the load balancer's own policy was deleted (or never): %v", op, order)
+		}
+	}
+	// Once moved, a sync writes nothing.
+	if n := f.WritesDuring(func() { f.EnsureReady(t, svc) }); n != 0 {
+		t.Errorf("the sync after the move made %d writes, want 0", n)
+	}
 
 	f.DeleteDone(t, svc)
-	after := f.sim.State()
+	left := f.sim.State()
 	gone := func(what string, found bool) {
 		if found {
 			t.Errorf("%s is left after the delete", what)
 		}
 	}
-	gone("the load balancer", slices.ContainsFunc(after.LoadBalancers, func(l gbsim.LoadBalancer) bool { return l.ID == lb.ID && l.Status != gbsim.StatusDeleted }))
-	gone("the cloud IP", slices.ContainsFunc(after.CloudIPs, func(c gbsim.CloudIP) bool { return c.ID == cip.ID }))
-	gone("the server group", slices.ContainsFunc(after.ServerGroups, func(g gbsim.ServerGroup) bool { return g.ID == group.ID }))
-	gone("the firewall policy", slices.ContainsFunc(after.FirewallPolicies, func(p gbsim.FirewallPolicy) bool { return p.ID == policy.ID }))
-	if !slices.ContainsFunc(after.LoadBalancers, func(l gbsim.LoadBalancer) bool { return l.ID == otherLB.ID && l.Status == gbsim.StatusActive }) ||
-		!slices.ContainsFunc(after.CloudIPs, func(c gbsim.CloudIP) bool { return c.ID == otherCIP.ID && c.Target == otherLB.ID }) {
-		t.Errorf("the delete touched another Service's load balancer or cloud IP: %+v", after)
+	gone("the load balancer", slices.ContainsFunc(left.LoadBalancers, func(l gbsim.LoadBalancer) bool { return l.ID == lb.ID && l.Status != gbsim.StatusDeleted }))
+	gone("the cloud IP", slices.ContainsFunc(left.CloudIPs, func(c gbsim.CloudIP) bool { return c.ID == cip.ID }))
+	gone("the shared server group", len(named(left.ServerGroups, sharedGroup, groupName)) > 0)
+	gone("the shared firewall policy", len(named(left.FirewallPolicies, sharedGroup, policyName)) > 0)
+	if !slices.ContainsFunc(left.LoadBalancers, func(l gbsim.LoadBalancer) bool { return l.ID == otherLB.ID && l.Status == gbsim.StatusActive }) ||
+		!slices.ContainsFunc(left.CloudIPs, func(c gbsim.CloudIP) bool { return c.ID == otherCIP.ID && c.Target == otherLB.ID }) ||
+		!slices.ContainsFunc(left.ServerGroups, func(g gbsim.ServerGroup) bool { return g.ID == otherGroup.ID && len(g.Servers) == len(servers) }) ||
+		!slices.ContainsFunc(left.FirewallPolicies, func(p gbsim.FirewallPolicy) bool { return p.ID == otherPolicy.ID && p.ServerGroup == otherGroup.ID }) {
+		t.Errorf("the migration or the delete touched another Service's objects: %+v", left)
 	}
-	if len(after.ServerGroups) != len(before.ServerGroups)-1 || len(after.FirewallPolicies) != len(before.FirewallPolicies)-1 {
-		t.Errorf("the delete removed more than one server group and one firewall policy: before %+v, after %+v", before, after)
+}
+
+// TestMigrationDeleteBeforeMove: a Service of the existing CCM deleted
+// before any sync moved it: its own group and policy go with it, and the
+// shared ones are not made.
+func TestMigrationDeleteBeforeMove(t *testing.T) {
+	f := newLBFixture(t, gbsim.Options{}, frameworktest.LBOptions{})
+	const name = "old.default." + clusterName
+	servers := serverIDsOf(f.Nodes)
+	lb := f.sim.AddLoadBalancer(gbsim.LoadBalancer{Name: name, Nodes: servers,
+		Listeners:   []gbsim.Listener{{Protocol: "http", In: 80, Out: 30080}, {Protocol: "http", In: 8080, Out: 30081}},
+		Healthcheck: gbsim.Healthcheck{Type: "http", Port: 30080, Request: "/healthz"}})
+	f.sim.AddCloudIP(gbsim.CloudIP{Name: name, Target: lb.ID})
+	group := f.sim.AddServerGroup(gbsim.ServerGroup{Name: name, Servers: servers})
+	f.sim.AddFirewallPolicy(gbsim.FirewallPolicy{Name: name, ServerGroup: group.ID},
+		gbsim.FirewallRule{Protocol: "tcp", Source: "10.0.0.0/8", DestinationPort: "30080,30081", Description: name})
+	svc := f.Service(t, "old", nil)
+	f.DeleteDone(t, svc)
+	checkNoneLeft(t, f.sim)
+	if lbs := liveLBs(f.sim); len(lbs) != 0 || len(f.sim.CloudIPs()) != 0 {
+		t.Errorf("left: load balancers %+v, cloud IPs %+v", lbs, f.sim.CloudIPs())
 	}
 }

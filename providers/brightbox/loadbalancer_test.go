@@ -16,6 +16,10 @@ import (
 
 const clusterName = "test-cluster"
 
+// sharedGroup names the server group and firewall policy the load
+// balancers share.
+const sharedGroup = "ccmkit-lb-nodes." + clusterName
+
 // lbFixture is the provider's load balancers on a simulated Brightbox
 // (frameworktest.LBFixture) with two servers, node-b and node-a, and the
 // simulator, for what Brightbox holds.
@@ -63,10 +67,10 @@ func ruleOf(sim *gbsim.Server, policy string) []gbsim.FirewallRule {
 	return slices.DeleteFunc(sim.FirewallRules(), func(r gbsim.FirewallRule) bool { return r.FirewallPolicy != policy })
 }
 
-// TestLoadBalancerLifecycle creates a load balancer with its cloud IP,
-// server group and firewall policy, syncs it again with nothing changed
-// (no write), follows a node leaving, and deletes exactly what it made,
-// twice.
+// TestLoadBalancerLifecycle creates a load balancer with its cloud IP, the
+// shared server group and firewall policy with its rule, syncs it again
+// with nothing changed (no write), follows a node leaving, and deletes
+// exactly what it made, twice.
 func TestLoadBalancerLifecycle(t *testing.T) {
 	f := newLBFixture(t, gbsim.Options{MappingReads: 2}, frameworktest.LBOptions{})
 	// Neighbours the CCM must leave alone.
@@ -109,25 +113,28 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	if diff := cmp.Diff(wantStatus, status); diff != "" {
 		t.Errorf("status (-want +got):\n%s", diff)
 	}
-	groups := named(f.sim.ServerGroups(), name, groupName)
-	if len(groups) != 1 || !slices.Equal(servers, slices.Sorted(slices.Values(groups[0].Servers))) {
-		t.Fatalf("server groups named %q = %+v, want one holding %v", name, groups, servers)
+	if n := len(named(f.sim.ServerGroups(), name, groupName)) + len(named(f.sim.FirewallPolicies(), name, policyName)); n != 0 {
+		t.Errorf("%d server groups and firewall policies named %q, want none: the load balancers share theirs", n, name)
 	}
-	policies := named(f.sim.FirewallPolicies(), name, policyName)
+	groups := named(f.sim.ServerGroups(), sharedGroup, groupName)
+	if len(groups) != 1 || !slices.Equal(servers, slices.Sorted(slices.Values(groups[0].Servers))) {
+		t.Fatalf("server groups named %q = %+v, want one holding %v", sharedGroup, groups, servers)
+	}
+	policies := named(f.sim.FirewallPolicies(), sharedGroup, policyName)
 	if len(policies) != 1 || policies[0].ServerGroup != groups[0].ID {
-		t.Fatalf("firewall policies named %q = %+v, want one on %s", name, policies, groups[0].ID)
+		t.Fatalf("firewall policies named %q = %+v, want one on %s", sharedGroup, policies, groups[0].ID)
 	}
 	rules := ruleOf(f.sim, policies[0].ID)
 	if len(rules) != 1 || rules[0].Protocol != "tcp" || rules[0].Source != "10.0.0.0/8" || rules[0].DestinationPort != "30080,30081" || rules[0].Description != name {
-		t.Errorf("firewall rules = %+v, want the existing CCM's one: tcp from 10.0.0.0/8 to 30080,30081", rules)
+		t.Errorf("firewall rules = %+v, want the existing CCM's one, described with the load balancer's name: tcp from 10.0.0.0/8 to 30080,30081", rules)
 	}
 	if id := f.Fresh(t, svc).Annotations[brightbox.AnnotationLoadBalancerID]; id != lb.ID {
 		t.Errorf("ID annotation = %q, want %s", id, lb.ID)
 	}
 
-	// Nothing changed: no write, and no list of every load balancer's
-	// server group or policy (each group lists its servers): its own are
-	// read by ID.
+	// Nothing changed: no write, and no read of the shared server group
+	// (which lists every node) or firewall policy: the driver knows them
+	// (lb_shared.go).
 	var again *corev1.LoadBalancerStatus
 	before := f.sim.Stats()
 	if n := f.WritesDuring(func() {
@@ -139,7 +146,7 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 		t.Errorf("a sync with nothing changed made %d writes, want 0", n)
 	}
 	after := f.sim.Stats()
-	for _, op := range []string{"GET /1.0/server_groups", "GET /1.0/firewall_policies"} {
+	for _, op := range []string{"GET /1.0/server_groups", "GET /1.0/server_groups/{id}", "GET /1.0/firewall_policies", "GET /1.0/firewall_policies/{id}"} {
 		if n := after[op] - before[op]; n != 0 {
 			t.Errorf("a sync with nothing changed made %d calls %s, want 0", n, op)
 		}
@@ -156,7 +163,7 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	if got := onlyLB(t, f.sim).Nodes; !slices.Equal(left, got) {
 		t.Errorf("after a node left, load balancer nodes = %v, want %v", got, left)
 	}
-	if got := named(f.sim.ServerGroups(), name, groupName)[0].Servers; !slices.Equal(left, got) {
+	if got := named(f.sim.ServerGroups(), sharedGroup, groupName)[0].Servers; !slices.Equal(left, got) {
 		t.Errorf("after a node left, server group = %v, want %v", got, left)
 	}
 
@@ -168,11 +175,11 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	if got := named(state.CloudIPs, name, cipName); len(got) != 0 {
 		t.Errorf("cloud IPs left: %+v", got)
 	}
-	if got := named(state.ServerGroups, name, groupName); len(got) != 0 {
-		t.Errorf("server groups left: %+v", got)
+	if got := named(state.ServerGroups, sharedGroup, groupName); len(got) != 0 {
+		t.Errorf("server groups left after the last load balancer went: %+v", got)
 	}
-	if got := named(state.FirewallPolicies, name, policyName); len(got) != 0 {
-		t.Errorf("firewall policies left: %+v", got)
+	if got := named(state.FirewallPolicies, sharedGroup, policyName); len(got) != 0 {
+		t.Errorf("firewall policies left after the last load balancer went: %+v", got)
 	}
 	if len(named(state.CloudIPs, other.Name, cipName)) != 1 || len(named(state.ServerGroups, otherGroup.Name, groupName)) != 1 ||
 		len(named(state.FirewallPolicies, otherGroup.Name, policyName)) != 1 {
@@ -213,7 +220,7 @@ func TestLoadBalancerLocalTraffic(t *testing.T) {
 			t.Errorf("listener %+v: proxy protocol %q, want v2", l, l.ProxyProtocol)
 		}
 	}
-	policy := named(f.sim.FirewallPolicies(), "local.default."+clusterName, policyName)[0]
+	policy := named(f.sim.FirewallPolicies(), sharedGroup, policyName)[0]
 	if rules := ruleOf(f.sim, policy.ID); len(rules) != 1 || rules[0].DestinationPort != "30080,30081,32100" {
 		t.Errorf("firewall rules = %+v, want the node ports and the healthCheckNodePort", rules)
 	}
@@ -362,19 +369,17 @@ func TestLoadBalancerMalformedAnswers(t *testing.T) {
 		t.Error("EnsureLoadBalancer with an unknown load balancer status succeeded")
 	}
 
-	// A sync reads its server group by ID once it knows it (lb_names.go),
-	// and lists the groups for a name it has not seen.
-	// (a new Service's).
-	newcomer := f.Service(t, "newcomer", nil)
-	for op, s := range map[string]*corev1.Service{"GET /1.0/server_groups/{id}": svc, "GET /1.0/server_groups": newcomer} {
+	// With the cache off, a sync reads the shared firewall policy (in
+	// the list of policies) and the shared server group by ID
+	// (lb_shared.go).
+	for _, op := range []string{"GET /1.0/server_groups/{id}", "GET /1.0/firewall_policies"} {
 		remove = f.sim.Inject(gbsim.Fault{Op: op, Truncate: true})
-		_, err = f.Ensure(t, s)
+		_, err = f.Ensure(t, svc)
 		remove()
 		if err == nil {
 			t.Errorf("EnsureLoadBalancer with a truncated answer to %s succeeded", op)
 		}
 	}
-	f.DeleteDone(t, newcomer)
 
 	remove = f.sim.CorruptStatus("GET /1.0/cloud_ips", 0)
 	err = f.Delete(t, svc)

@@ -55,8 +55,8 @@ func init() { registerExamples("brightbox", brightboxExamples) }
 // pointed at gbsim. Every example's load balancer must be active, serve
 // exactly the Nodes, have one listener per Service port to its NodePort,
 // and have one cloud IP mapped whose IPv4 is in the Service's ingress;
-// its server group (named as the load balancer) must hold exactly the
-// Nodes, and its firewall policy open the NodePorts to the load balancers.
+// the server group the load balancers share must hold exactly the Nodes,
+// and its firewall policy open the NodePorts to the load balancers.
 func brightboxExamples() examplesCloud {
 	var api *brightbox.Client
 	check := func(specific func(*brightbox.LoadBalancer, exampleState) error) exampleCheck {
@@ -191,32 +191,35 @@ func brightboxCommon(ctx context.Context, api *brightbox.Client, run *examplesRu
 	} else if ip := lb.CloudIPs[0].PublicIPv4; !slices.ContainsFunc(svc.Status.LoadBalancer.Ingress, func(in corev1.LoadBalancerIngress) bool { return in.IP == ip }) {
 		errs = append(errs, fmt.Errorf("ingress %+v lacks the cloud IP's %s", svc.Status.LoadBalancer.Ingress, ip))
 	}
-	name := brightboxName(svc)
+	// The load balancers share one server group holding the nodes, and
+	// one firewall policy on it with a rule per load balancer.
+	const shared = "ccmkit-lb-nodes.ccmkit"
 	groups, err := api.ServerGroups(ctx)
 	if err != nil {
 		return err
 	}
-	i := slices.IndexFunc(groups, func(g brightbox.ServerGroup) bool { return g.Name == name })
+	i := slices.IndexFunc(groups, func(g brightbox.ServerGroup) bool { return g.Name == shared })
 	if i < 0 {
-		return errors.Join(append(errs, fmt.Errorf("no server group %s", name))...)
+		return errors.Join(append(errs, fmt.Errorf("no server group %s", shared))...)
 	}
-	errs = append(errs, wantEqual("server group "+name, brightboxServerIDs(groups[i].Servers), run.NodeIDs()))
+	errs = append(errs, wantEqual("server group "+shared, brightboxServerIDs(groups[i].Servers), run.NodeIDs()))
 	policies, err := api.FirewallPolicies(ctx)
 	if err != nil {
 		return err
 	}
 	j := slices.IndexFunc(policies, func(p brightbox.FirewallPolicy) bool {
-		return p.Name == name && p.ServerGroup != nil && p.ServerGroup.ID == groups[i].ID
+		return p.Name == shared && p.ServerGroup != nil && p.ServerGroup.ID == groups[i].ID
 	})
 	if j < 0 {
-		return errors.Join(append(errs, fmt.Errorf("no firewall policy %s on server group %s", name, groups[i].ID))...)
+		return errors.Join(append(errs, fmt.Errorf("no firewall policy %s on server group %s", shared, groups[i].ID))...)
 	}
 	return errors.Join(append(errs, brightboxRuleOpens(policies[j], svc))...)
 }
 
-// brightboxRuleOpens checks that policy has one rule opening the
-// Service's NodePorts (and its healthCheckNodePort) over tcp to the
-// private network the load balancers connect from.
+// brightboxRuleOpens checks that policy has a rule, described with the
+// Service's load balancer's name, opening the Service's NodePorts (and
+// its healthCheckNodePort) over tcp to the private network the load
+// balancers connect from.
 func brightboxRuleOpens(policy brightbox.FirewallPolicy, svc *corev1.Service) error {
 	var want []string
 	for _, p := range svc.Spec.Ports {
@@ -229,7 +232,7 @@ func brightboxRuleOpens(policy brightbox.FirewallPolicy, svc *corev1.Service) er
 	for _, r := range policy.Rules {
 		got := strings.Split(r.DestinationPort, ",")
 		slices.Sort(got)
-		if r.Protocol == "tcp" && r.Source == "10.0.0.0/8" && slices.Equal(got, want) {
+		if r.Description == brightboxName(svc) && r.Protocol == "tcp" && r.Source == "10.0.0.0/8" && slices.Equal(got, want) {
 			return nil
 		}
 	}

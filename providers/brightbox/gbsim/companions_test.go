@@ -87,3 +87,54 @@ func TestCompanions(t *testing.T) {
 		t.Errorf("Companions once deleted (-want +got):\n%s", diff)
 	}
 }
+
+// TestCompanionsShared: a server group and firewall policy the load
+// balancers share (named as none of them) serve a load balancer while a
+// rule of the policy, described with a live load balancer's name, does;
+// each rule serves its own.
+func TestCompanionsShared(t *testing.T) {
+	s, c := setup(t, Options{})
+	node := s.AddServer(CloudServer{Name: "node"})
+	var lbs []string
+	for _, name := range []string{"a.default.k8s", "b.default.k8s"} {
+		opts := lbOptions(node.ID)
+		opts.Name = ptr(name)
+		lb, err := c.CreateLoadBalancer(ctx(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lbs = append(lbs, lb.ID)
+	}
+	group := s.AddServerGroup(ServerGroup{Name: "ccmkit-lb-nodes.k8s", Servers: []string{node.ID}})
+	policy := s.AddFirewallPolicy(FirewallPolicy{Name: "ccmkit-lb-nodes.k8s", ServerGroup: group.ID},
+		FirewallRule{Protocol: "tcp", Source: "10.0.0.0/8", DestinationPort: "30080", Description: "a.default.k8s"},
+		FirewallRule{Protocol: "tcp", Source: "10.0.0.0/8", DestinationPort: "30090", Description: "b.default.k8s"})
+	s.Advance()
+	var rules []string
+	for _, r := range s.FirewallRules() {
+		if r.FirewallPolicy == policy.ID {
+			rules = append(rules, r.ID)
+		}
+	}
+	want := map[string]string{
+		"servergroup/" + group.ID:     lbs[0],
+		"firewallpolicy/" + policy.ID: lbs[0],
+		"firewallrule/" + rules[0]:    lbs[0],
+		"firewallrule/" + rules[1]:    lbs[1],
+	}
+	if diff := cmp.Diff(want, s.Cloud().Companions()); diff != "" {
+		t.Errorf("Companions (-want +got):\n%s", diff)
+	}
+	if got := s.Cloud().CompanionNames()["firewallrule/"+rules[1]]; got != "b.default.k8s" {
+		t.Errorf("CompanionNames of a rule = %q, want its description", got)
+	}
+
+	if _, err := c.DestroyLoadBalancer(ctx(), lbs[0]); err != nil {
+		t.Fatal(err)
+	}
+	s.Advance()
+	want["servergroup/"+group.ID], want["firewallpolicy/"+policy.ID], want["firewallrule/"+rules[0]] = lbs[1], lbs[1], ""
+	if diff := cmp.Diff(want, s.Cloud().Companions()); diff != "" {
+		t.Errorf("Companions after a's deletion (-want +got):\n%s", diff)
+	}
+}
