@@ -10,16 +10,23 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// A load balancer's nodes are one externalService in its stack, named
-// lb-<x>-nodes (lb_desired.go), holding the nodes' InternalIPs: a node
-// joining or leaving is one PUT of its externalIpAddresses, and the
-// load-balancer service is not touched. The load balancer consumes it
-// through a service link (setservicelinks) and its port rules' serviceId.
+// A load balancer's nodes are one externalService in its stack holding
+// the nodes' InternalIPs: the one the load balancers share
+// (lb-nodes-<cluster>, lb_shared.go), or for a Service of
+// externalTrafficPolicy Local its own, lb-<x>-nodes-<hash of its health
+// check> (lb_desired.go). A node joining or leaving is one PUT of its
+// externalIpAddresses, and the load-balancer service is not touched. The
+// load balancer consumes it through a service link (setservicelinks) and
+// its port rules' serviceId.
 
 // ensureBackend returns the load balancer's external service as want names
 // it, creating it when missing and setting its IPs when they differ. It
-// reports whether it wrote; lb.backends then holds the new value.
+// reports whether it wrote; lb.backends (for one of its own) or the memo
+// (for the shared one) then holds the new value.
 func (d *lbDriver) ensureBackend(ctx context.Context, lb *loadBalancer, want *desiredLB, stackID string) (*rancher.ExternalService, bool, error) {
+	if want.backend.shared {
+		return d.ensureShared(ctx, lb, want, stackID)
+	}
 	i := slices.IndexFunc(lb.backends, func(b *rancher.ExternalService) bool { return b.Name == want.backend.name })
 	if i < 0 {
 		adopted, err := d.unlinkedBackend(ctx, stackID, want.backend.name)
@@ -91,6 +98,7 @@ func (d *lbDriver) waitBackend(ctx context.Context, lb *loadBalancer, b *rancher
 		lb.backends = slices.Clone(lb.backends)
 		lb.backends[i] = fresh
 	}
+	d.shared.note(fresh)
 	if started(fresh.State) {
 		return fresh, false, nil
 	}
@@ -109,13 +117,6 @@ func (d *lbDriver) waitBackend(ctx context.Context, lb *loadBalancer, b *rancher
 // removed or being removed, all pages.
 func (d *lbDriver) consumed(ctx context.Context, res rancher.Resource) ([]rancher.Service, error) {
 	return d.serviceLink(ctx, res, "consumedservices")
-}
-
-// consumers lists the services that consume res, not removed or being
-// removed, but the load balancer except.
-func (d *lbDriver) consumers(ctx context.Context, res rancher.Resource, except string) ([]rancher.Service, error) {
-	svcs, err := d.serviceLink(ctx, res, "consumedbyservices")
-	return slices.DeleteFunc(svcs, func(s rancher.Service) bool { return s.Id == except }), err
 }
 
 // serviceLink reads a link to a service collection, following its pages.
@@ -141,7 +142,9 @@ func (d *lbDriver) serviceLink(ctx context.Context, res rancher.Resource, link s
 }
 
 // deleteExternal removes an external service; one already gone is fine.
+// Removing the shared one makes the memo forget it.
 func (d *lbDriver) deleteExternal(ctx context.Context, res rancher.Resource) error {
+	d.shared.removing(res.Id)
 	err := deleteResource(ctx, d.api, "externalservices.delete", &res)
 	if err != nil && !d.api.notFound(err) {
 		return fmt.Errorf("removing external service %s: %w", res.Id, err)
@@ -154,7 +157,7 @@ func (d *lbDriver) deleteExternal(ctx context.Context, res rancher.Resource) err
 // named as its backends (lb-<x>-nodes...) that no service links: those a
 // create made before the load balancer itself, left by a CCM killed in
 // between or a load-balancer create that failed, and those a load balancer
-// removed since left behind.
+// removed since left behind; and the shared one when nothing consumes it.
 func (d *lbDriver) DeleteLeftovers(ctx context.Context, req *lbRequest) error {
 	stackID, err := d.env.stack(ctx, false)
 	if err != nil || stackID == "" {
@@ -164,21 +167,27 @@ func (d *lbDriver) DeleteLeftovers(ctx context.Context, req *lbRequest) error {
 }
 
 // deleteUnlinked removes the stack's external services named as the
-// backends of load balancer lbName that no live service consumes.
+// backends of load balancer lbName, and the shared one, that no live
+// service consumes.
 func (d *lbDriver) deleteUnlinked(ctx context.Context, stackID, lbName string) error {
 	exts, err := d.listExternal(ctx, stackID)
 	if err != nil {
 		return err
 	}
 	var errs []error
+	for _, e := range exts {
+		if e.Name == d.sharedName {
+			errs = append(errs, d.deleteShared(ctx, e, ""))
+		}
+	}
 	for _, e := range backendsOf(lbName, exts) {
-		users, err := d.consumers(ctx, e.Resource, "")
+		user, err := d.firstConsumer(ctx, e.Resource, "")
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if len(users) > 0 {
-			klog.FromContext(ctx).V(2).Info("Keeping external service another service consumes", "externalService", e.Id, "consumer", users[0].Id)
+		if user != "" {
+			klog.FromContext(ctx).V(2).Info("Keeping external service another service consumes", "externalService", e.Id, "consumer", user)
 			continue
 		}
 		klog.FromContext(ctx).Info("Removing an external service left without its load balancer", "loadBalancer", lbName, "externalService", e.Id)
@@ -189,7 +198,9 @@ func (d *lbDriver) deleteUnlinked(ctx context.Context, stackID, lbName string) e
 
 // deleteBackends removes, before the load balancer itself, the external
 // services of its stack it consumes or that are named as its backends,
-// unless another service still consumes them.
+// unless another service still consumes them. The shared one is left to
+// the end of the delete (Delete's gone): two load balancers deleted at
+// once would each see the other consume it.
 func (d *lbDriver) deleteBackends(ctx context.Context, lb *loadBalancer) error {
 	svc := lb.svc
 	consumed, err := d.consumed(ctx, svc.Resource)
@@ -198,7 +209,7 @@ func (d *lbDriver) deleteBackends(ctx context.Context, lb *loadBalancer) error {
 	}
 	candidates := map[string]rancher.Resource{}
 	for _, s := range consumed {
-		if s.Type == rancher.EXTERNAL_SERVICE_TYPE && s.StackId == svc.StackId {
+		if s.Type == rancher.EXTERNAL_SERVICE_TYPE && s.StackId == svc.StackId && s.Name != d.sharedName {
 			candidates[s.Id] = s.Resource
 		}
 	}
@@ -207,13 +218,13 @@ func (d *lbDriver) deleteBackends(ctx context.Context, lb *loadBalancer) error {
 	}
 	var errs []error
 	for id, res := range candidates {
-		users, err := d.consumers(ctx, res, svc.Id)
+		user, err := d.firstConsumer(ctx, res, svc.Id)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if len(users) > 0 {
-			klog.FromContext(ctx).V(2).Info("Keeping external service another service consumes", "loadBalancerID", svc.Id, "externalService", id, "consumer", users[0].Id)
+		if user != "" {
+			klog.FromContext(ctx).V(2).Info("Keeping external service another service consumes", "loadBalancerID", svc.Id, "externalService", id, "consumer", user)
 			continue
 		}
 		errs = append(errs, d.deleteExternal(ctx, res))
@@ -249,5 +260,10 @@ func (d *lbDriver) desired(ctx context.Context, req *lbRequest) (*desiredLB, err
 			return nil, err
 		}
 	}
-	return desired(ctx, req, d.env.settings.Image, hostIPs)
+	want, err := desired(ctx, req, d.env.settings.Image, hostIPs)
+	if err != nil {
+		return nil, err
+	}
+	want.nodes = req.Nodes
+	return want, nil
 }

@@ -23,7 +23,9 @@ import (
 
 // This file computes what a Service asks for: the load-balancer service's
 // launchConfig ports and lbConfig, and the external service holding the
-// nodes. It makes no API calls, so the tests cover it with plain tables.
+// nodes (the one the load balancers share, or for a Service of
+// externalTrafficPolicy Local its own). It makes no API calls, so the
+// tests cover it with plain tables.
 
 type lbRequest = framework.LoadBalancerRequest[LoadBalancerConfig]
 
@@ -35,10 +37,12 @@ const healthCheckRequestLine = `GET "/healthz" "HTTP/1.0"`
 // the load balancer; there is no container to recreate.
 const healthCheckStrategy = "none"
 
-// backendSuffix ends the name of a load balancer's external service:
-// lb-<x>-nodes, or lb-<x>-nodes-<hash of its health check> for Services of
-// externalTrafficPolicy Local. Cattle cannot change an external service's
-// health check, so a new one gets a new name and replaces the old.
+// backendSuffix ends the name of a load balancer's own external service:
+// lb-<x>-nodes-<hash of its health check> for a Service of
+// externalTrafficPolicy Local (Cattle cannot change an external service's
+// health check, so a new one gets a new name and replaces the old), and
+// lb-<x>-nodes for the one an earlier ccmkit gave every load balancer,
+// which the shared one (lb_shared.go) replaces.
 const backendSuffix = "-nodes"
 
 // loadBalancerName is the existing CCM's name, lb-<default load-balancer
@@ -73,6 +77,9 @@ type desiredLB struct {
 	certs      []string
 	stickiness *rancher.LoadBalancerCookieStickinessPolicy
 	backend    desiredBackend
+	// nodes are the request's, for the shared external service's check
+	// that they are not older than the cluster's (lb_shared.go).
+	nodes []*corev1.Node
 }
 
 // desiredBackend is the external service holding the nodes' IPs.
@@ -80,6 +87,9 @@ type desiredBackend struct {
 	name        string
 	ips         []string
 	healthCheck *rancher.InstanceHealthCheck
+	// shared: the external service every load balancer without a health
+	// check uses (lb_shared.go), not one of the load balancer's own.
+	shared bool
 }
 
 // validateService rejects what a Cattle load balancer cannot serve, before
@@ -162,7 +172,11 @@ func desired(ctx context.Context, req *lbRequest, image string, hostIPs map[stri
 		}
 	}
 	want.backend = desiredBackend{ips: nodeIPs(ctx, req.Nodes, hostIPs), healthCheck: healthCheck(req.Service, cfg)}
-	want.backend.name = backendName(req.Name, want.backend.healthCheck)
+	if want.backend.healthCheck == nil {
+		want.backend.name, want.backend.shared = sharedBackendName(req.ClusterName), true
+	} else {
+		want.backend.name = backendName(req.Name, want.backend.healthCheck)
+	}
 	return want, nil
 }
 
@@ -182,12 +196,10 @@ func healthCheck(svc *corev1.Service, cfg *LoadBalancerConfig) *rancher.Instance
 	}
 }
 
-// backendName is the external service's name: the load balancer's and
-// -nodes, with a hash of the health check when there is one.
+// backendName is the name of the load balancer's own external service,
+// for its health check: the load balancer's, -nodes and a hash of the
+// health check.
 func backendName(lbName string, hc *rancher.InstanceHealthCheck) string {
-	if hc == nil {
-		return lbName + backendSuffix
-	}
 	return lbName + backendSuffix + "-" + healthCheckHash(hc)
 }
 

@@ -51,7 +51,7 @@ func testRequest(t *testing.T, svc *corev1.Service, nodes ...*corev1.Node) *lbRe
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
-	return &lbRequest{Service: svc, Nodes: nodes, Config: cfg, Name: loadBalancerName("", svc, cfg)}
+	return &lbRequest{ClusterName: "kubernetes", Service: svc, Nodes: nodes, Config: cfg, Name: loadBalancerName("", svc, cfg)}
 }
 
 func TestLoadBalancerName(t *testing.T) {
@@ -102,7 +102,7 @@ func TestDesired(t *testing.T) {
 		},
 		certs:      []string{"1c3", "1c4"},
 		stickiness: &rancher.LoadBalancerCookieStickinessPolicy{Name: "cookie", Cookie: "SRV", Mode: "insert", Indirect: true, Nocache: true},
-		backend:    desiredBackend{name: "lb-a1b4e28ba2fa111d2883f0016d3cca42-nodes", ips: []string{"10.0.0.1", "10.0.0.2", "10.0.0.3"}},
+		backend:    desiredBackend{name: "lb-nodes-kubernetes", shared: true, ips: []string{"10.0.0.1", "10.0.0.2", "10.0.0.3"}},
 	}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(desiredLB{}, desiredBackend{})); diff != "" {
 		t.Errorf("desired (-want +got):\n%s", diff)
@@ -234,5 +234,32 @@ func TestLoadBalancerSettingsValidate(t *testing.T) {
 	bad := &LoadBalancerSettings{Stack: "no spaces", Image: "UPPER"}
 	if err := bad.validate(); err == nil || !strings.Contains(err.Error(), "RANCHER_LB_STACK") || !strings.Contains(err.Error(), "RANCHER_LB_IMAGE") {
 		t.Errorf("validate: %v, want errors naming RANCHER_LB_STACK and RANCHER_LB_IMAGE", err)
+	}
+}
+
+// TestSharedBackendName: the shared external service is named for the
+// cluster, as Cattle allows a service name; a cluster name Cattle would
+// refuse, or too long, is made valid and keeps a hash of itself, so that
+// two clusters sharing a stack do not share it.
+func TestSharedBackendName(t *testing.T) {
+	long := strings.Repeat("c", 80)
+	for cluster, want := range map[string]string{
+		"kubernetes": "lb-nodes-kubernetes",
+		"prod-eu-1":  "lb-nodes-prod-eu-1",
+	} {
+		if got := sharedBackendName(cluster); got != want {
+			t.Errorf("sharedBackendName(%q) = %q, want %q", cluster, got, want)
+		}
+	}
+	seen := map[string]string{}
+	for _, cluster := range []string{"", "my_cluster", "my.cluster", "-x-", long, long + "d"} {
+		got := sharedBackendName(cluster)
+		if !strings.HasPrefix(got, sharedPrefix) || len(got) > 63 || !cattleNamePattern.MatchString(got) {
+			t.Errorf("sharedBackendName(%q) = %q: not a valid Cattle name beginning %s", cluster, got, sharedPrefix)
+		}
+		if other, dup := seen[got]; dup {
+			t.Errorf("clusters %q and %q both get %q", other, cluster, got)
+		}
+		seen[got] = cluster
 	}
 }

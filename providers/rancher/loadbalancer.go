@@ -31,11 +31,15 @@ const (
 )
 
 // loadBalancer is a Cattle load-balancer service with the external services
-// of its stack named as its backends (lb-<x>-nodes...): the one in use and
-// any it replaces.
+// of its stack named as its own backends (lb-<x>-nodes...): the one in use
+// and any it replaces.
 type loadBalancer struct {
 	svc      *rancher.LoadBalancerService
 	backends []*rancher.ExternalService
+	// shared is the external service the load balancers share
+	// (lb_shared.go) as the list the load balancer came from saw it; nil
+	// when it had none.
+	shared *rancher.ExternalService
 	// pending is what Update waits for that the load-balancer service's
 	// state does not show: its external service starting.
 	pending string
@@ -53,7 +57,10 @@ func newLoadBalancer(_ context.Context, env *framework.Env, p *Provider) (cloudp
 	if p.api == nil || p.api.cattle == nil {
 		return nil, errors.New("load balancers: no Cattle client")
 	}
-	d := &lbDriver{api: p.api, env: &lbEnv{api: p.api, settings: p.cfg.LoadBalancer}, agents: newAgentIPs(p.api, hostTTL(env))}
+	d := &lbDriver{
+		api: p.api, env: &lbEnv{api: p.api, settings: p.cfg.LoadBalancer}, agents: newAgentIPs(p.api, hostTTL(env)),
+		shared: &sharedBackend{}, sharedName: sharedBackendName(env.ClusterName), nodes: clusterNodes(env.Informers),
+	}
 	return framework.NewLoadBalancer(env, d, framework.LoadBalancerOptions[LoadBalancerConfig]{
 		AnnotationPrefix: AnnotationPrefix,
 		IDAnnotation:     AnnotationLoadBalancerID,
@@ -64,7 +71,9 @@ func newLoadBalancer(_ context.Context, env *framework.Env, p *Provider) (cloudp
 
 // lbDriver is the Cattle half of the load-balancer pipeline. Each Service
 // gets a loadBalancerService (HAProxy) in the load-balancer stack, its port
-// rules sending traffic to one externalService holding the nodes' IPs.
+// rules sending traffic to the externalService holding the nodes' IPs,
+// which the load balancers share (lb_shared.go) but those of Services of
+// externalTrafficPolicy Local, which have their own.
 // Update changes both in place, one Cattle transition at a time: the
 // external service's IPs by PUT, the port rules and scale by a PUT of the
 // load balancer, the ports, image and global label (its launchConfig) by
@@ -78,6 +87,13 @@ type lbDriver struct {
 	linked sync.Map
 	// agents are the hosts' agent IPs for Nodes without an InternalIP yet.
 	agents *agentIPs
+	// shared is the memo of the external service the load balancers share
+	// (lb_shared.go), sharedName its name.
+	shared     *sharedBackend
+	sharedName string
+	// nodes reads the cluster's Nodes as the service controller's
+	// informer holds them; nil without one.
+	nodes *nodeView
 }
 
 var (
@@ -101,7 +117,7 @@ func (d *lbDriver) Get(ctx context.Context, id string) (*loadBalancer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return withBackends(svc, exts), nil
+	return d.withBackends(svc, exts), nil
 }
 
 // List implements framework.LoadBalancerLister: the stack's load-balancer
@@ -122,7 +138,7 @@ func (d *lbDriver) List(ctx context.Context) ([]*loadBalancer, error) {
 	}
 	out := make([]*loadBalancer, 0, len(svcs))
 	for _, s := range svcs {
-		out = append(out, withBackends(s, exts))
+		out = append(out, d.withBackends(s, exts))
 	}
 	return out, nil
 }
@@ -151,17 +167,18 @@ func (d *lbDriver) Find(ctx context.Context, req *lbRequest) (*loadBalancer, err
 			if err != nil {
 				return nil, err
 			}
-			return withBackends(s, exts), nil
+			return d.withBackends(s, exts), nil
 		}
 	}
 	return nil, framework.NotFound("no load balancer named %q in stack %s", req.Name, stackID)
 }
 
-// Create makes the external service holding the nodes (or finds it, left
-// by a create that lost its answer), then the load-balancer service with
-// its ports, image and port rules in one POST. Cattle registers it; Update
-// links it to the external service and activates it. A lost answer is
-// recovered by Find (by name) on the next sync.
+// Create makes the external service holding the nodes, or finds it (the
+// one the load balancers share, or one a create that lost its answer
+// left), then the load-balancer service with its ports, image and port
+// rules in one POST. Cattle registers it; Update links it to the external
+// service and activates it. A lost answer is recovered by Find (by name)
+// on the next sync.
 //
 // The stack's ID is remembered: when Cattle answers that it refers to no
 // stack (removed by hand), Create looks the stack up, or makes it, again
@@ -216,7 +233,13 @@ func (d *lbDriver) create(ctx context.Context, req *lbRequest) (*loadBalancer, e
 	if err := checkLB(svc); err != nil {
 		return nil, fmt.Errorf("creating load-balancer service %s: %w", req.Name, err)
 	}
-	return &loadBalancer{svc: svc, backends: []*rancher.ExternalService{backend}}, nil
+	lb := &loadBalancer{svc: svc}
+	if want.backend.shared {
+		lb.shared = backend
+	} else {
+		lb.backends = []*rancher.ExternalService{backend}
+	}
+	return lb, nil
 }
 
 // maxSteps bounds the steps one Update takes (step's writes, in the
@@ -254,7 +277,7 @@ func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest)
 
 // step makes the load balancer's next change, if any, and reports whether
 // it wrote: while Cattle works on the load balancer it writes nothing.
-func (d *lbDriver) step(ctx context.Context, lb *loadBalancer, req *lbRequest) (bool, error) {
+func (d *lbDriver) step(ctx context.Context, lb *loadBalancer, req *lbRequest) (_ bool, err error) {
 	svc := lb.svc
 	if svc.Transitioning == transitionYes {
 		return false, nil
@@ -266,6 +289,13 @@ func (d *lbDriver) step(ctx context.Context, lb *loadBalancer, req *lbRequest) (
 	if err != nil {
 		return false, err
 	}
+	defer func() {
+		if err != nil && want.backend.shared {
+			// Cattle may have refused the shared external service as
+			// the memo knows it (removed by hand): read it again.
+			d.shared.forget()
+		}
+	}()
 	backend, changed, err := d.ensureBackend(ctx, lb, want, svc.StackId)
 	if err != nil {
 		return changed, err
@@ -513,10 +543,17 @@ func (d *lbDriver) listExternal(ctx context.Context, stackID string) ([]*rancher
 	return out, nil
 }
 
-// withBackends pairs a load-balancer service with its backends among the
-// stack's external services.
-func withBackends(svc *rancher.LoadBalancerService, exts []*rancher.ExternalService) *loadBalancer {
-	return &loadBalancer{svc: svc, backends: backendsOf(svc.Name, exts)}
+// withBackends pairs a load-balancer service with its own backends and
+// the shared one among the stack's external services.
+func (d *lbDriver) withBackends(svc *rancher.LoadBalancerService, exts []*rancher.ExternalService) *loadBalancer {
+	lb := &loadBalancer{svc: svc, backends: backendsOf(svc.Name, exts)}
+	for _, e := range exts {
+		if e.Name == d.sharedName {
+			lb.shared = e
+			break
+		}
+	}
+	return lb
 }
 
 func backendsOf(lbName string, exts []*rancher.ExternalService) []*rancher.ExternalService {

@@ -81,9 +81,9 @@ func TestLoadBalancerMigration(t *testing.T) {
 	if stacks := f.sim.State().Stacks; len(stacks) != 1 {
 		t.Errorf("Cattle holds %d stacks, want the old one adopted: %+v", len(stacks), stacks)
 	}
-	backend, ok := f.sim.ServiceByName(name + "-nodes")
+	backend, ok := f.sim.ServiceByName(sharedName)
 	if !ok {
-		t.Fatalf("no external service %s-nodes", name)
+		t.Fatalf("no external service %s", sharedName)
 	}
 	if diff := cmp.Diff(nodeIPs(f.Nodes), slices.Sorted(slices.Values(backend.ExternalIPAddresses))); diff != "" {
 		t.Errorf("the one external service's IPs (-want +got):\n%s", diff)

@@ -61,8 +61,8 @@ func TestLoadBalancerStackRemovedByHand(t *testing.T) {
 			if lb.Name != name || lb.StackID != stack.ID || lb.State != ranchersim.StateActive {
 				t.Errorf("load balancer %s %q in %s, want active %q in the new stack %s", lb.State, lb.Name, lb.StackID, name, stack.ID)
 			}
-			if ext.Name != name+"-nodes" || ext.StackID != stack.ID {
-				t.Errorf("external service %q in %s, want %q in the new stack %s", ext.Name, ext.StackID, name+"-nodes", stack.ID)
+			if ext.Name != sharedName || ext.StackID != stack.ID {
+				t.Errorf("external service %q in %s, want %q in the new stack %s", ext.Name, ext.StackID, sharedName, stack.ID)
 			}
 		})
 	}

@@ -19,6 +19,10 @@ import (
 
 const lbStack = "kubernetes-loadbalancers"
 
+// sharedName is the external service the load balancers share, named for
+// the fixture's cluster (test-cluster).
+const sharedName = "lb-nodes-test-cluster"
+
 // lbFixture is the provider's load balancers on a simulated Cattle
 // environment of two hosts, node-b and node-a (frameworktest.LBFixture),
 // with the simulator, for what Cattle holds. afterWrite, when set, runs
@@ -124,8 +128,8 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	if lb.Name != name || lb.StackID != stacks[0].ID || lb.State != ranchersim.StateActive {
 		t.Errorf("load balancer %s %q in %s, want active %q in the stack", lb.State, lb.Name, lb.StackID, name)
 	}
-	if ext.Name != name+"-nodes" || ext.StackID != stacks[0].ID || ext.HealthCheck != nil {
-		t.Errorf("external service %q in %s (health check %+v), want %q in the stack without health check", ext.Name, ext.StackID, ext.HealthCheck, name+"-nodes")
+	if ext.Name != sharedName || ext.StackID != stacks[0].ID || ext.HealthCheck != nil {
+		t.Errorf("external service %q in %s (health check %+v), want %q in the stack without health check", ext.Name, ext.StackID, ext.HealthCheck, sharedName)
 	}
 	if diff := cmp.Diff(nodeIPs(f.Nodes), slices.Sorted(slices.Values(ext.ExternalIPAddresses))); diff != "" {
 		t.Errorf("external service IPs (-want +got):\n%s", diff)

@@ -20,11 +20,15 @@ type view struct {
 	// includeableLinks embeds what the link answers. Other names are
 	// ignored, as the API spec says.
 	include map[string]bool
+	// hostEPs indexes the public endpoints by host for the hosts the
+	// request answers (endpoints.go); nil: none, each host computes its
+	// own.
+	hostEPs *hostEndpointIndex
 }
 
 func (s *Server) view(r *http.Request) view {
 	base := simkit.BaseURL(r)
-	v := view{base: base, project: s.ProjectURL(base), include: map[string]bool{}}
+	v := view{base: base, project: s.ProjectURL(base), include: map[string]bool{}, hostEPs: &hostEndpointIndex{}}
 	for _, vals := range r.URL.Query()["include"] {
 		for name := range strings.SplitSeq(vals, ",") {
 			if name = strings.TrimSpace(name); name != "" {
