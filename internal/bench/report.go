@@ -56,7 +56,7 @@ func loadRuns(dir string) (runs, error) {
 // clouds are the runs' clouds in the sweep's order.
 func (rs runs) clouds() []string {
 	var out []string
-	for _, c := range defaultClouds {
+	for _, c := range defaultClouds() {
 		if rs[c] != nil {
 			out = append(out, c)
 		}

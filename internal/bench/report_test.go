@@ -61,8 +61,8 @@ func TestReportTables(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, got)
 		}
 	}
-	if strings.Index(got, "| triton |") > strings.Index(got, "| brightbox |") {
-		t.Error("clouds are not in the sweep's order (triton before brightbox)")
+	if strings.Index(got, "| brightbox |") > strings.Index(got, "| triton |") {
+		t.Error("clouds are not in internal/cluster's order (brightbox before triton)")
 	}
 }
 

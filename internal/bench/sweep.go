@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ccmkit/ccmkit/internal/cluster"
 )
 
 // size is one cluster size of a sweep.
@@ -26,8 +28,15 @@ func (z size) Label() string { return thousands(z.Nodes) + " × " + thousands(z.
 // Services.
 var defaultSizes = []size{{100, 20}, {1000, 20}, {1000, 200}, {5000, 1000}}
 
-// defaultClouds are the sweep's clouds, as internal/cluster names them.
-var defaultClouds = []string{"skeleton", "triton", "rancher", "openstack", "digitalocean", "brightbox"}
+// defaultClouds are the sweep's clouds: every one internal/cluster has,
+// in its order.
+func defaultClouds() []string {
+	out := make([]string, len(cluster.Providers))
+	for i, p := range cluster.Providers {
+		out[i] = p.Name
+	}
+	return out
+}
 
 // parseSizes reads BENCH_SIZES: "100x20 1000x200".
 func parseSizes(v string) ([]size, error) {
@@ -61,7 +70,7 @@ func runSweep(ctx context.Context, base settings, dir string) error {
 	if err != nil {
 		return err
 	}
-	clouds := defaultClouds
+	clouds := defaultClouds()
 	if v := strings.Fields(os.Getenv("BENCH_CLOUDS")); len(v) > 0 {
 		clouds = v
 	}
