@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -68,5 +69,27 @@ func TestErrorLines(t *testing.T) {
 	}
 	if got := errorLines(path+".missing", 0); got != nil {
 		t.Errorf("errorLines of a missing file = %q, want none", got)
+	}
+}
+
+// A variant's provider settings reach the CCM, BENCH_CCM_ENV's win over
+// them, and a mode the bench does not know is refused by name.
+func TestRuntimeEnvVariants(t *testing.T) {
+	t.Setenv("BENCH_CCM_ENV", "EXTRA=1")
+	env, err := runtimeEnv("digitalocean+tag")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env["DO_LB_DROPLET_TAG"] == "" || env["EXTRA"] != "1" {
+		t.Errorf("runtimeEnv(digitalocean+tag) = %v; want DO_LB_DROPLET_TAG and EXTRA", env)
+	}
+	if env, err := runtimeEnv("digitalocean"); err != nil || env["DO_LB_DROPLET_TAG"] != "" {
+		t.Errorf("runtimeEnv(digitalocean) = %v, %v; want no tag setting", env, err)
+	}
+	if _, err := runtimeEnv("digitalocean+nope"); err == nil || !strings.Contains(err.Error(), "digitalocean+tag") {
+		t.Errorf("runtimeEnv(digitalocean+nope) = %v; want an error naming the modes known", err)
+	}
+	if got := defaultClouds(); !slices.Contains(got, "digitalocean+tag") {
+		t.Errorf("defaultClouds() = %v; want digitalocean+tag among them", got)
 	}
 }

@@ -26,7 +26,10 @@
 // step's peak profile there (go tool pprof -top <file>). GOGC, GOMEMLIMIT and GODEBUG are passed on
 // to the CCM (GODEBUG=gctrace=1 logs its heap at every collection), and
 // so are the KEY=VALUE settings of BENCH_CCM_ENV (space-separated), e.g.
-// BENCH_CCM_ENV=DO_LB_DROPLET_TAG=k8s-bench-lb-nodes.
+// BENCH_CCM_ENV=DO_LB_DROPLET_TAG=k8s-bench-lb-nodes. A cloud named
+// <cloud>+<mode> (CLOUD=digitalocean+tag) is one of the modes in variants.
+// BENCH_CCM_BINARY=<path> runs a CCM built beforehand instead of building
+// this checkout's: another commit's, to compare two on one harness.
 package main
 
 import (
@@ -64,6 +67,12 @@ type settings struct {
 	// HeapProfiles is a directory for the CCM's heap profiles; "" saves
 	// none.
 	HeapProfiles string `json:"-"`
+	// CCMEnv is the environment the CCM ran with beyond the simulator's
+	// (runtimeEnv): the Go runtime's and the provider's settings.
+	CCMEnv map[string]string `json:"ccmEnv,omitempty"`
+	// CCMBinary is BENCH_CCM_BINARY: a CCM binary built beforehand; ""
+	// when the bench built this checkout's.
+	CCMBinary string `json:"ccmBinary,omitempty"`
 }
 
 func main() {
@@ -76,6 +85,7 @@ func main() {
 		AddressRefresh: envDuration("BENCH_ADDRESS_REFRESH", 30*time.Second),
 		NodeImages:     envInt("BENCH_NODE_IMAGES", 0),
 		HeapProfiles:   os.Getenv("BENCH_HEAP_PROFILES"),
+		CCMBinary:      os.Getenv("BENCH_CCM_BINARY"),
 	}
 	out := flag.String("out", "", "JSON output file (default bin/bench/<cloud>.json)")
 	sweep := flag.String("sweep", "", "run every cloud of BENCH_CLOUDS at every size of BENCH_SIZES, writing <dir>/<cloud>-<nodes>x<services>.json (runs whose file exists are skipped)")
@@ -103,6 +113,11 @@ func main() {
 // runOne runs the scenarios once, prints the table and writes the JSON.
 func runOne(ctx context.Context, s settings, out string) error {
 	start := time.Now()
+	env, err := runtimeEnv(s.Cloud)
+	if err != nil {
+		return err
+	}
+	s.CCMEnv = env
 	res, err := run(ctx, s)
 	if err != nil {
 		return err

@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -35,14 +37,22 @@ func cpuSeconds(pid int) (float64, error) {
 	return float64(ticks) / 100, nil
 }
 
-// runtimeEnv is the Go runtime's settings from the bench's environment
-// (GOGC, GOMEMLIMIT, GODEBUG), passed on to the CCM: GODEBUG=gctrace=1
-// shows its heap over the run in its log, GOGC=100 measures Go's default.
-// BENCH_CCM_ENV adds provider settings, as space-separated KEY=VALUE
+// runtimeEnv is the environment the CCM of cloud runs with: the Go
+// runtime's settings from the bench's environment (GOGC, GOMEMLIMIT,
+// GODEBUG; GODEBUG=gctrace=1 shows its heap over the run in its log,
+// GOGC=100 measures Go's default), the provider settings of cloud's mode
+// if it is a variant, and BENCH_CCM_ENV's, as space-separated KEY=VALUE
 // (e.g. DO_LB_DROPLET_TAG=k8s-bench-lb-nodes), to measure a mode that is
 // not the default.
-func runtimeEnv() map[string]string {
+func runtimeEnv(cloud string) (map[string]string, error) {
 	env := map[string]string{}
+	if _, mode, ok := strings.Cut(cloud, "+"); ok {
+		v, found := variants[cloud]
+		if !found {
+			return nil, fmt.Errorf("%s: no mode %q (the bench knows %s)", cloud, mode, strings.Join(slices.Sorted(maps.Keys(variants)), ", "))
+		}
+		maps.Copy(env, v)
+	}
 	for _, k := range []string{"GOGC", "GOMEMLIMIT", "GODEBUG"} {
 		if v, ok := os.LookupEnv(k); ok {
 			env[k] = v
@@ -53,5 +63,14 @@ func runtimeEnv() map[string]string {
 			env[k] = v
 		}
 	}
-	return env
+	return env, nil
+}
+
+// variants are modes of a cloud's CCM that the sweep measures beside its
+// default, named <cloud>+<mode>, with the provider settings they run
+// with.
+var variants = map[string]map[string]string{
+	// Load balancers that target a droplet tag: node churn is one tag
+	// call, not a PUT per load balancer.
+	"digitalocean+tag": {"DO_LB_DROPLET_TAG": "k8s-bench-lb-nodes"},
 }

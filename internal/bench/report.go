@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -61,7 +62,7 @@ func (rs runs) clouds() []string {
 			out = append(out, c)
 		}
 	}
-	for c := range rs {
+	for _, c := range slices.Sorted(maps.Keys(rs)) {
 		if !slices.Contains(out, c) {
 			out = append(out, c)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -50,12 +51,13 @@ type results struct {
 }
 
 func run(ctx context.Context, s settings) (*results, error) {
-	p, ok := cluster.Lookup(s.Cloud)
+	name, _, _ := strings.Cut(s.Cloud, "+")
+	p, ok := cluster.Lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("unknown cloud %q", s.Cloud)
 	}
 	fmt.Printf("==> starting control plane and %s simulator (latency %s per call)\n", p.Name, s.Latency)
-	c, err := cluster.Start(ctx, cluster.Options{Provider: p, Sim: cluster.SimOptions{Latency: s.Latency}})
+	c, err := cluster.Start(ctx, cluster.Options{Provider: p, Sim: cluster.SimOptions{Latency: s.Latency}, CCMBinary: s.CCMBinary})
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +70,7 @@ func run(ctx context.Context, s settings) (*results, error) {
 	// The local cluster's short periods are for tests; the bench runs
 	// upstream's defaults (--node-monitor-period 5s) and ccmkit's
 	// (--instance-cache-ttl 30s), but for the address refresh.
-	ccm, err := c.StartCCMWithEnv("ccm", runtimeEnv(), "--node-monitor-period=5s", "--instance-cache-ttl=30s", "--node-status-update-frequency="+s.AddressRefresh.String(),
+	ccm, err := c.StartCCMWithEnv("ccm", s.CCMEnv, "--node-monitor-period=5s", "--instance-cache-ttl=30s", "--node-status-update-frequency="+s.AddressRefresh.String(),
 		"--secure-port="+strconv.Itoa(port))
 	if err != nil {
 		return nil, err

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,11 +31,16 @@ func (z size) Label() string { return thousands(z.Nodes) + " × " + thousands(z.
 var defaultSizes = []size{{100, 20}, {1000, 20}, {1000, 200}, {5000, 1000}}
 
 // defaultClouds are the sweep's clouds: every one internal/cluster has,
-// in its order.
+// in its order, each followed by its variants.
 func defaultClouds() []string {
-	out := make([]string, len(cluster.Providers))
-	for i, p := range cluster.Providers {
-		out[i] = p.Name
+	var out []string
+	for _, p := range cluster.Providers {
+		out = append(out, p.Name)
+		for _, v := range slices.Sorted(maps.Keys(variants)) {
+			if strings.HasPrefix(v, p.Name+"+") {
+				out = append(out, v)
+			}
+		}
 	}
 	return out
 }

@@ -37,6 +37,9 @@ type Options struct {
 	// BuildTags are Go build tags for the CCM binary (go build -tags): a
 	// deliberately broken build, to show that a check can fail.
 	BuildTags []string
+	// CCMBinary is a CCM binary built beforehand; "" builds the
+	// provider's from Root (see PlaneOptions.CCMBinary).
+	CCMBinary string
 }
 
 // AttachOptions configure a Cluster on a shared Plane.
@@ -87,7 +90,7 @@ type Cluster struct {
 // cluster's own with the provider's RBAC, and starts the simulated cloud.
 // The cluster keeps its Services in namespace default; Stop stops it all.
 func Start(ctx context.Context, o Options) (*Cluster, error) {
-	p, err := StartPlane(ctx, PlaneOptions{Provider: o.Provider, Root: o.Root, BinDir: o.BinDir, BuildTags: o.BuildTags})
+	p, err := StartPlane(ctx, PlaneOptions{Provider: o.Provider, Root: o.Root, BinDir: o.BinDir, BuildTags: o.BuildTags, CCMBinary: o.CCMBinary})
 	if err != nil {
 		return nil, err
 	}

@@ -29,6 +29,10 @@ type PlaneOptions struct {
 	// BuildTags are Go build tags for the CCM binary (go build -tags): a
 	// deliberately broken build, to show that a check can fail.
 	BuildTags []string
+	// CCMBinary is a CCM binary built beforehand (e.g. from another
+	// commit, to compare two on one harness); "" builds the provider's
+	// from Root.
+	CCMBinary string
 }
 
 // Plane is a real kube-apiserver and etcd with one provider's shipped RBAC,
@@ -71,8 +75,10 @@ func StartPlane(ctx context.Context, o PlaneOptions) (_ *Plane, err error) {
 		o.BinDir = filepath.Join(o.Root, "bin")
 	}
 	p := &Plane{Provider: o.Provider, root: o.Root, turn: make(chan struct{}, 1)}
-	if p.ccmBinary, err = BuildCCM(ctx, o.Root, o.BinDir, o.Provider, o.BuildTags...); err != nil {
-		return nil, err
+	if p.ccmBinary = o.CCMBinary; p.ccmBinary == "" {
+		if p.ccmBinary, err = BuildCCM(ctx, o.Root, o.BinDir, o.Provider, o.BuildTags...); err != nil {
+			return nil, err
+		}
 	}
 	var rbac []string
 	for _, m := range o.Provider.RBAC {
