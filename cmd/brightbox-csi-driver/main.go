@@ -2,15 +2,15 @@
 // storage volumes, csi.brightbox.com: the controller takes the Brightbox
 // CCM's credentials from the environment, the node plugin its server ID
 // from the metadata service. See package
-// github.com/ccmkit/ccmkit/providers/brightbox (NewCSI).
+// github.com/ccmkit/ccmkit/providers/brightbox/csidriver.
 package main
 
 import (
 	"github.com/ccmkit/ccmkit/framework/csi"
-	"github.com/ccmkit/ccmkit/providers/brightbox"
+	"github.com/ccmkit/ccmkit/providers/brightbox/csidriver"
 )
 
 func main() {
-	p := brightbox.NewCSI()
+	p := csidriver.New()
 	csi.Main(p, p.CommandOptions()...)
 }

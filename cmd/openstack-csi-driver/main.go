@@ -4,15 +4,15 @@
 // topology key, publish context and device paths, its StorageClass and
 // VolumeSnapshotClass parameters, the cloud.conf of the cloud-config
 // Secret (the OpenStack CCM's, with [BlockStorage]) and its flags. See
-// package github.com/ccmkit/ccmkit/providers/openstack (NewCSI).
+// package github.com/ccmkit/ccmkit/providers/openstack/csidriver.
 package main
 
 import (
 	"github.com/ccmkit/ccmkit/framework/csi"
-	"github.com/ccmkit/ccmkit/providers/openstack"
+	"github.com/ccmkit/ccmkit/providers/openstack/csidriver"
 )
 
 func main() {
-	p := openstack.NewCSI()
+	p := csidriver.New()
 	csi.Main(p, p.CommandOptions()...)
 }

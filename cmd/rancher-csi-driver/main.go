@@ -3,15 +3,15 @@
 // Cattle volumes with the Rancher CCM's settings from the environment;
 // the node plugin has its host's Docker volume plugin of the volume's
 // storage driver mount it, and bind-mounts it. See package
-// github.com/ccmkit/ccmkit/providers/rancher (NewCSI).
+// github.com/ccmkit/ccmkit/providers/rancher/csidriver.
 package main
 
 import (
 	"github.com/ccmkit/ccmkit/framework/csi"
-	"github.com/ccmkit/ccmkit/providers/rancher"
+	"github.com/ccmkit/ccmkit/providers/rancher/csidriver"
 )
 
 func main() {
-	p := rancher.NewCSI()
+	p := csidriver.New()
 	csi.Main(p, p.CommandOptions()...)
 }

@@ -12,7 +12,7 @@ import (
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 
 	"github.com/ccmkit/ccmkit/internal/cmdtest"
-	"github.com/ccmkit/ccmkit/providers/triton"
+	"github.com/ccmkit/ccmkit/providers/triton/csidriver"
 	"github.com/ccmkit/ccmkit/providers/triton/tritonsim"
 )
 
@@ -38,7 +38,7 @@ func TestBinary(t *testing.T) {
 	cmdtest.CheckCSI(t, cmdtest.CSI{
 		Env:     env,
 		Writes:  sim.Writes,
-		Help:    []string{triton.CSIDriverName, "TRITON_KEY_MATERIAL", "TRITON_MDATA_GET"},
+		Help:    []string{csidriver.DriverName, "TRITON_KEY_MATERIAL", "TRITON_MDATA_GET"},
 		Secrets: []string{pemLine(string(sim.AccountKeyPEM())), pemLine(wrong)},
 		Failures: []cmdtest.Failure{{
 			Name: "no key",
@@ -50,13 +50,13 @@ func TestBinary(t *testing.T) {
 			Want:    []string{"TRITON_KEY_ID: CloudAPI at", "refused the key"},
 			Request: "account.get",
 		}},
-		DriverName: triton.CSIDriverName,
+		DriverName: csidriver.DriverName,
 		Node: &csipb.NodeGetInfoResponse{NodeId: m.ID,
-			AccessibleTopology: &csipb.Topology{Segments: map[string]string{triton.CSITopologyKey: fabric.Network}}},
+			AccessibleTopology: &csipb.Topology{Segments: map[string]string{csidriver.TopologyKey: fabric.Network}}},
 		Volume: func(t *testing.T, v *csipb.Volume) {
 			vols := sim.Volumes()
 			if v.GetCapacityBytes() != 10<<30 || len(vols) != 1 || vols[0].Size != 10240 || vols[0].ID != v.GetVolumeId() ||
-				v.GetVolumeContext()[triton.ContextFilesystemPath] != vols[0].FilesystemPath || vols[0].FilesystemPath == "" {
+				v.GetVolumeContext()[csidriver.ContextFilesystemPath] != vols[0].FilesystemPath || vols[0].FilesystemPath == "" {
 				t.Errorf("CreateVolume: %v, the cloud's volumes %+v; want one of 10 GiB (10240 MiB), its filesystem_path in the context", v, vols)
 			}
 		},

@@ -49,6 +49,10 @@ func typeName(t reflect.Type) string {
 		return "duration"
 	case t.Kind() == reflect.Pointer:
 		return typeName(t.Elem())
+	case t.Name() != "" && (isTextUnmarshaler(t) || t.Kind() == reflect.Map || t.Kind() == reflect.Struct):
+		// A type of its own by its name, without its package's: a
+		// provider may declare its configuration in an internal package.
+		return t.Name()
 	case isTextUnmarshaler(t):
 		return t.String()
 	}

@@ -59,7 +59,7 @@
 //
 // A driver binary is one line:
 //
-//	func main() { csi.Main(digitalocean.NewCSI()) }
+//	func main() { p := csidriver.New(); csi.Main(p, p.CommandOptions()...) }
 //
 // Main builds the command (--endpoint, --mode controller|node|all,
 // --metrics-address, --by-id-dir, --version and the logging flags); Serve

@@ -28,7 +28,7 @@ const DefaultEndpoint = "unix:///csi/csi.sock"
 
 // Main runs the CSI driver for p and exits:
 //
-//	func main() { csi.Main(digitalocean.NewCSI()) }
+//	func main() { p := csidriver.New(); csi.Main(p, p.CommandOptions()...) }
 func Main(p Provider, opts ...Option) {
 	os.Exit(cli.Run(NewCommand(p, opts...)))
 }

@@ -43,6 +43,8 @@ var places = []place{
 	{path: "providers/<cloud>/<sim>/", files: []string{"doc.go", "server.go", "cloud.go", "scenario.go"}, uses: []string{
 		"simkit.NewBase", "simkit.Started", "simkit.Scenarios",
 	}},
+	{path: "providers/<cloud>/csidriver/", files: []string{"doc.go", "driver.go", "config.go", "params.go", "volumes.go"}, optional: true},
+	{path: "providers/<cloud>/internal/cloud/", optional: true},
 	{path: "cmd/<cloud>-cloud-controller-manager/main.go", uses: []string{"framework.Main"}},
 	{path: "cmd/<cloud>-cloud-controller-manager/main_test.go", uses: []string{"cmdtest.CheckCCM"}},
 	{path: "cmd/<cloud>-csi-driver/", optional: true},

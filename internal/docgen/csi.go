@@ -12,15 +12,16 @@ import (
 
 	"github.com/ccmkit/ccmkit/framework/config"
 	"github.com/ccmkit/ccmkit/framework/csi"
-	"github.com/ccmkit/ccmkit/providers/brightbox"
-	"github.com/ccmkit/ccmkit/providers/digitalocean"
+	gbcsi "github.com/ccmkit/ccmkit/providers/brightbox/csidriver"
+	docsi "github.com/ccmkit/ccmkit/providers/digitalocean/csidriver"
 	"github.com/ccmkit/ccmkit/providers/openstack"
+	oscsi "github.com/ccmkit/ccmkit/providers/openstack/csidriver"
 )
 
 // digitalOceanCSIConfig is docs/digitalocean/csi-config.md: the CSI
-// driver's environment (digitalocean.CSIConfig; it takes no
+// driver's environment (docsi.Config; it takes no
 // --cloud-config) and the StorageClass parameters it accepts
-// (digitalocean.CSIParameters).
+// (docsi.Parameters).
 func digitalOceanCSIConfig() ([]byte, error) {
 	intro := "`digitalocean-csi-driver` reads these environment variables; it takes no `--cloud-config` file. " +
 		"Each can also be set by the flag its description names (csi-digitalocean's flags, and `--metadata-url`), " +
@@ -28,15 +29,15 @@ func digitalOceanCSIConfig() ([]byte, error) {
 		"`digitalocean-csi-driver --help` lists every flag. " +
 		"The shipped manifests and chart read the token from the CCM's Secret, `kube-system/digitalocean` key " +
 		"`access-token`, mounted as a file (`DIGITALOCEAN_ACCESS_TOKEN_FILE`). See [csi.md](csi.md)."
-	b, err := config.EnvMarkdown("DigitalOcean CSI driver configuration", intro, digitalocean.CSIConfig{})
+	b, err := config.EnvMarkdown("DigitalOcean CSI driver configuration", intro, docsi.Config{})
 	if err != nil {
 		return nil, err
 	}
 	out := bytes.NewBuffer(b)
 	writeParameters(out, "StorageClass parameters",
-		"A StorageClass of `"+digitalocean.CSIDriverName+"` may set only these parameters. "+
+		"A StorageClass of `"+docsi.DriverName+"` may set only these parameters. "+
 			"Any other parameter, or a value its description does not allow, fails CreateVolume with `InvalidArgument` naming it, "+
-			"before any DigitalOcean API call.", digitalocean.CSIParameters)
+			"before any DigitalOcean API call.", docsi.Parameters)
 	return out.Bytes(), nil
 }
 
@@ -44,10 +45,10 @@ func digitalOceanCSIConfig() ([]byte, error) {
 // openstack-csi-driver (cinder-csi-plugin's and ccmkit's, from the
 // command the binary builds), the cloud.conf sections it reads (whose
 // keys docs/openstack/config.md describes: listed here by name, not
-// repeated), its environment (openstack.CSIConfig) and the StorageClass
+// repeated), its environment (oscsi.Config) and the StorageClass
 // and VolumeSnapshotClass parameters it accepts.
 func openStackCSIConfig() ([]byte, error) {
-	p := openstack.NewCSI()
+	p := oscsi.New()
 	provider, common, logging := csiFlags(p, p.CommandOptions()...)
 	fields, err := config.Fields(openstack.Config{})
 	if err != nil {
@@ -105,7 +106,7 @@ func openStackCSIConfig() ([]byte, error) {
 
 	env, err := config.EnvMarkdown("Environment variables", "The node plugin's; the controller does not use them. "+
 		"Both exist for a node plugin whose metadata service or config drive is elsewhere than on a Nova server (tests, a proxy).",
-		openstack.CSIConfig{})
+		oscsi.Config{})
 	if err != nil {
 		return nil, err
 	}
@@ -113,39 +114,39 @@ func openStackCSIConfig() ([]byte, error) {
 	out.Write(env)
 
 	writeParameters(out, "StorageClass parameters",
-		"A StorageClass of `"+openstack.CSIDriverName+"` may set only these parameters, cinder-csi-plugin's. "+
+		"A StorageClass of `"+oscsi.DriverName+"` may set only these parameters, cinder-csi-plugin's. "+
 			"Any other parameter, or a value its description does not allow, fails CreateVolume with `InvalidArgument` naming it, "+
 			"before any OpenStack API call (cinder-csi-plugin ignores unknown parameters: see [csi-migration.md](csi-migration.md)).",
-		openstack.CSIParameters)
+		oscsi.Parameters)
 	writeParameters(out, "VolumeSnapshotClass parameters",
-		"A VolumeSnapshotClass of `"+openstack.CSIDriverName+"` may set only these parameters, cinder-csi-plugin's. "+
+		"A VolumeSnapshotClass of `"+oscsi.DriverName+"` may set only these parameters, cinder-csi-plugin's. "+
 			"Any other parameter, or a value its description does not allow, fails CreateSnapshot with `InvalidArgument` naming it, "+
 			"before any OpenStack API call.",
-		openstack.CSISnapshotParameters)
+		oscsi.SnapshotParameters)
 	return out.Bytes(), nil
 }
 
 // brightboxCSIConfig is docs/brightbox/csi-config.md: the CSI driver's
-// environment (brightbox.CSIConfig: it has no flags of its own and no
+// environment (gbcsi.Config: it has no flags of its own and no
 // --cloud-config) and the StorageClass parameters it accepts
-// (brightbox.CSIParameters).
+// (gbcsi.Parameters).
 func brightboxCSIConfig() ([]byte, error) {
-	_, common, _ := csiFlags(brightbox.NewCSI())
+	_, common, _ := csiFlags(gbcsi.New())
 	intro := "`brightbox-csi-driver` reads these environment variables; it takes no `--cloud-config` file and no flags " +
 		"of its own, only those of every ccmkit CSI driver (" + flagNames(common) + ", and the logging flags; " +
 		"`brightbox-csi-driver --help` lists them). " +
 		"The credentials are the Brightbox CCM's, the same variables: the shipped manifests read them from the CCM's Secret, " +
 		"`kube-system/brightbox-credentials`, `BRIGHTBOX_CLIENT_SECRET` mounted as a file (`BRIGHTBOX_CLIENT_SECRET_FILE`). " +
 		"Only the controller uses them; the node plugin makes no API call. See [csi.md](csi.md)."
-	b, err := config.EnvMarkdown("Brightbox CSI driver configuration", intro, brightbox.CSIConfig{})
+	b, err := config.EnvMarkdown("Brightbox CSI driver configuration", intro, gbcsi.Config{})
 	if err != nil {
 		return nil, err
 	}
 	out := bytes.NewBuffer(b)
 	writeParameters(out, "StorageClass parameters",
-		"A StorageClass of `"+brightbox.CSIDriverName+"` may set only these parameters. "+
+		"A StorageClass of `"+gbcsi.DriverName+"` may set only these parameters. "+
 			"Any other parameter, or a value its description does not allow, fails CreateVolume with `InvalidArgument` naming it, "+
-			"before any Brightbox API call.", brightbox.CSIParameters)
+			"before any Brightbox API call.", gbcsi.Parameters)
 	return out.Bytes(), nil
 }
 

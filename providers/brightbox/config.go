@@ -1,23 +1,9 @@
 package brightbox
 
 import (
-	"errors"
-	"fmt"
-	"net/url"
-	"strings"
-
 	"github.com/ccmkit/ccmkit/framework"
-	"github.com/ccmkit/ccmkit/framework/cloudapi"
 	"github.com/ccmkit/ccmkit/framework/config"
-)
-
-// The existing CCM's default OAuth application (k8ssdk's brightbox_auth.go):
-// the password grant uses it when BRIGHTBOX_CLIENT is not set. It is a
-// public identifier of Brightbox's CLI application, not a credential.
-const (
-	defaultAppClientID     = "app-dkmch"
-	defaultAppClientSecret = "uogoelzgt0nwawb" //nolint:gosec // the public application identifier k8ssdk ships, not a secret
-	defaultAPIURL          = "https://api.gb1.brightbox.com"
+	"github.com/ccmkit/ccmkit/providers/brightbox/internal/cloud"
 )
 
 // Config is the provider's configuration: the environment variables of the
@@ -59,61 +45,16 @@ func (p *Provider) CredentialSecret() framework.CredentialSecret {
 	return framework.CredentialSecret{Name: "brightbox-credentials"}
 }
 
-// userGrant reports whether the config names a user (the password grant)
-// rather than an API client.
-func (c *Config) userGrant() bool { return !c.UserName.IsZero() || !c.Password.IsZero() }
-
-// Validate checks what tags cannot express: a complete set of credentials
-// and an http(s) API URL. config.Load calls it after everything else passed.
-func (c *Config) Validate() error {
-	var errs []error
-	switch {
-	case c.userGrant():
-		if c.UserName.IsZero() {
-			errs = append(errs, errors.New("BRIGHTBOX_USER_NAME: required with BRIGHTBOX_PASSWORD"))
-		}
-		if c.Password.IsZero() {
-			errs = append(errs, errors.New("BRIGHTBOX_PASSWORD: required with BRIGHTBOX_USER_NAME"))
-		}
-		if c.Client.IsZero() != c.ClientSecret.IsZero() {
-			errs = append(errs, errors.New("BRIGHTBOX_CLIENT and BRIGHTBOX_CLIENT_SECRET: set both for your own OAuth application, or neither for the default one"))
-		}
-	case c.Client.IsZero() && c.ClientSecret.IsZero():
-		errs = append(errs, errors.New("BRIGHTBOX_CLIENT: no credentials: set BRIGHTBOX_CLIENT and BRIGHTBOX_CLIENT_SECRET (an API client), or BRIGHTBOX_USER_NAME and BRIGHTBOX_PASSWORD"))
-	case c.Client.IsZero():
-		errs = append(errs, errors.New("BRIGHTBOX_CLIENT: required with BRIGHTBOX_CLIENT_SECRET"))
-	case c.ClientSecret.IsZero():
-		errs = append(errs, errors.New("BRIGHTBOX_CLIENT_SECRET: required with BRIGHTBOX_CLIENT"))
-	}
-	if _, err := c.apiBase(); err != nil {
-		errs = append(errs, err)
-	}
-	if c.Account != "" && !strings.HasPrefix(c.Account, "acc-") {
-		errs = append(errs, fmt.Errorf("BRIGHTBOX_ACCOUNT: %q is not an account ID (acc-xxxxx)", c.Account))
-	}
-	return errors.Join(errs...)
+// credentials are the settings internal/cloud's Connect takes.
+func (c *Config) credentials() cloud.Credentials {
+	return cloud.Credentials{Client: c.Client, ClientSecret: c.ClientSecret, UserName: c.UserName, Password: c.Password,
+		Account: c.Account, APIURL: c.APIURL}
 }
 
-// apiBase returns BRIGHTBOX_API_URL with a trailing slash, so the API
-// version and the token path resolve under it rather than replacing its
-// last path segment.
-func (c *Config) apiBase() (string, error) {
-	raw := c.APIURL
-	if raw == "" {
-		raw = defaultAPIURL
-	}
-	u, err := url.Parse(raw)
-	switch {
-	case err != nil:
-		// Not err itself: it quotes the URL, which may hold user:password.
-		return "", errors.New("BRIGHTBOX_API_URL: not a valid URL")
-	case u.Scheme != "http" && u.Scheme != "https", u.Host == "":
-		return "", fmt.Errorf("BRIGHTBOX_API_URL: %s is not an http(s) URL", cloudapi.RedactURL(u))
-	case u.RawQuery != "" || u.Fragment != "":
-		return "", fmt.Errorf("BRIGHTBOX_API_URL: %s has a query or fragment", cloudapi.RedactURL(u))
-	}
-	if !strings.HasSuffix(u.Path, "/") {
-		u.Path += "/"
-	}
-	return u.String(), nil
+// Validate checks what tags cannot express: a complete set of credentials,
+// an http(s) API URL and an account ID's shape (cloud.Credentials.Validate).
+// config.Load calls it after everything else passed.
+func (c *Config) Validate() error {
+	cr := c.credentials()
+	return cr.Validate()
 }

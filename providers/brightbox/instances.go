@@ -185,13 +185,6 @@ func checkInterfaces(s *brightbox.Server) error {
 	return nil
 }
 
-// gone reports whether the API reports s as no longer existing, as the
-// existing CCM decides: deleted or failed. Creating, active, inactive,
-// deleting and unavailable servers exist.
-func gone(s *brightbox.Server) bool {
-	return s.Status == serverstatus.Deleted || s.Status == serverstatus.Failed
-}
-
 // isServerID reports whether id has the shape of a server ID, srv-xxxxx.
 func isServerID(id string) bool {
 	rest, ok := strings.CutPrefix(id, "srv-")

@@ -10,12 +10,13 @@ import (
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/providers/brightbox/internal/cloud"
 )
 
 // ProviderName is the --cloud-provider value and the providerID scheme
 // ("brightbox://srv-xxxxx"), as the existing CCM wrote them. It MUST NOT
 // change: the providerID is immutable and every existing Node carries it.
-const ProviderName = "brightbox"
+const ProviderName = cloud.ProviderName
 
 // Provider is the Brightbox Cloud provider. The framework discovers what it
 // can do from the interfaces it implements, checked here at compile time.
@@ -48,7 +49,8 @@ func (p *Provider) Config() any { return &p.cfg }
 // the account cannot be known; every error names the variable to check and
 // none contains a secret.
 func (p *Provider) Init(ctx context.Context, env *framework.Env) error {
-	c, err := connect(ctx, &p.cfg, p.httpClient(env))
+	cr := p.cfg.credentials()
+	c, err := cloud.Connect(ctx, &cr, p.httpClient(env))
 	if err != nil {
 		return err
 	}

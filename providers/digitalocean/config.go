@@ -11,6 +11,7 @@ import (
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
 	"github.com/ccmkit/ccmkit/framework/config"
+	"github.com/ccmkit/ccmkit/providers/digitalocean/internal/cloud"
 )
 
 // Load balancer types DEFAULT_LB_TYPE accepts, as the API spells them.
@@ -73,15 +74,15 @@ func (p *Provider) CheckCredentials(ctx context.Context, env *framework.Env) err
 	if err != nil {
 		return err
 	}
-	if err := checkAccess(ctx, c); err != nil {
-		switch statusOf(err) {
+	if err := cloud.CheckAccess(ctx, c); err != nil {
+		switch cloud.StatusOf(err) {
 		case http.StatusUnauthorized, http.StatusForbidden:
 			return fmt.Errorf("the DigitalOcean API rejected the token (check DO_ACCESS_TOKEN or DO_ACCESS_TOKEN_FILE): %w", err)
 		}
 		return fmt.Errorf("cannot use the DigitalOcean API at %s (DO_OVERRIDE_URL): %w", cloudapi.RedactURL(c.BaseURL), err)
 	}
 	if p.cfg.Region != "" {
-		return checkRegion(ctx, c, p.cfg.Region)
+		return cloud.CheckRegion(ctx, c, p.cfg.Region)
 	}
 	return nil
 }
@@ -128,8 +129,8 @@ func (c *Config) validateLBDropletTag() error {
 	if tag == "" {
 		return nil
 	}
-	if !doTag.MatchString(tag) {
-		return fmt.Errorf("DO_LB_DROPLET_TAG: %q is not a DigitalOcean tag (letters, digits, ':', '-', '_'; at most 255)", truncate(tag, 40))
+	if !cloud.ValidTag.MatchString(tag) {
+		return fmt.Errorf("DO_LB_DROPLET_TAG: %q is not a DigitalOcean tag (letters, digits, ':', '-', '_'; at most 255)", cloud.Truncate(tag, 40))
 	}
 	taken := map[string]string{}
 	for _, t := range reservedNodeTags {

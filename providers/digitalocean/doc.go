@@ -12,10 +12,15 @@
 //	doc.go         this overview
 //	provider.go    New, Name, Init and the capability methods
 //	config.go      settings: the existing CCM's environment variables
-//	client.go      the godo client over the framework's HTTP client, token
-//	               per request, error classification, droplet listing
-//	region.go      the region from the droplet metadata service
+//	client.go      the godo client for the CCM's settings, droplet listing
+//	region.go      where the region comes from when REGION is unset
 //	instances.go   framework.Instances: droplets as Nodes see them
+//	internal/cloud what the CCM and the CSI driver share: the godo client
+//	               over the framework's HTTP client, token per request,
+//	               error classification, paged lists, the region checks
+//	               and the droplet metadata service
+//	csidriver/     the CSI driver (cmd/digitalocean-csi-driver), a package
+//	               of its own so that each binary carries only its own job
 //	dosim/         the simulated DigitalOcean API
 //
 // # Configuration

@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/cloud-provider/service/helpers"
 	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccmkit/providers/digitalocean/internal/cloud"
 )
 
 // This file is the public-access firewall's desired state, computed from
@@ -276,7 +278,7 @@ func firewallEntries(name string, tags []string, dropletIDs []int, in, out []str
 // whole lookup: a partial list must never make the firewall look missing,
 // or a second one would be created.
 func findFirewall(ctx context.Context, c *godo.Client, name string) (*godo.Firewall, error) {
-	all, err := listAll(ctx, "firewalls", c.Firewalls.List)
+	all, err := cloud.ListAll(ctx, "firewalls", c.Firewalls.List)
 	if err != nil {
 		return nil, err
 	}

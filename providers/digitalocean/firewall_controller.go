@@ -18,6 +18,7 @@ import (
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/providers/digitalocean/internal/cloud"
 )
 
 // FirewallControllerName names the public-access firewall controller for
@@ -247,7 +248,7 @@ func (c *publicAccessFirewall) reconcile(ctx context.Context) error {
 	id := c.fw.ID
 	fw, _, err := c.client.Firewalls.Update(cloudapi.WithOperation(ctx, "firewalls.update"), id, want)
 	switch {
-	case isAPINotFound(err):
+	case cloud.IsNotFound(err):
 		logger.Info("The public-access firewall was deleted; creating it again", "firewall", c.name, "id", id)
 		c.fw = nil
 		return c.create(ctx, want)
@@ -268,7 +269,7 @@ func (c *publicAccessFirewall) read(ctx context.Context) error {
 			c.fw, c.known = fw, true
 			return nil
 		}
-		if !isAPINotFound(err) {
+		if !cloud.IsNotFound(err) {
 			return fmt.Errorf("reading firewall %s (%s): %w", c.name, c.fw.ID, err)
 		}
 		klog.FromContext(ctx).Info("The public-access firewall is gone; looking it up by name", "firewall", c.name, "id", c.fw.ID)

@@ -14,6 +14,7 @@ import (
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
 	"github.com/ccmkit/ccmkit/framework/nodeaddr"
+	"github.com/ccmkit/ccmkit/providers/digitalocean/internal/cloud"
 )
 
 // The droplet statuses the provider acts on: a powered-off droplet is shut
@@ -44,7 +45,7 @@ func (i *instances) InstanceByID(ctx context.Context, id string) (*framework.Ins
 	}
 	d, _, err := i.client.Droplets.Get(cloudapi.WithOperation(ctx, "droplets.get"), n)
 	switch {
-	case isAPINotFound(err):
+	case cloud.IsNotFound(err):
 		return nil, fmt.Errorf("droplet %d: %w (%w)", n, framework.ErrNotFound, err)
 	case err != nil:
 		return nil, fmt.Errorf("getting droplet %d: %w", n, err)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/providers/digitalocean/internal/cloud"
 )
 
 // This file keeps the droplet tag that load balancers in tag mode target
@@ -100,7 +101,7 @@ func (t *nodeTag) present(nodes []int) []int {
 // staleMemo reports whether the API refused a tag write in a way an
 // out-of-date memo explains: 404 (the tag is gone) or 422 (a droplet is).
 func staleMemo(err error) bool {
-	switch statusOf(err) {
+	switch cloud.StatusOf(err) {
 	case http.StatusNotFound, http.StatusUnprocessableEntity:
 		return true
 	}
@@ -153,7 +154,7 @@ func (t *nodeTag) apply(ctx context.Context, nodes []int) error {
 func (t *nodeTag) read(ctx context.Context, nodes []int) error {
 	_, _, err := t.client.Tags.Get(cloudapi.WithOperation(ctx, "tags.get"), t.name)
 	switch {
-	case isAPINotFound(err):
+	case cloud.IsNotFound(err):
 		klog.FromContext(ctx).Info("Creating the droplet tag load balancers target", "tag", t.name)
 		if _, _, err := t.client.Tags.Create(cloudapi.WithOperation(ctx, "tags.create"), &godo.TagCreateRequest{Name: t.name}); err != nil {
 			return fmt.Errorf("creating the tag: %w", err)

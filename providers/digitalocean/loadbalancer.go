@@ -14,6 +14,7 @@ import (
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/providers/digitalocean/internal/cloud"
 )
 
 // Load balancer statuses.
@@ -86,7 +87,7 @@ func (d *lbDriver) Validate(req *lbRequest) error {
 func (d *lbDriver) Get(ctx context.Context, id string) (*loadBalancer, error) {
 	lb, _, err := d.client.LoadBalancers.Get(cloudapi.WithOperation(ctx, "load_balancers.get"), id)
 	switch {
-	case isAPINotFound(err):
+	case cloud.IsNotFound(err):
 		return nil, fmt.Errorf("load balancer %s: %w (%w)", id, framework.ErrNotFound, err)
 	case err != nil:
 		return nil, fmt.Errorf("getting load balancer %s: %w", id, err)
@@ -100,7 +101,7 @@ func (d *lbDriver) Get(ctx context.Context, id string) (*loadBalancer, error) {
 // List implements framework.LoadBalancerLister: every load balancer of the
 // account, 200 per page. The pipeline serves Get and Find from it.
 func (d *lbDriver) List(ctx context.Context) ([]*loadBalancer, error) {
-	lbs, err := listAll(ctx, "load_balancers", d.client.LoadBalancers.List)
+	lbs, err := cloud.ListAll(ctx, "load_balancers", d.client.LoadBalancers.List)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +226,7 @@ func (d *lbDriver) Delete(ctx context.Context, lb *loadBalancer, req *lbRequest)
 		return fmt.Errorf("the Service disowns it (%s): %w", AnnotationDisown, framework.ErrLoadBalancerKept)
 	}
 	_, err := d.client.LoadBalancers.Delete(cloudapi.WithOperation(ctx, "load_balancers.delete"), lb.ID)
-	if isAPINotFound(err) {
+	if cloud.IsNotFound(err) {
 		return fmt.Errorf("load balancer %s: %w", lb.ID, framework.ErrNotFound)
 	}
 	return err
@@ -268,7 +269,7 @@ func (d *lbDriver) desired(ctx context.Context, req *lbRequest, lb *loadBalancer
 func (d *lbDriver) certificate(ctx context.Context, req *lbRequest, lb *godo.LoadBalancer) (string, error) {
 	cfg := req.Config
 	if cfg.CertificateName != "" {
-		certs, _, err := d.client.Certificates.ListByName(cloudapi.WithOperation(ctx, "certificates.list"), cfg.CertificateName, &godo.ListOptions{PerPage: listPageSize})
+		certs, _, err := d.client.Certificates.ListByName(cloudapi.WithOperation(ctx, "certificates.list"), cfg.CertificateName, &godo.ListOptions{PerPage: cloud.ListPageSize})
 		if err != nil {
 			return "", fmt.Errorf("looking up certificate %q: %w", cfg.CertificateName, err)
 		}
@@ -284,7 +285,7 @@ func (d *lbDriver) certificate(ctx context.Context, req *lbRequest, lb *godo.Loa
 		return cfg.CertificateID, nil
 	}
 	_, _, err := d.client.Certificates.Get(cloudapi.WithOperation(ctx, "certificates.get"), cfg.CertificateID)
-	if !isAPINotFound(err) {
+	if !cloud.IsNotFound(err) {
 		return cfg.CertificateID, nil // it exists (or the API failed: the PUT will say)
 	}
 	cur, _, err := d.client.Certificates.Get(cloudapi.WithOperation(ctx, "certificates.get"), inUse)

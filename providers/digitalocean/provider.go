@@ -11,12 +11,13 @@ import (
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/providers/digitalocean/internal/cloud"
 )
 
 // ProviderName is the --cloud-provider value and the providerID scheme
 // ("digitalocean://123"), as the existing CCM wrote them. It MUST NOT
 // change: the providerID is immutable and every existing Node carries it.
-const ProviderName = "digitalocean"
+const ProviderName = cloud.ProviderName
 
 // Provider is the DigitalOcean provider. The framework discovers what it
 // can do from the interfaces it implements, checked here at compile time.
@@ -59,8 +60,8 @@ func (p *Provider) Init(ctx context.Context, env *framework.Env) error {
 	if err != nil {
 		return err
 	}
-	if err := checkAccess(ctx, c); err != nil {
-		switch statusOf(err) {
+	if err := cloud.CheckAccess(ctx, c); err != nil {
+		switch cloud.StatusOf(err) {
 		case http.StatusUnauthorized, http.StatusForbidden:
 			return fmt.Errorf("the DigitalOcean API rejected the token (check DO_ACCESS_TOKEN or DO_ACCESS_TOKEN_FILE): %w", err)
 		}
@@ -68,11 +69,11 @@ func (p *Provider) Init(ctx context.Context, env *framework.Env) error {
 	}
 	region := p.cfg.Region
 	if region == "" {
-		region, err = regionFromMetadata(ctx, p.metadataURL)
+		region, err = cloud.RegionFromMetadata(ctx, p.metadataURL)
 		if err != nil {
 			return fmt.Errorf("REGION is not set and the region is not known from the droplet metadata service (set REGION): %w", err)
 		}
-	} else if err := checkRegion(ctx, c, region); err != nil {
+	} else if err := cloud.CheckRegion(ctx, c, region); err != nil {
 		return err
 	}
 	p.region = region

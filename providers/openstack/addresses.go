@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ccmkit/ccmkit/framework/nodeaddr"
+	"github.com/ccmkit/ccmkit/providers/openstack/internal/cloud"
 )
 
 // novaNetwork is one network of a server's "addresses" and the server's
@@ -102,7 +103,7 @@ type addressRules struct {
 }
 
 func newAddressRules(n *NetworkingSection) (addressRules, error) {
-	order, err := parseSortOrder(n.AddressSortOrder)
+	order, err := cloud.ParseSortOrder(n.AddressSortOrder)
 	if err != nil {
 		return addressRules{}, err
 	}

@@ -8,7 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/ccmkit/ccmkit/providers/openstack/internal/cloud"
 )
 
 // TestNovaAddressOrder: the networks come out in the order Nova wrote them
@@ -120,7 +121,7 @@ func TestNodeAddresses(t *testing.T) {
 }
 
 func TestSortAddresses(t *testing.T) {
-	order, err := parseSortOrder("10.0.0.0/8,192.168.0.0/16")
+	order, err := cloud.ParseSortOrder("10.0.0.0/8,192.168.0.0/16")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,27 +147,5 @@ func TestNameFilter(t *testing.T) {
 	}
 	if got := nameFilter("Node.1"); got != `^[nN][oO][dD][eE]\.1$` {
 		t.Errorf("nameFilter = %q", got)
-	}
-}
-
-func TestSanitizeLabelValue(t *testing.T) {
-	long := "az-" + strings.Repeat("x", 70)
-	for in, want := range map[string]string{
-		"nova":              "nova",
-		"AZ 1":              "AZ-1",
-		"  rack #3 (east) ": "rack-3-east",
-		"zone/a:b":          "zone-a-b",
-		"m1.large":          "m1.large",
-		"-edge-":            "edge",
-		long:                long[:63],
-		"":                  "",
-	} {
-		got := sanitizeLabelValue(in)
-		if got != want {
-			t.Errorf("sanitizeLabelValue(%q) = %q, want %q", in, got, want)
-		}
-		if errs := validation.IsValidLabelValue(got); len(errs) > 0 {
-			t.Errorf("sanitizeLabelValue(%q) = %q is not a label value: %v", in, got, errs)
-		}
 	}
 }

@@ -1,261 +1,35 @@
 package openstack
 
 import (
-	"crypto/tls"
-	"crypto/x509"
-	"encoding/json"
-	"errors"
-	"fmt"
+	"context"
 	"net/http"
-	"net/url"
-	"os"
-	"strings"
 
-	"github.com/gophercloud/gophercloud/v2"
-
+	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/providers/openstack/internal/cloud"
 )
 
-// This file builds the gophercloud clients and holds the rules every call
-// follows:
-//
-//   - requests go through the framework's *http.Client (User-Agent, rate
-//     limit, retries honouring Retry-After, metrics, logs with X-Auth-Token,
-//     X-Subject-Token and the auth body redacted); gophercloud's own
-//     RetryBackoffFunc stays off so nothing is retried twice;
-//   - the token is re-requested once when an API answers 401
-//     (keystoneAuth.reauth, gophercloud's ReauthFunc), so an expired or
-//     revoked token heals without a restart, with the [Global]
-//     credentials of the --cloud-config file as they are then (confWatch),
-//     so a rotated Secret applies at the next token; while the APIs keep
-//     refusing fresh tokens, re-authentication backs off (reauthGuard, on
-//     cloudapi.ReauthBackoff), so a 401 storm costs Keystone a few token
-//     requests, not one per API call;
-//   - only an API's own 404 (a JSON body) for a request that named one
-//     resource is an authoritative not-found (isAPINotFound); a 401, a 5xx,
-//     a timeout or a proxy's HTML 404 is an error, so no Node is deleted on
-//     it.
+// This file builds the CCM's HTTP client. The gophercloud clients over
+// it, and the rules every call follows (Keystone tokens re-requested on a
+// 401 with the credentials cloud.conf holds then, backing off in a 401
+// storm; only an API's own 404 for one named resource is a not-found),
+// are package internal/cloud's, which the CSI driver shares.
 
-// tlsConfig returns the TLS settings [Global] ca-file, cert-file, key-file
-// and tls-insecure ask for, or nil for the defaults. Errors name the
-// setting.
-func tlsConfig(g *GlobalSection) (*tls.Config, error) {
-	if g.CAFile == "" && g.CertFile == "" && !g.TLSInsecure {
-		return nil, nil
-	}
-	tc := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: g.TLSInsecure} //nolint:gosec // operator's explicit choice
-	if g.CAFile != "" {
-		pem, err := os.ReadFile(g.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("[Global] ca-file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("[Global] ca-file: %s holds no PEM certificate", g.CAFile)
-		}
-		tc.RootCAs = pool
-	}
-	if g.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(g.CertFile, g.KeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("[Global] cert-file and key-file: %w", err)
-		}
-		tc.Certificates = []tls.Certificate{cert}
-	}
-	return tc, nil
-}
-
-// endpointAvailability maps [Global] os-endpoint-type to a catalog
-// interface; "" is public.
-func endpointAvailability(s string) (gophercloud.Availability, error) {
-	switch strings.TrimSuffix(strings.ToLower(strings.TrimSpace(s)), "url") {
-	case "", "public":
-		return gophercloud.AvailabilityPublic, nil
-	case "internal":
-		return gophercloud.AvailabilityInternal, nil
-	case "admin":
-		return gophercloud.AvailabilityAdmin, nil
-	}
-	return "", fmt.Errorf("[Global] os-endpoint-type: %q is not public, internal or admin", s)
-}
-
-// authOptions returns the Keystone v3 request for g, which Validate has
-// checked. AllowReauth stays off: gophercloud's own re-authentication
-// would keep these credentials for good; keystoneAuth.reauth requests
-// each new token with the credentials as they are then.
-func authOptions(g *GlobalSection) (gophercloud.AuthOptions, error) {
-	reveal := func(key string, s interface{ Reveal() (string, error) }) (string, error) {
-		v, err := s.Reveal()
-		if err != nil {
-			return "", fmt.Errorf("[Global] %s: %w", key, err)
-		}
-		return v, nil
-	}
-	ao := gophercloud.AuthOptions{
-		IdentityEndpoint: g.AuthURL,
-		UserID:           g.UserID,
-		Username:         g.Username,
-		DomainID:         firstOf(g.UserDomainID, g.DomainID),
-	}
-	if ao.DomainID == "" {
-		ao.DomainName = firstOf(g.UserDomainName, g.DomainName)
-	}
-	var err error
-	switch g.authMethod() {
-	case authApplicationCredential:
-		ao.ApplicationCredentialID = g.ApplicationCredentialID
-		ao.ApplicationCredentialName = g.ApplicationCredentialName
-		if ao.ApplicationCredentialSecret, err = reveal("application-credential-secret", &g.ApplicationCredentialSecret); err != nil {
-			return ao, err
-		}
-		if ao.ApplicationCredentialID != "" { // the ID alone identifies it
-			ao.UserID, ao.Username, ao.DomainID, ao.DomainName = "", "", "", ""
-		}
-		return ao, nil // an application credential is scoped already
-	case authTrust:
-		ao.UserID, ao.Username, ao.DomainID, ao.DomainName = firstOf(g.TrusteeID, g.UserID), "", "", ""
-		secret, key := &g.TrusteePassword, "trustee-password"
-		if secret.IsZero() {
-			secret, key = &g.Password, "password"
-		}
-		if ao.Password, err = reveal(key, secret); err != nil {
-			return ao, err
-		}
-		ao.Scope = &gophercloud.AuthScope{TrustID: g.TrustID}
-		return ao, nil
-	}
-	if ao.UserID != "" {
-		ao.Username, ao.DomainID, ao.DomainName = "", "", ""
-	}
-	if ao.Password, err = reveal("password", &g.Password); err != nil {
-		return ao, err
-	}
-	switch {
-	case g.TenantID != "":
-		ao.Scope = &gophercloud.AuthScope{ProjectID: g.TenantID}
-	case g.TenantName != "":
-		ao.Scope = &gophercloud.AuthScope{ProjectName: g.TenantName, DomainID: firstOf(g.TenantDomainID, g.DomainID)}
-		if ao.Scope.DomainID == "" {
-			ao.Scope.DomainName = firstOf(g.TenantDomainName, g.DomainName)
-		}
-	}
-	// Without a project Keystone scopes the token to the user's default
-	// project, as OCCM relies on too.
-	return ao, nil
-}
-
-func firstOf(values ...string) string {
-	for _, v := range values {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
-func redactedURL(s string) string {
-	u, err := url.Parse(s)
+// httpClient is the framework's cloudapi client on a transport with the TLS
+// settings of [Global]; [Metadata] request-timeout is the per-request
+// timeout unless --cloud-api-timeout is set.
+func (p *Provider) httpClient(ctx context.Context, env *framework.Env) (*http.Client, error) {
+	tc, err := cloud.TLSConfig(&p.cfg.Global)
 	if err != nil {
-		return cloudapi.Redacted
+		return nil, err
 	}
-	return cloudapi.RedactURL(u)
+	return env.NewHTTPClient(cloudapi.Options{TLS: tc, Timeout: p.cfg.Metadata.RequestTimeout}), nil
 }
 
-// serviceError describes a failed API call: the status and the API's
-// message, without the rest of the body. For a 401 after which no new
-// token could be had, it adds why (keystoneAuth.reauth's error).
-func serviceError(err error) error {
-	var reauth *gophercloud.ErrUnableToReauthenticate
-	if errors.As(err, &reauth) && reauth.ErrOriginal != nil && reauth.ErrReauth != nil {
-		return fmt.Errorf("%w; requesting a new Keystone token failed: %w", serviceError(reauth.ErrOriginal), reauth.ErrReauth)
+// closeBody closes the body of a response gophercloud decoded (it closes
+// it itself then; a second Close is harmless).
+func closeBody(resp *http.Response) {
+	if resp != nil && resp.Body != nil {
+		_ = resp.Body.Close()
 	}
-	var code gophercloud.ErrUnexpectedResponseCode
-	if !errors.As(err, &code) {
-		return err
-	}
-	msg := apiMessage(code.Body)
-	if msg == "" {
-		msg = http.StatusText(code.Actual)
-	}
-	return &apiError{Status: code.Actual, Method: code.Method, URL: redactedURL(code.URL), Message: msg, notFound: isAPINotFound(err)}
-}
-
-// apiError is a non-success answer of an OpenStack API.
-type apiError struct {
-	Status      int
-	Method, URL string
-	Message     string
-	notFound    bool
-}
-
-func (e *apiError) Error() string {
-	return fmt.Sprintf("%s %s: %d %s", e.Method, e.URL, e.Status, e.Message)
-}
-
-// notFound is OpenStack's "no such resource": a 404 whose JSON body is
-// one of the services' error objects, Nova's {"itemNotFound":{...}},
-// Neutron's {"NeutronError":{...}}, Keystone's {"error":{...}} or
-// Octavia's {"faultcode":...,"faultstring":...}. The services' 404s carry
-// no finer code to check.
-var notFound = cloudapi.NotFoundRule{Condition: isErrorObject}
-
-// isErrorObject reports whether body, a JSON object, has the shape of an
-// OpenStack error: a "faultstring" (Octavia, WSME) or one key holding an
-// object (Nova, Neutron, Keystone).
-func isErrorObject(_ int, body []byte) bool {
-	var fault struct {
-		FaultString *string `json:"faultstring"`
-	}
-	if json.Unmarshal(body, &fault) == nil && fault.FaultString != nil {
-		return true
-	}
-	var wrapped map[string]map[string]json.RawMessage
-	if json.Unmarshal(body, &wrapped) != nil || len(wrapped) != 1 {
-		return false
-	}
-	for _, inner := range wrapped {
-		if inner == nil { // {"itemNotFound": null}
-			return false
-		}
-	}
-	return true
-}
-
-// isAPINotFound reports whether err is an API's own 404 for the one
-// resource a request named (see notFound and cloudapi.NotFoundRule). A 404
-// page from a proxy or a wrong path is HTML or text and does not count.
-// Callers use it only for requests that named one resource.
-func isAPINotFound(err error) bool {
-	var a *apiError
-	if errors.As(err, &a) {
-		return a.notFound
-	}
-	var code gophercloud.ErrUnexpectedResponseCode
-	return errors.As(err, &code) && notFound.IsNotFound(cloudapi.OneResource,
-		cloudapi.Answer{Status: code.Actual, Header: code.ResponseHeader, Body: code.Body})
-}
-
-// apiMessage extracts the message of an OpenStack error body, such as
-// {"itemNotFound": {"message": "..."}} or {"NeutronError": {"message": "..."}}.
-func apiMessage(body []byte) string {
-	var outer map[string]json.RawMessage
-	if json.Unmarshal(body, &outer) != nil {
-		return ""
-	}
-	for _, v := range outer {
-		var inner struct {
-			Message string `json:"message"`
-		}
-		if json.Unmarshal(v, &inner) == nil && inner.Message != "" {
-			return inner.Message
-		}
-	}
-	var flat struct {
-		Message     string `json:"message"`
-		FaultString string `json:"faultstring"`
-	}
-	if json.Unmarshal(body, &flat) == nil {
-		return firstOf(flat.Message, flat.FaultString)
-	}
-	return ""
 }

@@ -11,15 +11,10 @@
 //
 //	doc.go         this overview
 //	provider.go    New, Name, Init and the capability methods
-//	config.go      settings: OCCM's cloud.conf sections, checked
-//	ini.go         the INI format of cloud.conf (gcfg's scanner)
-//	clouds.go      [Global] use-clouds: merging a clouds.yaml
-//	client.go      the framework's HTTP client for gophercloud, TLS
-//	               settings, error classification
-//	auth.go        Keystone tokens: the first at Init, a new one on a
-//	               401, with the credentials cloud.conf holds then
-//	confwatch.go   following cloud.conf for rotated credentials
-//	reauth.go      the backoff of token requests in a 401 storm
+//	config.go      settings: OCCM's cloud.conf sections (Config), and
+//	               the cloud-config Secret
+//	client.go      the framework's HTTP client with the [Global] TLS
+//	               settings
 //	instances.go   framework.Instances: Nova servers as Nodes see them
 //	addresses.go   a server's Node addresses, by [Networking]
 //	loadbalancer.go the Octavia driver of the framework's LB pipeline:
@@ -30,15 +25,16 @@
 //	lb_*.go        its annotations, desired state, diff, members,
 //	               Octavia calls and answers, floating-IP and node
 //	               security group calls
-//	pages.go       paginated lists decoded straight into their types
 //	routes.go      cloudprovider.Routes: Neutron router extra routes and
 //	               the nodes' allowed address pairs
-//	csi*.go        the Cinder CSI driver (NewCSI): csi.go Init and the
-//	               API rules, csi_config.go its flags and settings,
-//	               csi_params.go its StorageClass and VolumeSnapshotClass
-//	               parameters, csi_volumes.go, csi_attach.go and
-//	               csi_snapshots.go the Cinder and Nova calls,
-//	               csi_node.go the instance metadata and device paths
+//
+// What the CCM shares with the Cinder CSI driver (package csidriver) is
+// package internal/cloud: cloud.conf (Config and its sections, their
+// checks, the INI format, [Global] use-clouds with a clouds.yaml),
+// Keystone authentication over the caller's HTTP client, following
+// rotated credentials and backing off in a 401 storm, the [Global] TLS
+// settings, error classification (what a not-found is) and paginated
+// lists decoded straight into their types.
 //
 // # Configuration
 //
@@ -63,7 +59,7 @@
 //
 // The settings are read once, at start-up, but for the [Global]
 // credentials (user, password, application credential, trust; see
-// credentialSettings): each Keystone token, requested again whenever an
+// cloud.ConfWatch): each Keystone token, requested again whenever an
 // API answers 401 (the token expired, or Keystone revoked it because the
 // password changed), uses the credentials cloud.conf (and with use-clouds
 // its clouds.yaml and secure.yaml) holds at that moment. The file is
@@ -117,16 +113,7 @@
 //
 // # Volumes (CSI)
 //
-// NewCSI is the framework/csi provider of Cinder volumes, a drop-in for
-// cinder-csi-plugin (cinder.csi.openstack.org): its flags, its topology
-// key topology.cinder.csi.openstack.org/zone, its StorageClass (type,
-// availability) and VolumeSnapshotClass (force-create; type snapshot)
-// parameters, and the same cloud.conf, whose [BlockStorage] section the
-// CCM accepts and leaves to it. Volumes attach through Nova's
-// os-volume_attachments; the node finds a device by its virtio serial
-// under /dev/disk/by-id, and its server ID and zone in the instance
-// metadata (config drive, metadata service). A binary is:
-//
-//	p := openstack.NewCSI()
-//	csi.Main(p, p.CommandOptions()...)
+// The Cinder CSI driver is package csidriver, apart from this one so that
+// each binary carries only its own job: it reads the same cloud.conf,
+// whose [BlockStorage] section the CCM accepts and leaves to it.
 package openstack

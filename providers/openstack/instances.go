@@ -13,11 +13,11 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/flavors"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/providers/openstack/internal/cloud"
 )
 
 // Nova's statuses of a server that is powered off, and running.
@@ -77,10 +77,10 @@ func (i *instances) InstanceByID(ctx context.Context, id string) (*framework.Ins
 	var s server
 	err := servers.Get(cloudapi.WithOperation(ctx, "servers.get"), i.compute, id).ExtractInto(&s)
 	switch {
-	case isAPINotFound(err):
-		return nil, fmt.Errorf("server %s: %w (%w)", id, framework.ErrNotFound, serviceError(err))
+	case cloud.IsAPINotFound(err):
+		return nil, fmt.Errorf("server %s: %w (%w)", id, framework.ErrNotFound, cloud.ServiceError(err))
 	case err != nil:
-		return nil, fmt.Errorf("getting server %s: %w", id, serviceError(err))
+		return nil, fmt.Errorf("getting server %s: %w", id, cloud.ServiceError(err))
 	case s.ID == "":
 		return nil, fmt.Errorf("getting server %s: malformed response: no server", id)
 	}
@@ -146,14 +146,14 @@ func (i *instances) ListInstances(ctx context.Context) ([]*framework.Instance, e
 
 // listServers reads servers/detail, following the servers_links pages
 // (Nova's page size is its max_limit, 1000 by default), each decoded
-// straight into server values (see eachPage). Any failure fails the whole
-// list: a partial list must never make a server look deleted.
+// straight into server values (see cloud.EachPage). Any failure fails the
+// whole list: a partial list must never make a server look deleted.
 func (i *instances) listServers(ctx context.Context, opts servers.ListOpts) ([]server, error) {
 	q, err := opts.ToServerListQuery()
 	if err != nil {
 		return nil, fmt.Errorf("listing servers: %w", err)
 	}
-	all, err := listAll[server](cloudapi.WithOperation(ctx, "servers.list"), i.compute, i.compute.ServiceURL("servers", "detail")+q, "servers")
+	all, err := cloud.ListAll[server](cloudapi.WithOperation(ctx, "servers.list"), i.compute, i.compute.ServiceURL("servers", "detail")+q, "servers")
 	if err != nil {
 		return nil, fmt.Errorf("listing servers: %w", err)
 	}
@@ -177,7 +177,7 @@ func (i *instances) convert(ctx context.Context, s *server) (*framework.Instance
 		Name:      nodeName(s.Name),
 		Type:      typ,
 		Region:    i.region,
-		Zone:      sanitizeLabelValue(s.AvailabilityZone),
+		Zone:      cloud.SanitizeLabelValue(s.AvailabilityZone),
 		Shutdown:  s.Status == serverShutoff,
 		Addresses: addrs,
 	}, nil
@@ -207,25 +207,6 @@ func nameFilter(name string) string {
 // lower case.
 func nodeName(serverName string) string { return strings.ToLower(serverName) }
 
-var labelInvalid = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
-// sanitizeLabelValue makes s a valid label value, as OCCM does for zones
-// (OCCM #1379: an availability zone may contain spaces): every run of
-// characters a label value cannot hold becomes "-", leading and trailing
-// non-alphanumerics go, and the result is at most 63 characters. A valid
-// value is returned unchanged.
-func sanitizeLabelValue(s string) string {
-	if len(validation.IsValidLabelValue(s)) == 0 {
-		return s
-	}
-	s = labelInvalid.ReplaceAllString(s, "-")
-	s = strings.Trim(s, "-_.")
-	if len(s) > validation.LabelValueMaxLength {
-		s = strings.TrimRight(s[:validation.LabelValueMaxLength], "-_.")
-	}
-	return s
-}
-
 // flavorNames resolves a server's flavor to its name: from the server
 // itself with Nova microversion 2.47 or later, else with GET /flavors/{id},
 // once per flavor (names of a flavor never change).
@@ -245,7 +226,7 @@ func (f *flavorNames) instanceType(ctx context.Context, compute *gophercloud.Ser
 		if !ok || name == "" {
 			return "", errors.New("malformed response: the server's flavor original_name is not a name")
 		}
-		return sanitizeLabelValue(name), nil
+		return cloud.SanitizeLabelValue(name), nil
 	}
 	// Before microversion 2.47 a server's flavor is its ID (and links).
 	id, ok := flavor["id"].(string)
@@ -260,13 +241,13 @@ func (f *flavorNames) instanceType(ctx context.Context, compute *gophercloud.Ser
 	}
 	fl, err := flavors.Get(cloudapi.WithOperation(ctx, "flavors.get"), compute, id).Extract()
 	switch {
-	case isAPINotFound(err):
+	case cloud.IsAPINotFound(err):
 		klog.FromContext(ctx).V(2).Info("Flavor not found; using its ID as the instance type", "flavorID", id)
-		name = sanitizeLabelValue(id)
+		name = cloud.SanitizeLabelValue(id)
 	case err != nil:
-		return "", fmt.Errorf("getting flavor %s: %w", id, serviceError(err))
+		return "", fmt.Errorf("getting flavor %s: %w", id, cloud.ServiceError(err))
 	default:
-		name = sanitizeLabelValue(fl.Name)
+		name = cloud.SanitizeLabelValue(fl.Name)
 	}
 	f.mu.Lock()
 	if f.names == nil {

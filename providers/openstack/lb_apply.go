@@ -10,6 +10,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/providers/openstack/internal/cloud"
 )
 
 // This file is the write side of the driver: Create, Update (floating
@@ -59,7 +60,7 @@ func (d *lbDriver) Create(ctx context.Context, req *lbRequest) (*octaviaLB, erro
 	if !d.cfg.ProviderRequiresSerialAPICalls {
 		want, err = desiredListeners(svc, treeInput{
 			cfg: cfg, lbName: req.Name, features: d.features, ipv6: preferIPv6(svc), nodes: nodes,
-			memberSubnetID: firstOf(cfg.MemberSubnetID, opts.VipSubnetID), createMonitor: d.cfg.CreateMonitor,
+			memberSubnetID: cloud.FirstOf(cfg.MemberSubnetID, opts.VipSubnetID), createMonitor: d.cfg.CreateMonitor,
 		})
 		if err != nil {
 			return nil, err
@@ -125,7 +126,7 @@ func (d *lbDriver) Update(ctx context.Context, lb *octaviaLB, req *lbRequest) (c
 	if err != nil {
 		return changed, err
 	}
-	ipv6, memberSubnetID := isIPv6Addr(lb.LB.VipAddress), firstOf(cfg.MemberSubnetID, lb.LB.VipSubnetID)
+	ipv6, memberSubnetID := isIPv6Addr(lb.LB.VipAddress), cloud.FirstOf(cfg.MemberSubnetID, lb.LB.VipSubnetID)
 	if d.sg != nil {
 		// Before the members: a new node's port is open when it joins.
 		sgChanged, err := d.sg.ensure(ctx, sgTarget{

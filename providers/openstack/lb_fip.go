@@ -16,6 +16,8 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccmkit/providers/openstack/internal/cloud"
 )
 
 // This file gives a load balancer its public address: a Neutron floating
@@ -72,7 +74,7 @@ func (n *fipAPI) listFIPs(ctx context.Context, opts floatingips.ListOpts) ([]flo
 	if err != nil {
 		return nil, fmt.Errorf("listing floating IPs: %w", err)
 	}
-	fips, err := listAll[floatingips.FloatingIP](lbOp(ctx, "floatingips.list"), n.net, n.net.ServiceURL("floatingips")+q, "floatingips")
+	fips, err := cloud.ListAll[floatingips.FloatingIP](lbOp(ctx, "floatingips.list"), n.net, n.net.ServiceURL("floatingips")+q, "floatingips")
 	if err != nil {
 		return nil, fmt.Errorf("listing floating IPs: %w", err)
 	}
@@ -156,7 +158,7 @@ func (n *fipAPI) ensure(ctx context.Context, want fipRequest) (*floatingips.Floa
 func (n *fipAPI) create(ctx context.Context, opts floatingips.CreateOpts) (*floatingips.FloatingIP, error) {
 	fip, err := floatingips.Create(lbOp(ctx, "floatingips.create"), n.net, opts).Extract()
 	if err != nil {
-		return nil, fmt.Errorf("creating a floating IP on network %s: %w", opts.FloatingNetworkID, serviceError(err))
+		return nil, fmt.Errorf("creating a floating IP on network %s: %w", opts.FloatingNetworkID, cloud.ServiceError(err))
 	}
 	return fip, nil
 }
@@ -168,7 +170,7 @@ func (n *fipAPI) associate(ctx context.Context, fip *floatingips.FloatingIP, por
 	}
 	updated, err := floatingips.Update(lbOp(ctx, "floatingips.update"), n.net, fip.ID, floatingips.UpdateOpts{PortID: &portID}).Extract()
 	if err != nil {
-		return nil, fmt.Errorf("associating floating IP %s with port %s: %w", fip.FloatingIP, portID, serviceError(err))
+		return nil, fmt.Errorf("associating floating IP %s with port %s: %w", fip.FloatingIP, portID, cloud.ServiceError(err))
 	}
 	return updated, nil
 }
@@ -176,8 +178,8 @@ func (n *fipAPI) associate(ctx context.Context, fip *floatingips.FloatingIP, por
 // disassociate detaches fip from its port, keeping it in the project.
 func (n *fipAPI) disassociate(ctx context.Context, fip *floatingips.FloatingIP) error {
 	_, err := floatingips.Update(lbOp(ctx, "floatingips.update"), n.net, fip.ID, floatingips.UpdateOpts{PortID: new(string)}).Extract()
-	if err != nil && !isAPINotFound(err) {
-		return fmt.Errorf("detaching floating IP %s: %w", fip.FloatingIP, serviceError(err))
+	if err != nil && !cloud.IsAPINotFound(err) {
+		return fmt.Errorf("detaching floating IP %s: %w", fip.FloatingIP, cloud.ServiceError(err))
 	}
 	return nil
 }
@@ -185,8 +187,8 @@ func (n *fipAPI) disassociate(ctx context.Context, fip *floatingips.FloatingIP) 
 // release deletes fip; already gone is fine.
 func (n *fipAPI) release(ctx context.Context, fip *floatingips.FloatingIP) error {
 	err := floatingips.Delete(lbOp(ctx, "floatingips.delete"), n.net, fip.ID).ExtractErr()
-	if err != nil && !isAPINotFound(err) {
-		return fmt.Errorf("releasing floating IP %s: %w", fip.FloatingIP, serviceError(err))
+	if err != nil && !cloud.IsAPINotFound(err) {
+		return fmt.Errorf("releasing floating IP %s: %w", fip.FloatingIP, cloud.ServiceError(err))
 	}
 	return nil
 }
@@ -202,7 +204,7 @@ func (n *fipAPI) externalNetwork(ctx context.Context) (string, error) {
 	opts := external.ListOptsExt{ListOptsBuilder: networks.ListOpts{}, External: new(true)}
 	pages, err := networks.List(n.net, opts).AllPages(lbOp(ctx, "networks.list"))
 	if err != nil {
-		return "", fmt.Errorf("looking for the external network (set [LoadBalancer] floating-network-id): %w", serviceError(err))
+		return "", fmt.Errorf("looking for the external network (set [LoadBalancer] floating-network-id): %w", cloud.ServiceError(err))
 	}
 	nets, err := networks.ExtractNetworks(pages)
 	if err != nil {
@@ -226,7 +228,7 @@ func (n *fipAPI) externalNetwork(ctx context.Context) (string, error) {
 func (n *fipAPI) matchingSubnets(ctx context.Context, networkID, pattern, tags string) ([]string, error) {
 	pages, err := subnets.List(n.net, subnets.ListOpts{NetworkID: networkID, Tags: tags}).AllPages(lbOp(ctx, "subnets.list"))
 	if err != nil {
-		return nil, fmt.Errorf("listing subnets of network %s: %w", networkID, serviceError(err))
+		return nil, fmt.Errorf("listing subnets of network %s: %w", networkID, cloud.ServiceError(err))
 	}
 	all, err := subnets.ExtractSubnets(pages)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/providers/openstack/internal/cloud"
 )
 
 // This file holds the Octavia calls: reading load balancers (decoded as
@@ -35,9 +36,9 @@ func lbOp(ctx context.Context, name string) context.Context { return cloudapi.Wi
 // the API's status and message.
 func octaviaError(what string, err error) error {
 	if responseIs(err, http.StatusConflict) {
-		return fmt.Errorf("%s: %w: %w", what, framework.ErrProvisioning, serviceError(err))
+		return fmt.Errorf("%s: %w: %w", what, framework.ErrProvisioning, cloud.ServiceError(err))
 	}
-	return fmt.Errorf("%s: %w", what, serviceError(err))
+	return fmt.Errorf("%s: %w", what, cloud.ServiceError(err))
 }
 
 func responseIs(err error, status int) bool {
@@ -53,10 +54,10 @@ func (o *octaviaAPI) getLB(ctx context.Context, id string) (*octaviaLB, error) {
 	resp, err := o.lb.Get(lbOp(ctx, "loadbalancers.get"), o.lb.ServiceURL("lbaas", "loadbalancers", id), &body, nil)
 	closeBody(resp)
 	switch {
-	case isAPINotFound(err):
-		return nil, fmt.Errorf("load balancer %s: %w (%w)", id, framework.ErrNotFound, serviceError(err))
+	case cloud.IsAPINotFound(err):
+		return nil, fmt.Errorf("load balancer %s: %w (%w)", id, framework.ErrNotFound, cloud.ServiceError(err))
 	case err != nil:
-		return nil, fmt.Errorf("getting load balancer %s: %w", id, serviceError(err))
+		return nil, fmt.Errorf("getting load balancer %s: %w", id, cloud.ServiceError(err))
 	case body.LB == nil:
 		return nil, fmt.Errorf("getting load balancer %s: malformed response: no load balancer", id)
 	}
@@ -74,7 +75,7 @@ func (o *octaviaAPI) listLBs(ctx context.Context, name string) ([]*octaviaLB, er
 		q.Set("name", name)
 	}
 	var out []*octaviaLB
-	err := eachPage(lbOp(ctx, "loadbalancers.list"), o.lb, withQuery(o.lb.ServiceURL("lbaas", "loadbalancers"), q), "loadbalancers",
+	err := cloud.EachPage(lbOp(ctx, "loadbalancers.list"), o.lb, cloud.WithQuery(o.lb.ServiceURL("lbaas", "loadbalancers"), q), "loadbalancers",
 		func(page []lbRecord) error {
 			for i := range page {
 				if err := page[i].check(); err != nil {
@@ -99,7 +100,7 @@ func (o *octaviaAPI) listLBs(ctx context.Context, name string) ([]*octaviaLB, er
 func (o *octaviaAPI) loadChildren(ctx context.Context, lb *octaviaLB, keepMembers bool) error {
 	id := lb.LB.ID
 	q := url.Values{"loadbalancer_id": {id}}
-	lrecs, err := listAll[listenerRecord](lbOp(ctx, "listeners.list"), o.lb, withQuery(o.lb.ServiceURL("lbaas", "listeners"), q), "listeners")
+	lrecs, err := cloud.ListAll[listenerRecord](lbOp(ctx, "listeners.list"), o.lb, cloud.WithQuery(o.lb.ServiceURL("lbaas", "listeners"), q), "listeners")
 	if err != nil {
 		return fmt.Errorf("listing listeners of load balancer %s: %w", id, err)
 	}
@@ -107,7 +108,7 @@ func (o *octaviaAPI) loadChildren(ctx context.Context, lb *octaviaLB, keepMember
 	for i := range lrecs {
 		ls[i] = lrecs[i].Listener
 	}
-	precs, err := listAll[poolRecord](lbOp(ctx, "pools.list"), o.lb, withQuery(o.lb.ServiceURL("lbaas", "pools"), q), "pools")
+	precs, err := cloud.ListAll[poolRecord](lbOp(ctx, "pools.list"), o.lb, cloud.WithQuery(o.lb.ServiceURL("lbaas", "pools"), q), "pools")
 	if err != nil {
 		return fmt.Errorf("listing pools of load balancer %s: %w", id, err)
 	}
@@ -118,7 +119,7 @@ func (o *octaviaAPI) loadChildren(ctx context.Context, lb *octaviaLB, keepMember
 		p := precs[i].Pool
 		p.Members = nil
 		ps[i] = p
-		list, err := listAll[memberRecord](lbOp(ctx, "members.list"), o.lb, o.lb.ServiceURL("lbaas", "pools", p.ID, "members"), "members")
+		list, err := cloud.ListAll[memberRecord](lbOp(ctx, "members.list"), o.lb, o.lb.ServiceURL("lbaas", "pools", p.ID, "members"), "members")
 		if err != nil {
 			return fmt.Errorf("listing members of pool %s: %w", p.ID, err)
 		}
@@ -128,7 +129,7 @@ func (o *octaviaAPI) loadChildren(ctx context.Context, lb *octaviaLB, keepMember
 		}
 		m, err := monitors.Get(lbOp(ctx, "healthmonitors.get"), o.lb, p.MonitorID).Extract()
 		if err != nil {
-			return fmt.Errorf("getting health monitor %s of pool %s: %w", p.MonitorID, p.ID, serviceError(err))
+			return fmt.Errorf("getting health monitor %s of pool %s: %w", p.MonitorID, p.ID, cloud.ServiceError(err))
 		}
 		mons[p.ID] = *m
 	}
@@ -194,7 +195,7 @@ func createBody(opts loadbalancers.CreateOpts) (json.RawMessage, error) {
 // wraps ErrNotFound.
 func (o *octaviaAPI) deleteLB(ctx context.Context, id string, cascade bool) error {
 	err := loadbalancers.Delete(lbOp(ctx, "loadbalancers.delete"), o.lb, id, loadbalancers.DeleteOpts{Cascade: cascade}).ExtractErr()
-	if isAPINotFound(err) {
+	if cloud.IsAPINotFound(err) {
 		return fmt.Errorf("load balancer %s: %w", id, framework.ErrNotFound)
 	}
 	if err != nil {
@@ -246,7 +247,7 @@ func (o *octaviaAPI) apply(ctx context.Context, lbID string, a action) error {
 }
 
 func ignoreNotFound(err error) error {
-	if isAPINotFound(err) {
+	if cloud.IsAPINotFound(err) {
 		return nil
 	}
 	return err

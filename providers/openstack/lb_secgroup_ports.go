@@ -9,6 +9,8 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccmkit/providers/openstack/internal/cloud"
 )
 
 // This file puts a Service's security group on the Neutron ports of its
@@ -187,7 +189,7 @@ func (g *secGroupAPI) memberPorts(ctx context.Context, members []sgMember, subne
 func (g *secGroupAPI) listPorts(ctx context.Context, opts ports.ListOptsBuilder) ([]sgPort, error) {
 	pages, err := ports.List(g.net, opts).AllPages(lbOp(ctx, "ports.list"))
 	if err != nil {
-		return nil, serviceError(err)
+		return nil, cloud.ServiceError(err)
 	}
 	var out []sgPort
 	if err := ports.ExtractPortsInto(pages, &out); err != nil {
@@ -205,8 +207,8 @@ func (g *secGroupAPI) setGroups(ctx context.Context, p *sgPort, groups []string)
 		opts.RevisionNumber = &p.RevisionNumber
 	}
 	_, err := ports.Update(lbOp(ctx, "ports.update"), g.net, p.ID, opts).Extract()
-	if err != nil && !isAPINotFound(err) {
-		return fmt.Errorf("setting the security groups of port %s: %w", p.ID, serviceError(err))
+	if err != nil && !cloud.IsAPINotFound(err) {
+		return fmt.Errorf("setting the security groups of port %s: %w", p.ID, cloud.ServiceError(err))
 	}
 	return nil
 }

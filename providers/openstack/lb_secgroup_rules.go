@@ -9,6 +9,8 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/rules"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ccmkit/ccmkit/providers/openstack/internal/cloud"
 )
 
 // This file computes the node security group of a Service, for
@@ -133,7 +135,7 @@ func ruleOf(r rules.SecGroupRule) (sgRule, bool) {
 		return sgRule{}, false
 	}
 	ipv6 := r.EtherType == "IPv6"
-	remote := firstOf(r.RemoteIPPrefix, everyone(ipv6))
+	remote := cloud.FirstOf(r.RemoteIPPrefix, everyone(ipv6))
 	p, err := netip.ParsePrefix(remote)
 	if err != nil || p.Addr().Is6() != ipv6 {
 		return sgRule{}, false

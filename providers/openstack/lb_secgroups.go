@@ -15,6 +15,8 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccmkit/providers/openstack/internal/cloud"
 )
 
 // This file holds the Neutron calls of [LoadBalancer]
@@ -76,7 +78,7 @@ func (g *secGroupAPI) ensure(ctx context.Context, t sgTarget) (bool, error) {
 	case 0:
 		opts := groups.CreateOpts{Name: name, Description: secGroupDescription(t.clusterName, t.svc)}
 		if sg, err = groups.Create(lbOp(ctx, "security-groups.create"), g.net, opts).Extract(); err != nil {
-			return false, fmt.Errorf("creating security group %s: %w", name, serviceError(err))
+			return false, fmt.Errorf("creating security group %s: %w", name, cloud.ServiceError(err))
 		}
 		klog.FromContext(ctx).Info("Created security group", "service", klog.KObj(t.svc), "securityGroupID", sg.ID)
 		have, changed = sg.Rules, true
@@ -124,11 +126,11 @@ func (g *secGroupAPI) remove(ctx context.Context, svc *corev1.Service) error {
 		switch {
 		case err == nil:
 			klog.FromContext(ctx).Info("Deleted security group", "service", klog.KObj(svc), "securityGroupID", sg.ID)
-		case isAPINotFound(err):
+		case cloud.IsAPINotFound(err):
 		case neutronErrorType(err) == "SecurityGroupInUse":
-			return fmt.Errorf("security group %s is still on a port (another port took it meanwhile?); retrying: %w", sg.ID, serviceError(err))
+			return fmt.Errorf("security group %s is still on a port (another port took it meanwhile?); retrying: %w", sg.ID, cloud.ServiceError(err))
 		default:
-			return fmt.Errorf("deleting security group %s: %w", sg.ID, serviceError(err))
+			return fmt.Errorf("deleting security group %s: %w", sg.ID, cloud.ServiceError(err))
 		}
 	}
 	return nil
@@ -138,7 +140,7 @@ func (g *secGroupAPI) remove(ctx context.Context, svc *corev1.Service) error {
 func (g *secGroupAPI) listGroups(ctx context.Context, name string) ([]groups.SecGroup, error) {
 	pages, err := groups.List(g.net, groups.ListOpts{Name: name}).AllPages(lbOp(ctx, "security-groups.list"))
 	if err != nil {
-		return nil, fmt.Errorf("listing security groups named %q: %w", name, serviceError(err))
+		return nil, fmt.Errorf("listing security groups named %q: %w", name, cloud.ServiceError(err))
 	}
 	all, err := groups.ExtractGroups(pages)
 	if err != nil {
@@ -156,7 +158,7 @@ func (g *secGroupAPI) listGroups(ctx context.Context, name string) ([]groups.Sec
 func (g *secGroupAPI) listRules(ctx context.Context, groupID string) ([]rules.SecGroupRule, error) {
 	pages, err := rules.List(g.net, rules.ListOpts{SecGroupID: groupID}).AllPages(lbOp(ctx, "security-group-rules.list"))
 	if err != nil {
-		return nil, fmt.Errorf("listing the rules of security group %s: %w", groupID, serviceError(err))
+		return nil, fmt.Errorf("listing the rules of security group %s: %w", groupID, cloud.ServiceError(err))
 	}
 	return rules.ExtractRules(pages)
 }
@@ -166,7 +168,7 @@ func (g *secGroupAPI) listRules(ctx context.Context, groupID string) ([]rules.Se
 func (g *secGroupAPI) createRule(ctx context.Context, groupID string, r sgRule) error {
 	_, err := rules.Create(lbOp(ctx, "security-group-rules.create"), g.net, r.createOpts(groupID)).Extract()
 	if err != nil && neutronErrorType(err) != "SecurityGroupRuleExists" {
-		return fmt.Errorf("adding rule %s to security group %s: %w", r, groupID, serviceError(err))
+		return fmt.Errorf("adding rule %s to security group %s: %w", r, groupID, cloud.ServiceError(err))
 	}
 	return nil
 }
@@ -174,8 +176,8 @@ func (g *secGroupAPI) createRule(ctx context.Context, groupID string, r sgRule) 
 // deleteRule deletes a rule; already gone is success.
 func (g *secGroupAPI) deleteRule(ctx context.Context, r rules.SecGroupRule) error {
 	err := rules.Delete(lbOp(ctx, "security-group-rules.delete"), g.net, r.ID).ExtractErr()
-	if err != nil && !isAPINotFound(err) {
-		return fmt.Errorf("deleting rule %s of security group %s: %w", r.ID, r.SecGroupID, serviceError(err))
+	if err != nil && !cloud.IsAPINotFound(err) {
+		return fmt.Errorf("deleting rule %s of security group %s: %w", r.ID, r.SecGroupID, cloud.ServiceError(err))
 	}
 	return nil
 }
@@ -190,7 +192,7 @@ func (g *secGroupAPI) subnetCIDR(ctx context.Context, id string) (netip.Prefix, 
 	}
 	s, err := subnets.Get(lbOp(ctx, "subnets.get"), g.net, id).Extract()
 	if err != nil {
-		return netip.Prefix{}, fmt.Errorf("reading member subnet %s for the security group rules: %w", id, serviceError(err))
+		return netip.Prefix{}, fmt.Errorf("reading member subnet %s for the security group rules: %w", id, cloud.ServiceError(err))
 	}
 	if cidr, err = netip.ParsePrefix(s.CIDR); err != nil {
 		return netip.Prefix{}, fmt.Errorf("member subnet %s: CIDR %q: %w", id, s.CIDR, err)

@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/providers/openstack/internal/cloud"
 )
 
 // newLoadBalancer builds the load balancers of [LoadBalancer] enabled=true:
@@ -41,7 +42,7 @@ func newLoadBalancer(ctx context.Context, env *framework.Env, pc *gophercloud.Pr
 			"region", eo.Region, "interface", eo.Availability)
 		return nil, nil
 	}
-	return nil, fmt.Errorf("[LoadBalancer] enabled: cannot use the network (Neutron) or load-balancer (Octavia) API: %w", serviceError(err))
+	return nil, fmt.Errorf("[LoadBalancer] enabled: cannot use the network (Neutron) or load-balancer (Octavia) API: %w", cloud.ServiceError(err))
 }
 
 func buildLoadBalancer(ctx context.Context, env *framework.Env, network, lbClient *gophercloud.ServiceClient, cfg *Config, inst *instances) (cloudprovider.LoadBalancer, error) {
@@ -60,7 +61,7 @@ func buildLoadBalancer(ctx context.Context, env *framework.Env, network, lbClien
 		d.sg = &secGroupAPI{net: network, ovn: lbCfg.LBProvider == "ovn"}
 	}
 	log.Info("Octavia load balancers enabled", "octaviaAPI", fmt.Sprintf("v2.%d", minor), "provider", lbCfg.LBProvider,
-		"manageSecurityGroups", lbCfg.ManageSecurityGroups, "loadBalancerURL", redactedURL(lbClient.Endpoint))
+		"manageSecurityGroups", lbCfg.ManageSecurityGroups, "loadBalancerURL", cloud.RedactedURL(lbClient.Endpoint))
 	return framework.NewLoadBalancer(env, d, framework.LoadBalancerOptions[LoadBalancerConfig]{
 		AnnotationPrefix: AnnotationPrefix,
 		IDAnnotation:     AnnotationLoadBalancerID,
@@ -75,7 +76,7 @@ func buildLoadBalancer(ctx context.Context, env *framework.Env, network, lbClien
 func octaviaMinor(ctx context.Context, c *gophercloud.ServiceClient) (int, error) {
 	pages, err := apiversions.List(c).AllPages(lbOp(ctx, "loadbalancer.versions.list"))
 	if err != nil {
-		return 0, fmt.Errorf("[LoadBalancer] enabled: reading the Octavia API versions: %w", serviceError(err))
+		return 0, fmt.Errorf("[LoadBalancer] enabled: reading the Octavia API versions: %w", cloud.ServiceError(err))
 	}
 	versions, err := apiversions.ExtractAPIVersions(pages)
 	if err != nil {
@@ -159,7 +160,7 @@ func (d *lbDriver) nodeSubnet(ctx context.Context, nodes []nodeAddrs, ipv6 bool)
 		}
 		pages, err := ports.List(d.net.net, ports.ListOpts{FixedIPs: []ports.FixedIPOpts{{IPAddress: addr}}}).AllPages(lbOp(ctx, "ports.list"))
 		if err != nil {
-			return "", fmt.Errorf("finding the subnet of node %s (set [LoadBalancer] subnet-id): %w", n.name, serviceError(err))
+			return "", fmt.Errorf("finding the subnet of node %s (set [LoadBalancer] subnet-id): %w", n.name, cloud.ServiceError(err))
 		}
 		list, err := ports.ExtractPorts(pages)
 		if err != nil {

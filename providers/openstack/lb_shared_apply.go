@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/providers/openstack/internal/cloud"
 )
 
 // This file is the write side of shared load balancers (see lb_shared.go):
@@ -51,7 +52,7 @@ func (d *lbDriver) updateShared(ctx context.Context, lb *octaviaLB, req *lbReque
 	if err != nil {
 		return false, err
 	}
-	ipv6, memberSubnetID := isIPv6Addr(lb.LB.VipAddress), firstOf(cfg.MemberSubnetID, lb.LB.VipSubnetID)
+	ipv6, memberSubnetID := isIPv6Addr(lb.LB.VipAddress), cloud.FirstOf(cfg.MemberSubnetID, lb.LB.VipSubnetID)
 	want, err := desiredListeners(svc, treeInput{
 		cfg: cfg, lbName: req.Name, features: d.features, ipv6: ipv6, nodes: nodes,
 		memberSubnetID: memberSubnetID, createMonitor: d.cfg.CreateMonitor,

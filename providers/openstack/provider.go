@@ -3,13 +3,10 @@ package openstack
 import (
 	"context"
 	"fmt"
-	"net/http"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack"
-	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/gophercloud/gophercloud/v2/openstack/utils"
-	"github.com/gophercloud/gophercloud/v2/pagination"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -18,12 +15,13 @@ import (
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
 	"github.com/ccmkit/ccmkit/framework/config"
 	"github.com/ccmkit/ccmkit/framework/providerid"
+	"github.com/ccmkit/ccmkit/providers/openstack/internal/cloud"
 )
 
-// ProviderName is the --cloud-provider value and the providerID scheme, as
-// OCCM wrote them. It MUST NOT change: the providerID is immutable and every
-// existing Node carries it.
-const ProviderName = "openstack"
+// ProviderName, "openstack", is the --cloud-provider value and the
+// providerID scheme, as OCCM wrote them. It MUST NOT change: the providerID
+// is immutable and every existing Node carries it.
+const ProviderName = cloud.ProviderName
 
 // flavorMicroversion is the first Nova microversion that embeds the flavor
 // (with its name) in a server, saving a GET /flavors/{id} per flavor.
@@ -93,14 +91,14 @@ func (p *Provider) LoadBalancer() cloudprovider.LoadBalancer { return p.lb }
 // rejected or the compute API cannot be used. No error contains a secret.
 //
 // The settings are the ones the --cloud-config file held at start-up,
-// but for the [Global] credentials (see credentialSettings): every new
+// but for the [Global] credentials (see cloud.ConfWatch): every new
 // Keystone token, requested when an API refuses the current one (it
 // expired, or was revoked by a password change), uses the credentials
 // the file holds then, so a rotated cloud-config Secret takes effect
-// without a restart (see keystoneAuth).
+// without a restart (see cloud.Authenticate).
 func (p *Provider) Init(ctx context.Context, env *framework.Env) error {
 	log := klog.FromContext(ctx)
-	for _, note := range p.cfg.notes {
+	for _, note := range cloud.Notes(&p.cfg) {
 		log.Info("Cloud config: " + note)
 	}
 	g := &p.cfg.Global
@@ -108,21 +106,21 @@ func (p *Provider) Init(ctx context.Context, env *framework.Env) error {
 	if err != nil {
 		return err
 	}
-	var conf *confWatch
+	var conf *cloud.ConfWatch
 	if env.CloudConfigFile != "" {
-		conf = newConfWatch(config.Source{File: env.CloudConfigFile, Format: INI, LookupEnv: env.LookupEnv}, &p.cfg)
+		conf = cloud.NewConfWatch(config.Source{File: env.CloudConfigFile, Format: INI, LookupEnv: env.LookupEnv}, &p.cfg)
 	}
-	pc, err := authenticate(ctx, g, hc, p.clock, conf)
+	pc, err := cloud.Authenticate(ctx, g, hc, p.clock, conf)
 	if err != nil {
 		return err
 	}
-	availability, _ := endpointAvailability(g.EndpointType) // checked by Validate
+	availability, _ := cloud.EndpointAvailability(g.EndpointType) // checked by Validate
 	compute, err := openstack.NewComputeV2(pc, gophercloud.EndpointOpts{Region: g.Region, Availability: availability})
 	if err != nil {
 		return fmt.Errorf("no compute (Nova) endpoint for [Global] region %q and os-endpoint-type %q in the Keystone catalog: %w",
 			g.Region, availability, err)
 	}
-	if err := checkCompute(ctx, compute); err != nil {
+	if err := cloud.CheckCompute(ctx, compute); err != nil {
 		return err
 	}
 	microversion := useFlavorMicroversion(ctx, compute)
@@ -138,31 +136,8 @@ func (p *Provider) Init(ctx context.Context, env *framework.Env) error {
 			return err
 		}
 	}
-	log.Info("OpenStack provider initialized", "authURL", redactedURL(g.AuthURL), "region", g.Region,
-		"computeURL", redactedURL(compute.Endpoint), "computeMicroversion", microversion)
-	return nil
-}
-
-// httpClient is the framework's cloudapi client on a transport with the TLS
-// settings of [Global]; [Metadata] request-timeout is the per-request
-// timeout unless --cloud-api-timeout is set.
-func (p *Provider) httpClient(ctx context.Context, env *framework.Env) (*http.Client, error) {
-	tc, err := tlsConfig(&p.cfg.Global)
-	if err != nil {
-		return nil, err
-	}
-	return env.NewHTTPClient(cloudapi.Options{TLS: tc, Timeout: p.cfg.Metadata.RequestTimeout}), nil
-}
-
-// checkCompute makes the cheapest authenticated Nova call: one server.
-func checkCompute(ctx context.Context, compute *gophercloud.ServiceClient) error {
-	ctx = cloudapi.WithOperation(ctx, "servers.list")
-	err := servers.List(compute, servers.ListOpts{Limit: 1}).EachPage(ctx, func(context.Context, pagination.Page) (bool, error) {
-		return false, nil
-	})
-	if err != nil {
-		return fmt.Errorf("cannot use the compute (Nova) API at %s: %w", redactedURL(compute.Endpoint), serviceError(err))
-	}
+	log.Info("OpenStack provider initialized", "authURL", cloud.RedactedURL(g.AuthURL), "region", g.Region,
+		"computeURL", cloud.RedactedURL(compute.Endpoint), "computeMicroversion", microversion)
 	return nil
 }
 

@@ -196,7 +196,7 @@ func TestSettings(t *testing.T) {
 		`LoadBalancer.container-store string required=false default="barbican"`,
 		`LoadBalancer.default-tls-container-ref string required=false default=""`,
 		`LoadBalancer.provider-requires-serial-api-calls bool required=false default=""`,
-		`LoadBalancerClass openstack.LoadBalancerClasses required=false default=""`,
+		`LoadBalancerClass LoadBalancerClasses required=false default=""`,
 		`Networking.ipv6-support-disabled bool required=false default=""`,
 		`Networking.public-network-name []string required=false default=""`,
 		`Networking.internal-network-name []string required=false default=""`,

@@ -20,6 +20,7 @@ import (
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/providers/openstack/internal/cloud"
 )
 
 var _ framework.RoutesProvider = (*Provider)(nil)
@@ -41,7 +42,7 @@ func (p *Provider) Routes() cloudprovider.Routes {
 	if p.cfg.Route.RouterID == "" || p.provider == nil || p.instances == nil {
 		return nil
 	}
-	availability, _ := endpointAvailability(p.cfg.Global.EndpointType) // checked by Validate
+	availability, _ := cloud.EndpointAvailability(p.cfg.Global.EndpointType) // checked by Validate
 	return &routes{
 		provider:  p.provider,
 		endpoint:  gophercloud.EndpointOpts{Region: p.cfg.Global.Region, Availability: availability},
@@ -112,11 +113,11 @@ func (r *routes) network(ctx context.Context) (*routeAPI, error) {
 		return true, err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("listing Neutron extensions: %w", serviceError(err))
+		return nil, fmt.Errorf("listing Neutron extensions: %w", cloud.ServiceError(err))
 	}
 	if !exts["extraroute"] && !exts["extraroute-atomic"] {
 		return nil, fmt.Errorf("[Route] router-id is set, but Neutron at %s has neither the extraroute nor the extraroute-atomic extension",
-			redactedURL(client.Endpoint))
+			cloud.RedactedURL(client.Endpoint))
 	}
 	r.api = &routeAPI{client: client, atomic: exts["extraroute-atomic"], pairs: exts["allowed-address-pairs"]}
 	klog.FromContext(ctx).Info("Neutron routes enabled", "routerID", r.routerID,

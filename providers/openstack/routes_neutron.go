@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/providers/openstack/internal/cloud"
 )
 
 // The Neutron side of routes: the router's extra routes and the next-hop
@@ -24,7 +25,7 @@ import (
 func (r *routes) getRouter(ctx context.Context, n *routeAPI) (*routers.Router, error) {
 	router, err := routers.Get(cloudapi.WithOperation(ctx, "routers.get"), n.client, r.routerID).Extract()
 	if err != nil {
-		return nil, fmt.Errorf("getting router %s ([Route] router-id): %w", r.routerID, serviceError(err))
+		return nil, fmt.Errorf("getting router %s ([Route] router-id): %w", r.routerID, cloud.ServiceError(err))
 	}
 	switch {
 	case router == nil:
@@ -75,7 +76,7 @@ func (r *routes) addRoute(ctx context.Context, n *routeAPI, want routers.Route) 
 	add := []routers.Route{want}
 	_, err = extraroutes.Add(cloudapi.WithOperation(ctx, "routers.add_extraroutes"), n.client, r.routerID, extraroutes.Opts{Routes: &add}).Extract()
 	if err != nil {
-		return false, fmt.Errorf("adding route to router %s: %w", r.routerID, serviceError(err))
+		return false, fmt.Errorf("adding route to router %s: %w", r.routerID, cloud.ServiceError(err))
 	}
 	return true, nil
 }
@@ -85,7 +86,7 @@ func (r *routes) removeRoutes(ctx context.Context, n *routeAPI, router *routers.
 	if n.atomic {
 		_, err := extraroutes.Remove(cloudapi.WithOperation(ctx, "routers.remove_extraroutes"), n.client, r.routerID, extraroutes.Opts{Routes: &gone}).Extract()
 		if err != nil {
-			return fmt.Errorf("removing route from router %s: %w", r.routerID, serviceError(err))
+			return fmt.Errorf("removing route from router %s: %w", r.routerID, cloud.ServiceError(err))
 		}
 		return nil
 	}
@@ -124,7 +125,7 @@ func (r *routes) changeRoutes(ctx context.Context, n *routeAPI, router *routers.
 			return true, nil
 		}
 		if !changedMeanwhile(err) || attempt == maxRouteUpdateAttempts {
-			return false, fmt.Errorf("updating the routes of router %s: %w", r.routerID, serviceError(err))
+			return false, fmt.Errorf("updating the routes of router %s: %w", r.routerID, cloud.ServiceError(err))
 		}
 		klog.FromContext(ctx).V(2).Info("Router changed meanwhile; retrying", "routerID", r.routerID, "attempt", attempt)
 		router = nil
@@ -179,19 +180,19 @@ func (r *routes) changePairs(ctx context.Context, n *routeAPI, p *routePort, des
 		switch {
 		case err == nil:
 			return nil
-		case !add && isAPINotFound(err):
+		case !add && cloud.IsAPINotFound(err):
 			return nil // the port went, and its pairs with it
 		case !changedMeanwhile(err) || attempt == maxRouteUpdateAttempts:
-			return fmt.Errorf("updating the allowed address pairs of port %s: %w", p.ID, serviceError(err))
+			return fmt.Errorf("updating the allowed address pairs of port %s: %w", p.ID, cloud.ServiceError(err))
 		}
 		klog.FromContext(ctx).V(2).Info("Port changed meanwhile; retrying", "portID", p.ID, "attempt", attempt)
 		var fresh routePort
 		err = ports.Get(cloudapi.WithOperation(ctx, "ports.get"), n.client, p.ID).ExtractInto(&fresh)
 		if err != nil {
-			if !add && isAPINotFound(err) {
+			if !add && cloud.IsAPINotFound(err) {
 				return nil
 			}
-			return fmt.Errorf("getting port %s: %w", p.ID, serviceError(err))
+			return fmt.Errorf("getting port %s: %w", p.ID, cloud.ServiceError(err))
 		}
 		p = &fresh
 	}
@@ -208,7 +209,7 @@ func listRoutePorts(ctx context.Context, n *routeAPI, opts ports.ListOpts) ([]ro
 		return true, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("listing ports: %w", serviceError(err))
+		return nil, fmt.Errorf("listing ports: %w", cloud.ServiceError(err))
 	}
 	return all, nil
 }
@@ -216,7 +217,7 @@ func listRoutePorts(ctx context.Context, n *routeAPI, opts ports.ListOpts) ([]ro
 // changedMeanwhile reports whether Neutron refused an update because the
 // resource changed: 412 on an If-Match revision, or 409.
 func changedMeanwhile(err error) bool {
-	var a *apiError
+	var a *cloud.APIError
 	if errors.As(err, &a) {
 		return a.Status == http.StatusPreconditionFailed || a.Status == http.StatusConflict
 	}

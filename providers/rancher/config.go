@@ -3,14 +3,13 @@ package rancher
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/ccmkit/ccmkit/framework"
-	"github.com/ccmkit/ccmkit/framework/cloudapi"
 	"github.com/ccmkit/ccmkit/framework/config"
+	"github.com/ccmkit/ccmkit/providers/rancher/internal/cloud"
 )
 
 // Config is the provider's configuration: the existing CCM's CATTLE_*
@@ -60,7 +59,7 @@ func (p *Provider) CredentialSecret() framework.CredentialSecret {
 // calls it after everything else passed.
 func (c *Config) Validate() error {
 	var errs []error
-	if _, err := c.apiURL(); err != nil {
+	if _, err := cloud.ParseURL(c.URL); err != nil {
 		errs = append(errs, err)
 	}
 	if c.AccessKey.IsZero() {
@@ -95,26 +94,9 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// apiURL returns CATTLE_URL parsed: an http(s) URL with a host and no
-// query or fragment. Errors show it redacted (it could hold
-// user:password).
-func (c *Config) apiURL() (*url.URL, error) {
-	if c.URL == "" {
-		return nil, errors.New("CATTLE_URL: required: the environment's API URL, such as http://rancher.example.com:8080/v2-beta/projects/1a5")
-	}
-	u, err := url.Parse(c.URL)
-	switch {
-	case err != nil:
-		// Not err itself: it quotes the URL.
-		return nil, errors.New("CATTLE_URL: not a valid URL")
-	case u.Scheme != "http" && u.Scheme != "https", u.Host == "":
-		return nil, fmt.Errorf("CATTLE_URL: %s is not an http(s) URL", cloudapi.RedactURL(u))
-	case u.User != nil:
-		return nil, fmt.Errorf("CATTLE_URL: %s holds credentials: give them as CATTLE_ACCESS_KEY and CATTLE_SECRET_KEY", cloudapi.RedactURL(u))
-	case u.RawQuery != "" || u.Fragment != "":
-		return nil, fmt.Errorf("CATTLE_URL: %s has a query or fragment", cloudapi.RedactURL(u))
-	}
-	return u, nil
+// credentials are the settings cloud.Connect takes.
+func (c *Config) credentials() *cloud.Credentials {
+	return &cloud.Credentials{URL: c.URL, AccessKey: c.AccessKey, SecretKey: c.SecretKey}
 }
 
 // validateLoadBalancer runs the load-balancer settings' own checks

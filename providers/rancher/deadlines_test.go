@@ -6,8 +6,8 @@ import (
 	"github.com/ccmkit/ccmkit/framework/frameworktest"
 )
 
-// Every Cattle call carries its caller's context (cattle.go): these tests
-// show that the provider's deadlines end its calls.
+// Every Cattle call carries its caller's context (internal/cloud): these
+// tests show that the provider's deadlines end its calls.
 
 // TestDeadlines: a hung Cattle API is bounded by --cloud-init-timeout at
 // start-up and by --instance-lookup-timeout after

@@ -24,24 +24,16 @@
 //   - all Nodes are served from one paginated host list per cache TTL,
 //     and each host's ipAddresses link is read at most once per TTL.
 //
-// Volumes (csi*.go): NewCSI is the framework/csi provider of Cattle's
-// volumes, cattle.csi.rancher.com, the volume controller the existing
-// CCM's README promised and never had. The controller takes the CCM's
-// settings (CSIConfig, the same CATTLE_* variables) and creates and
-// removes Cattle volumes in the storage driver a StorageClass names
-// (rancher-nfs by default), never waiting on Cattle; the node plugin,
-// with no credentials, has its host's Docker volume plugin of the
-// storage driver create and mount the volume, as Docker does for a
-// container, and the framework bind-mounts it. Nothing is attached: a
-// volume of a multi-host driver takes ReadWriteMany. A binary is:
-//
-//	p := rancher.NewCSI()
-//	csi.Main(p, p.CommandOptions()...)
+// Volumes are the CSI driver's, package providers/rancher/csidriver
+// (cattle.csi.rancher.com, binary rancher-csi-driver): a package of its
+// own, so that each binary carries only its own job. Both take the
+// CATTLE_* settings and speak the Cattle API through
+// providers/rancher/internal/cloud.
 //
 // go-rancher gives the Cattle types and the way the API is spoken, but its
 // client takes neither an *http.Client nor a context and sends on
-// http.DefaultTransport: cattle.go speaks the API as go-rancher's base
-// client does, through the framework's client with each call's context,
-// and changes nothing process-wide; client.go holds the rules every call
-// follows (not-found, malformed answers).
+// http.DefaultTransport: internal/cloud speaks the API as go-rancher's
+// base client does, through the framework's client with each call's
+// context, changing nothing process-wide; it also holds the rules every
+// call follows (not-found, malformed answers).
 package rancher

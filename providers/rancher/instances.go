@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/providers/rancher/internal/cloud"
 )
 
 // Host states (Cattle's host and agent state machines) the provider acts on.
@@ -52,14 +53,14 @@ type listedHost struct {
 // kept for the same TTL, so that link is read at most once per TTL, by a
 // list or a direct lookup alike.
 type instances struct {
-	api *api
+	api *cloud.API
 	cfg *Config
 	ips *ipCache
 }
 
 var _ framework.Instances = (*instances)(nil)
 
-func newInstances(a *api, cfg *Config, env *framework.Env) *instances {
+func newInstances(a *cloud.API, cfg *Config, env *framework.Env) *instances {
 	return &instances{api: a, cfg: cfg, ips: &ipCache{api: a, ttl: hostTTL(env), now: time.Now, byHost: map[string]ipEntry{}}}
 }
 
@@ -82,7 +83,7 @@ func (i *instances) InstanceByID(ctx context.Context, id string) (*framework.Ins
 		return nil, fmt.Errorf("%q is not a Cattle host uuid", id)
 	}
 	// Not removed_null: a removed host is listed too, and is gone.
-	hosts, err := listAll[listedHost](ctx, i.api, "hosts.list", rancher.HOST_TYPE, withIPs(map[string]any{"uuid": id}), hostPageSize)
+	hosts, err := cloud.ListAll[listedHost](ctx, i.api, "hosts.list", rancher.HOST_TYPE, withIPs(map[string]any{"uuid": id}), hostPageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +207,7 @@ func (i *instances) ListInstances(ctx context.Context) ([]*framework.Instance, e
 
 // list reads every host Cattle has not removed, their addresses embedded.
 func (i *instances) list(ctx context.Context) ([]listedHost, error) {
-	return listAll[listedHost](ctx, i.api, "hosts.list", rancher.HOST_TYPE, withIPs(map[string]any{"removed_null": "1"}), hostPageSize)
+	return cloud.ListAll[listedHost](ctx, i.api, "hosts.list", rancher.HOST_TYPE, withIPs(map[string]any{"removed_null": "1"}), hostPageSize)
 }
 
 // withIPs adds include=ipAddresses to filters: Cattle then embeds each
@@ -281,7 +282,7 @@ func (i *instances) convert(ctx context.Context, lh *listedHost) (*framework.Ins
 // gone reports whether Cattle reports the host as no longer existing
 // (removed): every other state, inactive, disconnected and removing
 // included, exists.
-func gone(h *rancher.Host) (bool, error) { return removed("host", h.Id, h.State, h.Removed) }
+func gone(h *rancher.Host) (bool, error) { return cloud.Removed("host", h.Id, h.State, h.Removed) }
 
 // shutdown reports whether the host is down but not deleted: deactivated
 // in Rancher (inactive), or its agent disconnected. A host whose agent is
@@ -311,7 +312,7 @@ func sameHost(nodeName, hostname string) bool {
 // at most once per TTL whoever asks; concurrent readers of one host share
 // one request.
 type ipCache struct {
-	api *api
+	api *cloud.API
 	ttl time.Duration
 	now func() time.Time
 
@@ -335,7 +336,7 @@ func (c *ipCache) get(ctx context.Context, h *rancher.Host) ([]rancher.IpAddress
 		if ips, ok := c.fresh(h.Id); ok {
 			return ips, nil
 		}
-		ips, err := getLink[rancher.IpAddress](context.WithoutCancel(ctx), c.api, "hosts.ipAddresses", h.Resource, "ipAddresses")
+		ips, err := cloud.GetLink[rancher.IpAddress](context.WithoutCancel(ctx), c.api, "hosts.ipAddresses", h.Resource, "ipAddresses")
 		if err != nil {
 			return nil, err
 		}

@@ -8,6 +8,8 @@ import (
 
 	rancher "github.com/rancher/go-rancher/v2"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/ccmkit/ccmkit/providers/rancher/internal/cloud"
 )
 
 // agentIPs is the hosts' agent IPs by host uuid, for the load balancers'
@@ -20,7 +22,7 @@ import (
 // again - once: a uuid a list just made still lacks (a removed host's
 // Node) is not listed for again for missRefresh.
 type agentIPs struct {
-	api *api
+	api *cloud.API
 	ttl time.Duration
 	now func() time.Time
 
@@ -37,7 +39,7 @@ type agentIPs struct {
 // load balancer.
 const missRefresh = 5 * time.Second
 
-func newAgentIPs(a *api, ttl time.Duration) *agentIPs {
+func newAgentIPs(a *cloud.API, ttl time.Duration) *agentIPs {
 	return &agentIPs{api: a, ttl: ttl, now: time.Now}
 }
 
@@ -91,13 +93,13 @@ func (c *agentIPs) kept(uuids []string) (map[string]string, bool) {
 
 // refresh lists the live hosts, all pages, and keeps their agent IPs.
 func (c *agentIPs) refresh(ctx context.Context) (map[string]string, error) {
-	hosts, err := listAll[rancher.Host](ctx, c.api, "hosts.list", rancher.HOST_TYPE, map[string]any{"removed_null": "1"}, hostPageSize)
+	hosts, err := cloud.ListAll[rancher.Host](ctx, c.api, "hosts.list", rancher.HOST_TYPE, map[string]any{"removed_null": "1"}, hostPageSize)
 	if err != nil {
 		return nil, fmt.Errorf("reading the agent IPs of Nodes without an InternalIP: %w", err)
 	}
 	byID := make(map[string]string, len(hosts))
 	for _, h := range hosts {
-		gone, err := removed("host", h.Id, h.State, h.Removed)
+		gone, err := cloud.Removed("host", h.Id, h.State, h.Removed)
 		if err != nil {
 			return nil, fmt.Errorf("reading the agent IPs of Nodes without an InternalIP: %w", err)
 		}

@@ -8,6 +8,8 @@ import (
 
 	rancher "github.com/rancher/go-rancher/v2"
 	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccmkit/providers/rancher/internal/cloud"
 )
 
 // A load balancer's nodes are one externalService in its stack holding
@@ -39,7 +41,7 @@ func (d *lbDriver) ensureBackend(ctx context.Context, lb *loadBalancer, want *de
 		}
 	}
 	if i < 0 {
-		created, err := createResource[rancher.ExternalService](ctx, d.api, "externalservices.create", rancher.EXTERNAL_SERVICE_TYPE, &rancher.ExternalService{
+		created, err := cloud.CreateResource[rancher.ExternalService](ctx, d.api, "externalservices.create", rancher.EXTERNAL_SERVICE_TYPE, &rancher.ExternalService{
 			Name:                want.backend.name,
 			StackId:             stackID,
 			Description:         "Nodes of a Kubernetes load balancer (rancher-cloud-controller-manager)",
@@ -90,7 +92,7 @@ func (d *lbDriver) unlinkedBackend(ctx context.Context, stackID, name string) (*
 // it only once it serves. It returns the backend as read and whether it
 // wrote.
 func (d *lbDriver) waitBackend(ctx context.Context, lb *loadBalancer, b *rancher.ExternalService) (*rancher.ExternalService, bool, error) {
-	fresh, err := byID[rancher.ExternalService](ctx, d.api, "externalservices.get", rancher.EXTERNAL_SERVICE_TYPE, b.Id)
+	fresh, err := cloud.ByID[rancher.ExternalService](ctx, d.api, "externalservices.get", rancher.EXTERNAL_SERVICE_TYPE, b.Id)
 	if err != nil {
 		return nil, false, fmt.Errorf("reading external service %s: %w", b.Id, err)
 	}
@@ -121,7 +123,7 @@ func (d *lbDriver) consumed(ctx context.Context, res rancher.Resource) ([]ranche
 
 // serviceLink reads a link to a service collection, following its pages.
 func (d *lbDriver) serviceLink(ctx context.Context, res rancher.Resource, link string) ([]rancher.Service, error) {
-	svcs, err := getLink[rancher.Service](ctx, d.api, "services."+link, res, link)
+	svcs, err := cloud.GetLink[rancher.Service](ctx, d.api, "services."+link, res, link)
 	if err != nil {
 		return nil, err
 	}
@@ -130,11 +132,11 @@ func (d *lbDriver) serviceLink(ctx context.Context, res rancher.Resource, link s
 		if s.Id == "" {
 			return nil, fmt.Errorf("reading the %s of service %s: malformed response: a service without id", link, res.Id)
 		}
-		gone, err := removed("service", s.Id, s.State, s.Removed)
+		gone, err := cloud.Removed("service", s.Id, s.State, s.Removed)
 		if err != nil {
 			return nil, fmt.Errorf("reading the %s of service %s: %w", link, res.Id, err)
 		}
-		if !gone && s.State != stateRemoving {
+		if !gone && s.State != cloud.StateRemoving {
 			out = append(out, s)
 		}
 	}
@@ -146,7 +148,7 @@ func (d *lbDriver) serviceLink(ctx context.Context, res rancher.Resource, link s
 func (d *lbDriver) deleteExternal(ctx context.Context, res rancher.Resource) error {
 	d.shared.removing(res.Id)
 	err := deleteResource(ctx, d.api, "externalservices.delete", &res)
-	if err != nil && !d.api.notFound(err) {
+	if err != nil && !d.api.NotFound(err) {
 		return fmt.Errorf("removing external service %s: %w", res.Id, err)
 	}
 	return nil

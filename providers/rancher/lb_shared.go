@@ -19,6 +19,7 @@ import (
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/providers/rancher/internal/cloud"
 )
 
 // The load balancers of the Services of externalTrafficPolicy Cluster send
@@ -174,7 +175,7 @@ func (d *lbDriver) ensureShared(ctx context.Context, lb *loadBalancer, want *des
 	}
 	if cur == nil {
 		klog.FromContext(ctx).Info("Creating the external service the load balancers share", "name", name, "nodes", len(ips))
-		created, err := createResource[rancher.ExternalService](ctx, d.api, "externalservices.create", rancher.EXTERNAL_SERVICE_TYPE, &rancher.ExternalService{
+		created, err := cloud.CreateResource[rancher.ExternalService](ctx, d.api, "externalservices.create", rancher.EXTERNAL_SERVICE_TYPE, &rancher.ExternalService{
 			Name:                name,
 			StackId:             stackID,
 			Description:         "Nodes of the Kubernetes load balancers (rancher-cloud-controller-manager)",
@@ -213,7 +214,7 @@ func (d *lbDriver) ensureShared(ctx context.Context, lb *loadBalancer, want *des
 // findExternal returns the stack's live external service named name, nil
 // when there is none, and the ID of one of that name being removed.
 func (d *lbDriver) findExternal(ctx context.Context, stackID, name string) (*rancher.ExternalService, string, error) {
-	svcs, err := listAll[rancher.ExternalService](ctx, d.api, "externalservices.list", rancher.EXTERNAL_SERVICE_TYPE, map[string]any{"stackId": stackID, "name": name, "removed_null": "1"}, 0)
+	svcs, err := cloud.ListAll[rancher.ExternalService](ctx, d.api, "externalservices.list", rancher.EXTERNAL_SERVICE_TYPE, map[string]any{"stackId": stackID, "name": name, "removed_null": "1"}, 0)
 	if err != nil {
 		return nil, "", err
 	}
@@ -226,11 +227,11 @@ func (d *lbDriver) findExternal(ctx context.Context, stackID, name string) (*ran
 		if e.Id == "" {
 			return nil, "", errors.New("listing external services: malformed response: an external service without id")
 		}
-		gone, err := removed("external service", e.Id, e.State, e.Removed)
+		gone, err := cloud.Removed("external service", e.Id, e.State, e.Removed)
 		switch {
 		case err != nil:
 			return nil, "", fmt.Errorf("listing external services: %w", err)
-		case !gone && e.State == stateRemoving:
+		case !gone && e.State == cloud.StateRemoving:
 			leaving = e.Id
 		case !gone:
 			return e, "", nil
@@ -252,11 +253,11 @@ func (d *lbDriver) firstConsumer(ctx context.Context, res rancher.Resource, exce
 		return "", fmt.Errorf("malformed response: %s %s has no consumedbyservices link", res.Type, res.Id)
 	}
 	found := ""
-	err := d.api.do(ctx, "services.consumedbyservices", func(c *cattleCall) error {
+	err := d.api.Do(ctx, "services.consumedbyservices", func(c *cloud.Call) error {
 		return cloudapi.Pager[rancher.Service]{
 			Start: cloudapi.Link(u),
 			Fetch: func(_ context.Context, at cloudapi.Cursor) ([]rancher.Service, cloudapi.Cursor, error) {
-				page := &collection[rancher.Service]{}
+				page := &cloud.Collection[rancher.Service]{}
 				if err := c.GetLink(rancher.Resource{Links: map[string]string{"at": at.Link()}}, "at", page); err != nil {
 					return nil, cloudapi.Done, err
 				}
@@ -270,11 +271,11 @@ func (d *lbDriver) firstConsumer(ctx context.Context, res rancher.Resource, exce
 				if s.Id == "" {
 					return fmt.Errorf("malformed response: a service without id")
 				}
-				gone, err := removed("service", s.Id, s.State, s.Removed)
+				gone, err := cloud.Removed("service", s.Id, s.State, s.Removed)
 				if err != nil {
 					return err
 				}
-				if !gone && s.State != stateRemoving && s.Id != except {
+				if !gone && s.State != cloud.StateRemoving && s.Id != except {
 					found = s.Id
 					return errFound
 				}
@@ -306,7 +307,7 @@ func (d *lbDriver) deleteShared(ctx context.Context, ext *rancher.ExternalServic
 	klog.FromContext(ctx).Info("Removing the external service the load balancers shared: nothing uses it now", "externalService", ext.Id, "name", ext.Name)
 	s.svc, s.removed = nil, ext.Id
 	err = deleteResource(ctx, d.api, "externalservices.delete", &ext.Resource)
-	if err != nil && !d.api.notFound(err) {
+	if err != nil && !d.api.NotFound(err) {
 		return fmt.Errorf("removing external service %s: %w", ext.Id, err)
 	}
 	return nil

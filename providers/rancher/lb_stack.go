@@ -10,6 +10,7 @@ import (
 	rancher "github.com/rancher/go-rancher/v2"
 
 	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/providers/rancher/internal/cloud"
 )
 
 // The load-balancer stack and the HAProxy image are looked up once and
@@ -22,7 +23,7 @@ import (
 // lbEnv is what the load balancers share in the environment: the stack's
 // ID and the default image, each read once.
 type lbEnv struct {
-	api      *api
+	api      *cloud.API
 	settings LoadBalancerSettings
 
 	mu      sync.Mutex
@@ -46,7 +47,7 @@ func (e *lbEnv) stack(ctx context.Context, create bool) (string, error) {
 	// externalId is checked below, so that a stack of the same name that
 	// is not the load balancers' is a clear error, not a create Cattle
 	// refuses (NotUnique).
-	stacks, err := listAll[rancher.Stack](ctx, e.api, "stacks.list", rancher.STACK_TYPE, map[string]any{
+	stacks, err := cloud.ListAll[rancher.Stack](ctx, e.api, "stacks.list", rancher.STACK_TYPE, map[string]any{
 		"name": name, "removed_null": "1",
 	}, 0)
 	if err != nil {
@@ -56,7 +57,7 @@ func (e *lbEnv) stack(ctx context.Context, create bool) (string, error) {
 		if s.Name != name {
 			continue
 		}
-		gone, err := removed("stack", s.Id, s.State, s.Removed)
+		gone, err := cloud.Removed("stack", s.Id, s.State, s.Removed)
 		if err != nil {
 			return "", fmt.Errorf("looking up stack %s: %w", name, err)
 		}
@@ -69,7 +70,7 @@ func (e *lbEnv) stack(ctx context.Context, create bool) (string, error) {
 		if s.Id == "" {
 			return "", fmt.Errorf("looking up stack %s: malformed response: a stack without id", name)
 		}
-		if s.State == stateRemoving {
+		if s.State == cloud.StateRemoving {
 			// Removed by hand: Cattle refuses new services in it, and
 			// its name to a new stack, until it is gone. Not remembered.
 			if create {
@@ -83,7 +84,7 @@ func (e *lbEnv) stack(ctx context.Context, create bool) (string, error) {
 	if !create {
 		return "", nil
 	}
-	s, err := createResource[rancher.Stack](ctx, e.api, "stacks.create", rancher.STACK_TYPE, &rancher.Stack{Name: name, ExternalId: externalID, StartOnCreate: true})
+	s, err := cloud.CreateResource[rancher.Stack](ctx, e.api, "stacks.create", rancher.STACK_TYPE, &rancher.Stack{Name: name, ExternalId: externalID, StartOnCreate: true})
 	if err != nil {
 		return "", fmt.Errorf("creating stack %s: %w", name, err)
 	}
@@ -112,7 +113,7 @@ func (e *lbEnv) defaultImage(ctx context.Context) (string, error) {
 	if e.image != "" {
 		return e.image, nil
 	}
-	settings, err := listAll[rancher.Setting](ctx, e.api, "settings.list", rancher.SETTING_TYPE, map[string]any{"name": imageSetting}, 0)
+	settings, err := cloud.ListAll[rancher.Setting](ctx, e.api, "settings.list", rancher.SETTING_TYPE, map[string]any{"name": imageSetting}, 0)
 	if err != nil {
 		return "", fmt.Errorf("reading setting %s: %w", imageSetting, err)
 	}

@@ -15,15 +15,12 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/providers/rancher/internal/cloud"
 )
 
-// Cattle service states the load-balancer driver acts on.
+// Cattle service states the load-balancer driver acts on (and
+// cloud.StateRemoving, with cloud.Removed for the gone ones).
 const (
-	stateRemoved    = "removed"
-	statePurging    = "purging"
-	statePurged     = "purged"
-	stateRemoving   = "removing"
-	stateActive     = "active"
 	stateInactive   = "inactive"
 	stateUpgraded   = "upgraded"
 	transitionYes   = "yes"
@@ -54,7 +51,7 @@ func (p *Provider) LoadBalancer() cloudprovider.LoadBalancer { return p.lb }
 // decoding with Events, find-or-create, the ID annotation, the shared list
 // of the stack's load balancers, and the status.
 func newLoadBalancer(_ context.Context, env *framework.Env, p *Provider) (cloudprovider.LoadBalancer, error) {
-	if p.api == nil || p.api.cattle == nil {
+	if p.api == nil {
 		return nil, errors.New("load balancers: no Cattle client")
 	}
 	d := &lbDriver{
@@ -79,7 +76,7 @@ func newLoadBalancer(_ context.Context, env *framework.Env, p *Provider) (cloudp
 // load balancer, the ports, image and global label (its launchConfig) by
 // Cattle's in-service upgrade; the load balancer keeps its ID.
 type lbDriver struct {
-	api *api
+	api *cloud.API
 	env *lbEnv
 	// linked holds the IDs of the load balancers whose service links were
 	// read in this process and found to be just their external service
@@ -216,7 +213,7 @@ func (d *lbDriver) create(ctx context.Context, req *lbRequest) (*loadBalancer, e
 		}
 		return nil, err
 	}
-	svc, err := createResource[rancher.LoadBalancerService](ctx, d.api, "loadbalancerservices.create", rancher.LOAD_BALANCER_SERVICE_TYPE, &rancher.LoadBalancerService{
+	svc, err := cloud.CreateResource[rancher.LoadBalancerService](ctx, d.api, "loadbalancerservices.create", rancher.LOAD_BALANCER_SERVICE_TYPE, &rancher.LoadBalancerService{
 		Name:         req.Name,
 		StackId:      stackID,
 		Description:  fmt.Sprintf("Load balancer of Service %s/%s", req.Service.Namespace, req.Service.Name),
@@ -369,14 +366,14 @@ func (d *lbDriver) action(ctx context.Context, lb *loadBalancer, name string, in
 // getLB reads one load-balancer service; Cattle's 404, or a removed
 // service, wraps ErrNotFound.
 func (d *lbDriver) getLB(ctx context.Context, id string) (*rancher.LoadBalancerService, error) {
-	svc, err := byID[rancher.LoadBalancerService](ctx, d.api, "loadbalancerservices.get", rancher.LOAD_BALANCER_SERVICE_TYPE, id)
+	svc, err := cloud.ByID[rancher.LoadBalancerService](ctx, d.api, "loadbalancerservices.get", rancher.LOAD_BALANCER_SERVICE_TYPE, id)
 	switch {
-	case err != nil && d.api.notFound(err):
+	case err != nil && d.api.NotFound(err):
 		return nil, framework.NotFound("load balancer %s", id)
 	case err != nil:
 		return nil, err
 	}
-	gone, err := removed("load balancer", id, svc.State, svc.Removed)
+	gone, err := cloud.Removed("load balancer", id, svc.State, svc.Removed)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("reading load balancer %s: %w", id, err)
@@ -426,7 +423,7 @@ func checkLB(svc *rancher.LoadBalancerService) error {
 func (d *lbDriver) Delete(ctx context.Context, lb *loadBalancer, _ *lbRequest) error {
 	svc := lb.svc
 	d.linked.Delete(svc.Id)
-	if svc.State == stateRemoving {
+	if svc.State == cloud.StateRemoving {
 		if _, err := d.getLB(ctx, svc.Id); err != nil {
 			return d.gone(ctx, svc, err)
 		}
@@ -443,7 +440,7 @@ func (d *lbDriver) Delete(ctx context.Context, lb *loadBalancer, _ *lbRequest) e
 	}
 	err = deleteResource(ctx, d.api, "loadbalancerservices.delete", &svc.Resource)
 	switch {
-	case err != nil && d.api.notFound(err):
+	case err != nil && d.api.NotFound(err):
 		return d.gone(ctx, svc, framework.NotFound("load balancer %s", svc.Id))
 	case err != nil:
 		return fmt.Errorf("deleting load balancer %s: %w", svc.Id, err)
@@ -481,7 +478,7 @@ func (d *lbDriver) Inspect(lb *loadBalancer) framework.LoadBalancerState {
 	switch {
 	case svc.Transitioning == transitionError:
 		s.Failed = fmt.Sprintf("%s: %s", svc.State, svc.TransitioningMessage)
-	case svc.State == "requested" || svc.State == "registering" || svc.State == "activating" || svc.State == stateRemoving:
+	case svc.State == "requested" || svc.State == "registering" || svc.State == "activating" || svc.State == cloud.StateRemoving:
 		s.Provisioning = true
 	case svc.Transitioning == transitionYes || svc.State == stateUpgraded:
 		s.Pending = fmt.Sprintf("is %s in Cattle", svc.State)
@@ -498,7 +495,7 @@ func (d *lbDriver) Inspect(lb *loadBalancer) framework.LoadBalancerState {
 // all pages.
 func (d *lbDriver) listLBs(ctx context.Context, filters map[string]any) ([]*rancher.LoadBalancerService, error) {
 	filters["removed_null"] = "1"
-	svcs, err := listAll[rancher.LoadBalancerService](ctx, d.api, "loadbalancerservices.list", rancher.LOAD_BALANCER_SERVICE_TYPE, filters, 0)
+	svcs, err := cloud.ListAll[rancher.LoadBalancerService](ctx, d.api, "loadbalancerservices.list", rancher.LOAD_BALANCER_SERVICE_TYPE, filters, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -508,7 +505,7 @@ func (d *lbDriver) listLBs(ctx context.Context, filters map[string]any) ([]*ranc
 		if err := checkLB(s); err != nil {
 			return nil, fmt.Errorf("listing load balancers: %w", err)
 		}
-		gone, err := removed("load balancer", s.Id, s.State, s.Removed)
+		gone, err := cloud.Removed("load balancer", s.Id, s.State, s.Removed)
 		if err != nil {
 			return nil, fmt.Errorf("listing load balancers: %w", err)
 		}
@@ -522,7 +519,7 @@ func (d *lbDriver) listLBs(ctx context.Context, filters map[string]any) ([]*ranc
 // listExternal lists the stack's external services, not removed, all
 // pages.
 func (d *lbDriver) listExternal(ctx context.Context, stackID string) ([]*rancher.ExternalService, error) {
-	svcs, err := listAll[rancher.ExternalService](ctx, d.api, "externalservices.list", rancher.EXTERNAL_SERVICE_TYPE, map[string]any{"stackId": stackID, "removed_null": "1"}, 0)
+	svcs, err := cloud.ListAll[rancher.ExternalService](ctx, d.api, "externalservices.list", rancher.EXTERNAL_SERVICE_TYPE, map[string]any{"stackId": stackID, "removed_null": "1"}, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -532,11 +529,11 @@ func (d *lbDriver) listExternal(ctx context.Context, stackID string) ([]*rancher
 		if s.Id == "" {
 			return nil, errors.New("listing external services: malformed response: an external service without id")
 		}
-		gone, err := removed("external service", s.Id, s.State, s.Removed)
+		gone, err := cloud.Removed("external service", s.Id, s.State, s.Removed)
 		if err != nil {
 			return nil, fmt.Errorf("listing external services: %w", err)
 		}
-		if !gone && s.State != stateRemoving {
+		if !gone && s.State != cloud.StateRemoving {
 			out = append(out, s)
 		}
 	}

@@ -7,19 +7,20 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/providers/rancher/internal/cloud"
 )
 
 // ProviderName is the --cloud-provider value and the providerID scheme
 // ("rancher://<host uuid>"), as the existing CCM registered them. It MUST
 // NOT change: the providerID is immutable and every existing Node carries
 // it.
-const ProviderName = "rancher"
+const ProviderName = cloud.ProviderName
 
 // Provider is the Rancher 1.x provider. The framework discovers what it can
 // do from the interfaces it implements, checked here at compile time.
 type Provider struct {
 	cfg       Config
-	api       *api
+	api       *cloud.API
 	instances *instances
 	lb        cloudprovider.LoadBalancer
 }
@@ -58,7 +59,7 @@ func (p *Provider) Init(ctx context.Context, env *framework.Env) error {
 		return err
 	}
 	p.lb = lb
-	klog.FromContext(ctx).Info("Rancher provider initialized", "cattleURL", a.url)
+	klog.FromContext(ctx).Info("Rancher provider initialized", "cattleURL", a.URL)
 	return nil
 }
 

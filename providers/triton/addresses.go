@@ -46,7 +46,7 @@ type nicIP struct{ ip, network string }
 func newAddressBook(a *api, cfg *Config, ttl time.Duration) *addressBook {
 	return &addressBook{
 		api:        a,
-		publicZone: cnsPublicZone(&cfg.LoadBalancer, a.datacenter),
+		publicZone: cnsPublicZone(&cfg.LoadBalancer, a.Datacenter),
 		ttl:        ttl,
 		nics:       map[string]nicRead{},
 	}
@@ -136,7 +136,7 @@ func (b *addressBook) readNICs(ctx context.Context, id string) ([]nicIP, error) 
 		return r.nics, nil
 	}
 	nics, err := one(ctx, "machines.nics.list", func(ctx context.Context) ([]*compute.NIC, error) {
-		return b.api.compute().Instances().ListNICs(ctx, &compute.ListNICsInput{InstanceID: id})
+		return b.api.Compute().Instances().ListNICs(ctx, &compute.ListNICsInput{InstanceID: id})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing the NICs of machine %s: %w", id, err)

@@ -28,7 +28,7 @@ func TestAddressesFromNICs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := a.compute().Instances().Get(ctx, &compute.GetInstanceInput{ID: id})
+	m, err := a.Compute().Instances().Get(ctx, &compute.GetInstanceInput{ID: id})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/ccmkit/ccmkit/providers/triton/internal/cloud"
 )
 
 // This file mints CMON's client certificates in the "new style" CMON
@@ -58,8 +60,8 @@ type cmonCertPair struct {
 
 // mintCMONCert makes a certificate for login, valid from now for validity,
 // signed by the account key k.
-func mintCMONCert(k *privateKey, login string, now time.Time, validity time.Duration) (*cmonCertPair, error) {
-	pub, err := ssh.NewPublicKey(k.signer.Public())
+func mintCMONCert(k *cloud.PrivateKey, login string, now time.Time, validity time.Duration) (*cmonCertPair, error) {
+	pub, err := ssh.NewPublicKey(k.Signer.Public())
 	if err != nil {
 		return nil, fmt.Errorf("minting the CMON certificate: the account key: %w", err)
 	}
@@ -82,9 +84,9 @@ func mintCMONCert(k *privateKey, login string, now time.Time, validity time.Dura
 		UnknownExtKeyUsage: []asn1.ObjectIdentifier{oidJoyentCmon},
 	}
 	issuer := &x509.Certificate{Subject: pkix.Name{CommonName: sshpkMD5(pub)}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, issuer, &own.PublicKey, k.signer)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, issuer, &own.PublicKey, k.Signer)
 	if err != nil {
-		return nil, fmt.Errorf("minting the CMON certificate: signing it with the account key (%s): %w", k.md5, err)
+		return nil, fmt.Errorf("minting the CMON certificate: signing it with the account key (%s): %w", k.MD5, err)
 	}
 	keyDER, err := x509.MarshalPKCS8PrivateKey(own)
 	if err != nil {
@@ -109,7 +111,7 @@ type cmonCertVerdict struct {
 // login signed by the account key k, and more than renewBefore of it
 // remains (and no more than validity: a shortened setting applies at
 // once). Errors never quote the key.
-func checkCMONCert(certPEM, keyPEM []byte, k *privateKey, login string, now time.Time, validity, renewBefore time.Duration) cmonCertVerdict {
+func checkCMONCert(certPEM, keyPEM []byte, k *cloud.PrivateKey, login string, now time.Time, validity, renewBefore time.Duration) cmonCertVerdict {
 	pair, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
 		return cmonCertVerdict{renew: "tls.crt and tls.key are not a certificate and its key"}
@@ -119,7 +121,7 @@ func checkCMONCert(certPEM, keyPEM []byte, k *privateKey, login string, now time
 		return cmonCertVerdict{renew: "tls.crt does not parse"}
 	}
 	v := cmonCertVerdict{notAfter: cert.NotAfter}
-	pub, err := ssh.NewPublicKey(k.signer.Public())
+	pub, err := ssh.NewPublicKey(k.Signer.Public())
 	if err != nil {
 		v.renew = "the account key has no SSH form"
 		return v
@@ -128,11 +130,11 @@ func checkCMONCert(certPEM, keyPEM []byte, k *privateKey, login string, now time
 	case cert.Subject.CommonName != login:
 		v.renew = fmt.Sprintf("its subject is CN=%s, not the account %s", cert.Subject.CommonName, login)
 	case cert.Issuer.CommonName != sshpkMD5(pub):
-		v.renew = "its issuer is not the account key " + k.md5
+		v.renew = "its issuer is not the account key " + k.MD5
 	case !slices.ContainsFunc(cert.UnknownExtKeyUsage, oidJoyentCmon.Equal):
 		v.renew = "it lacks the joyentCmon extended key usage"
 	case !signedBy(cert, k):
-		v.renew = "the account key " + k.md5 + " did not sign it"
+		v.renew = "the account key " + k.MD5 + " did not sign it"
 	case !cert.NotAfter.After(now.Add(renewBefore)):
 		v.renew = fmt.Sprintf("it expires at %s, less than %s from now", cert.NotAfter.UTC().Format(time.RFC3339), renewBefore)
 	case cert.NotAfter.After(now.Add(validity + time.Minute)):
@@ -146,7 +148,7 @@ func checkCMONCert(certPEM, keyPEM []byte, k *privateKey, login string, now time
 var errCMONSecretType = errors.New("is not of type kubernetes.io/tls: it is not the metrics controller's; delete it or set TRITON_CMON_SECRET to another name")
 
 // signedBy reports whether k signed cert.
-func signedBy(cert *x509.Certificate, k *privateKey) bool {
-	issuer := &x509.Certificate{PublicKey: k.signer.Public()}
+func signedBy(cert *x509.Certificate, k *cloud.PrivateKey) bool {
+	issuer := &x509.Certificate{PublicKey: k.Signer.Public()}
 	return issuer.CheckSignature(cert.SignatureAlgorithm, cert.RawTBSCertificate, cert.Signature) == nil
 }

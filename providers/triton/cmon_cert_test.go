@@ -19,6 +19,7 @@ import (
 	"golang.org/x/crypto/ssh"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/ccmkit/ccmkit/providers/triton/internal/cloud"
 	"github.com/ccmkit/ccmkit/providers/triton/tritonsim"
 )
 
@@ -37,11 +38,11 @@ func md5Base64(t *testing.T, colonHex string) string {
 // the simulator's key, whose `ssh-keygen -l -E md5` is
 // de:49:75:6f:51:9b:e2:d6:41:0f:1c:e5:22:f7:31:ce.
 func TestSSHPKMD5(t *testing.T) {
-	k, err := parsePrivateKey(tritonsim.New(tritonsim.Options{}).AccountKeyPEM())
+	k, err := cloud.ParsePrivateKey(tritonsim.New(tritonsim.Options{}).AccountKeyPEM())
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub, err := ssh.NewPublicKey(k.signer.Public())
+	pub, err := ssh.NewPublicKey(k.Signer.Public())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func TestCMONCertKeyTypes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			k, err := parsePrivateKey(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
+			k, err := cloud.ParsePrivateKey(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,13 +94,13 @@ func TestCMONCertKeyTypes(t *testing.T) {
 
 // checkCMONCert says why a Secret's certificate needs replacing.
 func TestCheckCMONCert(t *testing.T) {
-	k, err := parsePrivateKey(tritonsim.New(tritonsim.Options{}).AccountKeyPEM())
+	k, err := cloud.ParsePrivateKey(tritonsim.New(tritonsim.Options{}).AccountKeyPEM())
 	if err != nil {
 		t.Fatal(err)
 	}
 	otherKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	otherDER, _ := x509.MarshalPKCS8PrivateKey(otherKey)
-	other, _ := parsePrivateKey(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: otherDER}))
+	other, _ := cloud.ParsePrivateKey(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: otherDER}))
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	good, _ := mintCMONCert(k, "acct", now, 30*24*time.Hour)
 	byOther, _ := mintCMONCert(other, "acct", now, 30*24*time.Hour)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/providerid"
+	"github.com/ccmkit/ccmkit/providers/triton/internal/cloud"
 )
 
 // CMONControllerName names the metrics controller for --controllers.
@@ -36,7 +37,7 @@ const cmonSyncKey = "cmon"
 // a sync with nothing to change makes no write.
 type cmonController struct {
 	api      *api
-	signer   *signer
+	signer   *cloud.Signer
 	kube     kubernetes.Interface
 	settings CMONSettings
 	cluster  string
@@ -80,7 +81,7 @@ func newCMONController(env *framework.Env, p *Provider) (*cmonController, error)
 	if err := p.cfg.CMON.validate(); err != nil {
 		return nil, err
 	}
-	s, ok := accountSigner(p.api)
+	s, ok := p.api.Signer()
 	if !ok {
 		return nil, errors.New("the metrics controller needs the account key, and the CloudAPI client has none")
 	}
@@ -88,7 +89,7 @@ func newCMONController(env *framework.Env, p *Provider) (*cmonController, error)
 	nodes := env.Informers.Core().V1().Nodes()
 	c := &cmonController{
 		api: p.api, signer: s, kube: env.Client, settings: settings, cluster: env.ClusterName,
-		login: p.api.login, group: settings.cmonGroup(env.ClusterName), codec: framework.Codec(p),
+		login: p.api.Login, group: settings.cmonGroup(env.ClusterName), codec: framework.Codec(p),
 		nodes: nodes.Lister(), synced: nodes.Informer().HasSynced,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: CMONControllerName}),
@@ -115,15 +116,6 @@ func newCMONController(env *framework.Env, p *Provider) (*cmonController, error)
 		return nil, fmt.Errorf("watching Nodes: %w", err)
 	}
 	return c, nil
-}
-
-// accountSigner is the signer of a's requests, which holds the account key.
-func accountSigner(a *api) (*signer, bool) {
-	if a.base == nil || len(a.base.Authorizers) == 0 {
-		return nil, false
-	}
-	s, ok := a.base.Authorizers[0].(*signer)
-	return s, ok
 }
 
 // run syncs until ctx is done.

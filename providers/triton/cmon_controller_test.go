@@ -29,6 +29,7 @@ import (
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/providers/triton/internal/cloud"
 	"github.com/ccmkit/ccmkit/providers/triton/tritonsim"
 )
 
@@ -210,8 +211,8 @@ func checkAccountSigned(t *testing.T, f *cmonFixture, s *corev1.Secret) {
 	if err := account.CheckSignature(cert.SignatureAlgorithm, cert.RawTBSCertificate, cert.Signature); err != nil {
 		t.Errorf("the certificate does not verify with the account key: %v", err)
 	}
-	k, _ := parsePrivateKey(f.sim.AccountKeyPEM())
-	if want := md5Base64(t, k.md5); cert.Issuer.CommonName != want {
+	k, _ := cloud.ParsePrivateKey(f.sim.AccountKeyPEM())
+	if want := md5Base64(t, k.MD5); cert.Issuer.CommonName != want {
 		t.Errorf("issuer CN %q, want %q", cert.Issuer.CommonName, want)
 	}
 	if cert.Subject.CommonName != tritonsim.DefaultAccount {
@@ -283,7 +284,7 @@ func TestCMONIdleSync(t *testing.T) {
 		t.Errorf("next sync in %s, want the resync %s", next, c.settings.Resync)
 	}
 	// A user who drops the group gets it back; their own groups stay.
-	if err := f.provider.api.compute().Instances().AddTags(f.ctx, &compute.AddTagsInput{ID: f.nodeB, Tags: map[string]string{cmonGroupsTag: "team-y"}}); err != nil {
+	if err := f.provider.api.Compute().Instances().AddTags(f.ctx, &compute.AddTagsInput{ID: f.nodeB, Tags: map[string]string{cmonGroupsTag: "team-y"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.sync(f.ctx); err != nil {

@@ -105,7 +105,7 @@ func (c *cmonController) tagMachine(ctx context.Context, m *compute.Instance) er
 	}
 	klog.FromContext(ctx).V(2).Info("Adding the cluster's CMON group to the machine", "machine", m.ID, "groups", next)
 	_, err = one(ctx, "machines.tags.add", func(ctx context.Context) (struct{}, error) {
-		return struct{}{}, c.api.compute().Instances().AddTags(ctx, &compute.AddTagsInput{ID: m.ID, Tags: map[string]string{cmonGroupsTag: next}})
+		return struct{}{}, c.api.Compute().Instances().AddTags(ctx, &compute.AddTagsInput{ID: m.ID, Tags: map[string]string{cmonGroupsTag: next}})
 	})
 	switch {
 	case notFound(err) || machineGone(err):

@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
+
+	"github.com/ccmkit/ccmkit/providers/triton/internal/cloud"
 )
 
 // CMONConfigMapKey is the key of the ConfigMap's Prometheus configuration:
@@ -99,8 +101,8 @@ func (c *cmonController) cmonEndpoint(ctx context.Context) (cmonEndpoint, error)
 	if c.endpoint != nil {
 		return *c.endpoint, nil
 	}
-	services, err := guarded("services.list", func() ([]*compute.Service, error) {
-		return c.api.compute().Services().List(withOp(ctx, "services.list"), &compute.ListServicesInput{})
+	services, err := cloud.Guarded("services.list", func() ([]*compute.Service, error) {
+		return c.api.Compute().Services().List(withOp(ctx, "services.list"), &compute.ListServicesInput{})
 	})
 	if err != nil {
 		return cmonEndpoint{}, fmt.Errorf("listing CloudAPI's services to find CMON (TRITON_CMON_URL names it instead): %w", err)

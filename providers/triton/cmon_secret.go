@@ -22,7 +22,7 @@ var cmonManagedBy = map[string]string{"app.kubernetes.io/managed-by": "triton-cl
 // missing or its certificate no longer serves (checkCMONCert). It returns
 // the expiry of the certificate the Secret holds afterwards.
 func (c *cmonController) ensureCert(ctx context.Context) (time.Time, error) {
-	k, err := c.signer.current()
+	k, err := c.signer.Current()
 	if err != nil {
 		return time.Time{}, fmt.Errorf("the account key: %w", err)
 	}

@@ -2,11 +2,9 @@ package triton
 
 import (
 	"errors"
-	"fmt"
-	"net/url"
 
-	"github.com/ccmkit/ccmkit/framework/cloudapi"
 	"github.com/ccmkit/ccmkit/framework/config"
+	"github.com/ccmkit/ccmkit/providers/triton/internal/cloud"
 )
 
 // Config is the provider's configuration: triton-go's and node-triton's
@@ -43,14 +41,9 @@ type Config struct {
 }
 
 // LegacyVariables are the SDC_* names triton-go and node-triton still read,
-// each used only when its TRITON_* variable is unset.
-type LegacyVariables struct {
-	URL         string        `env:"SDC_URL" doc:"Older name of TRITON_URL."`
-	Account     string        `env:"SDC_ACCOUNT" doc:"Older name of TRITON_ACCOUNT."`
-	User        string        `env:"SDC_USER" doc:"Older name of TRITON_USER."`
-	KeyID       string        `env:"SDC_KEY_ID" doc:"Older name of TRITON_KEY_ID."`
-	KeyMaterial config.Secret `env:"SDC_KEY_MATERIAL" doc:"Older name of TRITON_KEY_MATERIAL."`
-}
+// each used only when its TRITON_* variable is unset. The CSI driver reads
+// them too (package cloud holds what both binaries share).
+type LegacyVariables = cloud.LegacyVariables
 
 // Validate checks what tags cannot express: the SDC_* fallbacks applied,
 // the URL, account and key present, and the load-balancer, firewall and
@@ -59,7 +52,7 @@ type LegacyVariables struct {
 func (c *Config) Validate() error {
 	c.applyLegacy()
 	var errs []error
-	if _, err := c.apiURL(); err != nil {
+	if _, err := cloud.ParseURL(c.URL); err != nil {
 		errs = append(errs, err)
 	}
 	if c.Account == "" {
@@ -82,36 +75,14 @@ func (c *Config) Validate() error {
 
 // applyLegacy fills each unset TRITON_* setting from its SDC_* name.
 func (c *Config) applyLegacy() {
-	fill := func(dst *string, legacy string) {
-		if *dst == "" {
-			*dst = legacy
-		}
-	}
-	fill(&c.URL, c.SDC.URL)
-	fill(&c.Account, c.SDC.Account)
-	fill(&c.User, c.SDC.User)
-	fill(&c.KeyID, c.SDC.KeyID)
-	if c.KeyMaterial.IsZero() {
-		c.KeyMaterial = c.SDC.KeyMaterial
-	}
+	cr := c.credentials()
+	cr.ApplyLegacy()
+	c.URL, c.Account, c.User, c.KeyID, c.KeyMaterial = cr.URL, cr.Account, cr.User, cr.KeyID, cr.KeyMaterial
 }
 
-// apiURL returns TRITON_URL parsed: an http(s) URL with a host and no
-// query. Errors show it redacted (it could hold user:password).
-func (c *Config) apiURL() (*url.URL, error) {
-	if c.URL == "" {
-		return nil, errors.New("TRITON_URL: required: CloudAPI's URL, such as https://us-east-1.api.joyent.com (or SDC_URL)")
-	}
-	u, err := url.Parse(c.URL)
-	switch {
-	case err != nil:
-		return nil, errors.New("TRITON_URL: not a valid URL")
-	case u.Scheme != "http" && u.Scheme != "https", u.Host == "":
-		return nil, fmt.Errorf("TRITON_URL: %s is not an http(s) URL", cloudapi.RedactURL(u))
-	case u.RawQuery != "" || u.Fragment != "":
-		return nil, fmt.Errorf("TRITON_URL: %s has a query or fragment", cloudapi.RedactURL(u))
-	}
-	return u, nil
+// credentials are the settings cloud.Connect takes.
+func (c *Config) credentials() cloud.Credentials {
+	return cloud.Credentials{URL: c.URL, Account: c.Account, User: c.User, KeyID: c.KeyID, KeyMaterial: c.KeyMaterial, SDC: c.SDC}
 }
 
 // validateLoadBalancer runs the load-balancer settings' own checks

@@ -184,7 +184,7 @@ func (c *drainController) sync(ctx context.Context, name string) error {
 	}
 	klog.FromContext(ctx).Info("Setting the node's CNS status", "node", name, "machine", m.ID, "status", want)
 	md, err := one(ctx, "machines.metadata.update", func(ctx context.Context) (map[string]string, error) {
-		return c.api.compute().Instances().UpdateMetadata(ctx, &compute.UpdateMetadataInput{ID: m.ID, Metadata: map[string]string{cnsStatusMetadata: want}})
+		return c.api.Compute().Instances().UpdateMetadata(ctx, &compute.UpdateMetadataInput{ID: m.ID, Metadata: map[string]string{cnsStatusMetadata: want}})
 	})
 	switch {
 	case notFound(err) || machineGone(err):

@@ -190,7 +190,7 @@ func TestFirewallRules(t *testing.T) {
 	}
 
 	ours := f.ours()
-	fw := c.api.network().Firewall()
+	fw := c.api.Network().Firewall()
 	if err := fw.DeleteRule(f.ctx, &network.DeleteRuleInput{ID: ours[fwKeyNodesTCP].ID}); err != nil {
 		t.Fatal(err)
 	}

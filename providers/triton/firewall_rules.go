@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/joyent/triton-go/network"
+
+	"github.com/ccmkit/ccmkit/providers/triton/internal/cloud"
 )
 
 // The firewall controller keeps the cluster-wide Cloud Firewall rules;
@@ -50,8 +52,8 @@ var fwKeys = []string{fwKeyNodesTCP, fwKeyNodesUDP, fwKeyNodesICMP, fwKeyNodePor
 // listRules lists the account's rules (CloudAPI lists them all in one
 // call). A list holding a rule checkRule refuses is a malformed response.
 func (a *api) listRules(ctx context.Context) ([]*network.FirewallRule, error) {
-	rules, err := guarded("fwrules.list", func() ([]*network.FirewallRule, error) {
-		return a.network().Firewall().ListRules(withOp(ctx, "fwrules.list"), &network.ListRulesInput{})
+	rules, err := cloud.Guarded("fwrules.list", func() ([]*network.FirewallRule, error) {
+		return a.Network().Firewall().ListRules(withOp(ctx, "fwrules.list"), &network.ListRulesInput{})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing firewall rules: %w", err)
@@ -72,7 +74,7 @@ func checkRule(r *network.FirewallRule) error {
 	switch {
 	case r == nil:
 		return errors.New("malformed response: no rule")
-	case !uuidPattern.MatchString(r.ID):
+	case !cloud.IsUUID(r.ID):
 		return fmt.Errorf("malformed response: rule ID %q", r.ID)
 	}
 	return nil

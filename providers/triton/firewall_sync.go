@@ -30,7 +30,7 @@ func (c *firewallController) syncRules(ctx context.Context) error {
 // since the list is created again; one to delete that is gone needs
 // nothing.
 func (c *firewallController) writeRule(ctx context.Context, w ruleWrite) error {
-	fw := c.api.network().Firewall()
+	fw := c.api.Network().Firewall()
 	logger := klog.FromContext(ctx).WithValues("description", w.want.desc)
 	var err error
 	switch w.op {
@@ -139,7 +139,7 @@ func (c *firewallController) clusterMachines(ctx context.Context, fresh bool) (m
 func (c *firewallController) tagNode(ctx context.Context, id string) (bool, error) {
 	klog.FromContext(ctx).Info("Tagging the node's machine with the cluster", "machine", id, "tag", clusterTag)
 	_, err := one(ctx, "machines.tags.add", func(ctx context.Context) (struct{}, error) {
-		return struct{}{}, c.api.compute().Instances().AddTags(ctx, &compute.AddTagsInput{ID: id, Tags: map[string]string{clusterTag: c.cluster}})
+		return struct{}{}, c.api.Compute().Instances().AddTags(ctx, &compute.AddTagsInput{ID: id, Tags: map[string]string{clusterTag: c.cluster}})
 	})
 	switch {
 	case notFound(err) || machineGone(err):
@@ -154,7 +154,7 @@ func (c *firewallController) tagNode(ctx context.Context, id string) (bool, erro
 func (c *firewallController) enableFirewall(ctx context.Context, m *compute.Instance) error {
 	klog.FromContext(ctx).Info("Turning the node's firewall on", "machine", m.ID, "name", m.Name)
 	_, err := one(ctx, "machines.firewall.enable", func(ctx context.Context) (struct{}, error) {
-		return struct{}{}, c.api.compute().Instances().EnableFirewall(ctx, &compute.EnableFirewallInput{ID: m.ID})
+		return struct{}{}, c.api.Compute().Instances().EnableFirewall(ctx, &compute.EnableFirewallInput{ID: m.ID})
 	})
 	switch {
 	case notFound(err) || machineGone(err):

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/providers/triton/internal/cloud"
 )
 
 // computeNodeLabel is the Node label holding the machine's compute node
@@ -51,7 +52,7 @@ func newInstances(a *api, cfg *Config, ttl time.Duration) *instances {
 	if ttl <= 0 {
 		ttl = framework.DefaultInstanceCacheTTL
 	}
-	return &instances{api: a, region: cfg.regionOf(a.datacenter), addresses: newAddressBook(a, cfg, ttl)}
+	return &instances{api: a, region: cfg.regionOf(a.Datacenter), addresses: newAddressBook(a, cfg, ttl)}
 }
 
 // InstanceByID returns the machine with the UUID id. Only CloudAPI's own
@@ -63,7 +64,7 @@ func (i *instances) InstanceByID(ctx context.Context, id string) (*framework.Ins
 		return nil, fmt.Errorf("%q is not a Triton machine UUID", id)
 	}
 	m, err := one(ctx, "machines.get", func(ctx context.Context) (*compute.Instance, error) {
-		return i.api.compute().Instances().Get(ctx, &compute.GetInstanceInput{ID: id})
+		return i.api.Compute().Instances().Get(ctx, &compute.GetInstanceInput{ID: id})
 	})
 	switch {
 	case notFound(err):
@@ -148,8 +149,8 @@ func (i *instances) list(ctx context.Context, name string) ([]*compute.Instance,
 		if offset > math.MaxUint16 {
 			return nil, fmt.Errorf("listing machines: more than %d: triton-go cannot page further", offset)
 		}
-		page, err := guarded("machines.list", func() ([]*compute.Instance, error) {
-			return i.api.compute().Instances().List(ctx, &compute.ListInstancesInput{
+		page, err := cloud.Guarded("machines.list", func() ([]*compute.Instance, error) {
+			return i.api.Compute().Instances().List(ctx, &compute.ListInstancesInput{
 				Name: name, Limit: pageSize, Offset: uint16(offset),
 			})
 		})
@@ -193,7 +194,7 @@ func (i *instances) convert(ctx context.Context, m *compute.Instance) (*framewor
 		Aliases:   []string{m.ID},
 		Type:      m.Package,
 		Region:    i.region,
-		Zone:      i.api.datacenter,
+		Zone:      i.api.Datacenter,
 		Shutdown:  m.State == stateStopped || m.State == stateStopping,
 		Addresses: addrs,
 		Labels:    labels,

@@ -35,7 +35,7 @@ func (d *lbDriver) updateCNS(ctx context.Context, lb *tritonLB, req *lbRequest) 
 	if wrote {
 		d.event(req.Service, corev1.EventTypeNormal, EventCNSPorts,
 			"CNS name %s resolves to the Service's Ready nodes; DNS maps no ports, so clients connect to the node ports %s (also in its SRV records), not to the Service ports %s",
-			cnsHostname(lb.cns, d.api.accountID, d.publicZone()), portList(nodePorts(req.Service)), portList(servicePorts(req.Service)))
+			cnsHostname(lb.cns, d.api.AccountID, d.publicZone()), portList(nodePorts(req.Service)), portList(servicePorts(req.Service)))
 	}
 	return wrote, nil
 }

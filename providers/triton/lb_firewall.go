@@ -68,7 +68,7 @@ func (d *lbDriver) ensureRules(ctx context.Context, machineID string, want []str
 	}
 	for _, rule := range create {
 		klog.FromContext(ctx).V(2).Info("Creating firewall rule", "machine", machineID, "rule", rule)
-		r, err := d.api.network().Firewall().CreateRule(withOp(ctx, "fwrules.create"), &network.CreateRuleInput{Enabled: true, Rule: rule, Description: desc})
+		r, err := d.api.Network().Firewall().CreateRule(withOp(ctx, "fwrules.create"), &network.CreateRuleInput{Enabled: true, Rule: rule, Description: desc})
 		if err != nil {
 			return true, fmt.Errorf("creating firewall rule %q: %w", rule, err)
 		}
@@ -90,7 +90,7 @@ func (d *lbDriver) ensureRules(ctx context.Context, machineID string, want []str
 func (d *lbDriver) deleteRule(ctx context.Context, machineID, id string) error {
 	klog.FromContext(ctx).V(2).Info("Deleting firewall rule", "machine", machineID, "rule", id)
 	if _, err := one(ctx, "fwrules.delete", func(ctx context.Context) (struct{}, error) {
-		return struct{}{}, d.api.network().Firewall().DeleteRule(ctx, &network.DeleteRuleInput{ID: id})
+		return struct{}{}, d.api.Network().Firewall().DeleteRule(ctx, &network.DeleteRuleInput{ID: id})
 	}); err != nil && !notFound(err) {
 		return fmt.Errorf("deleting firewall rule %s: %w", id, err)
 	}

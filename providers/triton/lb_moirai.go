@@ -83,7 +83,7 @@ func (d *lbDriver) createApplianceOf(ctx context.Context, req *lbRequest) (*comp
 		Metadata:        desiredMetadata(req, d.target(len(targets))),
 	}
 	klog.FromContext(ctx).V(2).Info("Creating load balancer appliance", "service", klog.KObj(req.Service), "image", image, "package", pkg, "networks", nets)
-	m, err := d.api.compute().Instances().Create(withOp(ctx, "machines.create"), in)
+	m, err := d.api.Compute().Instances().Create(withOp(ctx, "machines.create"), in)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func (d *lbDriver) createApplianceOf(ctx context.Context, req *lbRequest) (*comp
 // target is where the appliances send traffic.
 func (d *lbDriver) target(nodes int) moiraiTarget {
 	return moiraiTarget{
-		backend:     cnsHostname(nodeServiceLabel(&d.settings, d.cluster), d.api.accountID, d.privateZone()),
+		backend:     cnsHostname(nodeServiceLabel(&d.settings, d.cluster), d.api.AccountID, d.privateZone()),
 		nodes:       nodes,
 		proxyHealth: cmp.Or(d.settings.KubeProxyHealthPort, defaultKubeProxyHealthPort),
 	}
@@ -140,7 +140,7 @@ func (d *lbDriver) ensureMetadata(ctx context.Context, lb *tritonLB, want map[st
 	}
 	if len(set) > 0 {
 		if _, err := one(ctx, "machines.metadata.update", func(ctx context.Context) (map[string]string, error) {
-			return d.api.compute().Instances().UpdateMetadata(ctx, &compute.UpdateMetadataInput{ID: m.ID, Metadata: set})
+			return d.api.Compute().Instances().UpdateMetadata(ctx, &compute.UpdateMetadataInput{ID: m.ID, Metadata: set})
 		}); err != nil {
 			return false, fmt.Errorf("updating the metadata of machine %s: %w", m.ID, err)
 		}
@@ -148,7 +148,7 @@ func (d *lbDriver) ensureMetadata(ctx context.Context, lb *tritonLB, want map[st
 	}
 	for _, k := range del {
 		if _, err := one(ctx, "machines.metadata.delete", func(ctx context.Context) (struct{}, error) {
-			return struct{}{}, d.api.compute().Instances().DeleteMetadata(ctx, &compute.DeleteMetadataInput{ID: m.ID, Key: k})
+			return struct{}{}, d.api.Compute().Instances().DeleteMetadata(ctx, &compute.DeleteMetadataInput{ID: m.ID, Key: k})
 		}); err != nil && !notFound(err) {
 			return true, fmt.Errorf("deleting metadata %s of machine %s: %w", k, m.ID, err)
 		}
@@ -172,7 +172,7 @@ func (d *lbDriver) deleteAppliance(ctx context.Context, m *compute.Instance, req
 	}
 	if m.State != machineDeleted {
 		if _, err := one(ctx, "machines.delete", func(ctx context.Context) (struct{}, error) {
-			return struct{}{}, d.api.compute().Instances().Delete(ctx, &compute.DeleteInstanceInput{ID: m.ID})
+			return struct{}{}, d.api.Compute().Instances().Delete(ctx, &compute.DeleteInstanceInput{ID: m.ID})
 		}); err != nil && !notFound(err) {
 			return fmt.Errorf("deleting machine %s: %w", m.ID, err)
 		}
@@ -231,9 +231,9 @@ func (d *lbDriver) inspectAppliance(m *compute.Instance) framework.LoadBalancerS
 // so that the Service's status keeps its hostname.
 func (d *lbDriver) applianceHostname(m *compute.Instance) string {
 	if label := applianceLabel(m); label != "" {
-		return cnsHostname(label, d.api.accountID, d.publicZone())
+		return cnsHostname(label, d.api.AccountID, d.publicZone())
 	}
-	suffix := cnsHostname("", d.api.accountID, d.publicZone()) // ".svc.<account>.<zone>"
+	suffix := cnsHostname("", d.api.AccountID, d.publicZone()) // ".svc.<account>.<zone>"
 	var names []string
 	for _, n := range m.DomainNames {
 		if label, ok := strings.CutSuffix(n, suffix); ok && label != "" && !strings.Contains(label, ".") {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/providers/triton/internal/cloud"
 )
 
 // This file edits the nodes' triton.cns.services tags, shared by both
@@ -123,7 +124,7 @@ func (d *lbDriver) setNodeEntries(ctx context.Context, id, label string, want []
 	if len(next) == 0 {
 		logger.Info("Removing the machine's last CNS service")
 		_, err = one(ctx, "machines.tags.delete", func(ctx context.Context) (struct{}, error) {
-			return struct{}{}, d.api.compute().Instances().DeleteTag(ctx, &compute.DeleteTagInput{ID: id, Key: cnsServicesTag})
+			return struct{}{}, d.api.Compute().Instances().DeleteTag(ctx, &compute.DeleteTagInput{ID: id, Key: cnsServicesTag})
 		})
 		switch {
 		case machineGone(err):
@@ -141,7 +142,7 @@ func (d *lbDriver) setNodeEntries(ctx context.Context, id, label string, want []
 	}
 	logger.Info("Updating the machine's CNS services", "services", tags[cnsServicesTag])
 	if _, err := one(ctx, "machines.tags.add", func(ctx context.Context) (struct{}, error) {
-		return struct{}{}, d.api.compute().Instances().AddTags(ctx, &compute.AddTagsInput{ID: id, Tags: tags})
+		return struct{}{}, d.api.Compute().Instances().AddTags(ctx, &compute.AddTagsInput{ID: id, Tags: tags})
 	}); err != nil {
 		if notFound(err) || machineGone(err) {
 			d.machines.forget(id)
@@ -157,7 +158,7 @@ func (d *lbDriver) setNodeEntries(ctx context.Context, id, label string, want []
 // ("" when it has none).
 func (d *lbDriver) cnsServices(ctx context.Context, id string) (string, error) {
 	v, err := one(ctx, "machines.tags.get", func(ctx context.Context) (string, error) {
-		return d.api.compute().Instances().GetTag(ctx, &compute.GetTagInput{ID: id, Key: cnsServicesTag})
+		return d.api.Compute().Instances().GetTag(ctx, &compute.GetTagInput{ID: id, Key: cnsServicesTag})
 	})
 	switch {
 	case notFound(err):
@@ -172,7 +173,7 @@ func (d *lbDriver) cnsServices(ctx context.Context, id string) (string, error) {
 // metadata, is CloudAPI's 410 Gone: the machine is deleted. (The shared
 // list may still hold a machine deleted since it was listed; the write
 // then meets the 410 the GET before it used to.)
-func machineGone(err error) bool { return statusOf(err) == http.StatusGone }
+func machineGone(err error) bool { return cloud.StatusOf(err) == http.StatusGone }
 
 // nodeMachine returns machine id from the shared list (which may be up to
 // a TTL old: cached reports true); when the list lacks it, read (when set:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +11,8 @@ import (
 	"github.com/joyent/triton-go/compute"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
+
+	"github.com/ccmkit/ccmkit/providers/triton/internal/cloud"
 )
 
 // This file finds what the load balancers are made of and on: the
@@ -19,9 +20,6 @@ import (
 
 // errNoImage: the account sees no active image of the appliance's name.
 var errNoImage = errors.New("no Moirai appliance image")
-
-// uuidPattern is a Triton UUID.
-var uuidPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 
 // machinePage is CloudAPI's largest page of machines.
 const machinePage = 1000
@@ -46,11 +44,11 @@ func (d *lbDriver) image(ctx context.Context) (string, error) {
 	if name == "" {
 		name = defaultLBImage
 	}
-	if uuidPattern.MatchString(name) {
+	if cloud.IsUUID(name) {
 		c.image = name
 		return name, nil
 	}
-	imgs, err := d.api.compute().Images().List(withOp(ctx, "images.list"), &compute.ListImagesInput{Name: name, State: "active"})
+	imgs, err := d.api.Compute().Images().List(withOp(ctx, "images.list"), &compute.ListImagesInput{Name: name, State: "active"})
 	if err != nil {
 		return "", fmt.Errorf("TRITON_LB_IMAGE: listing images named %s: %w", name, err)
 	}
@@ -86,7 +84,7 @@ func (d *lbDriver) pkg(ctx context.Context, annotated string) (string, error) {
 	if c.pkg != "" {
 		return c.pkg, nil
 	}
-	pkgs, err := d.api.compute().Packages().List(withOp(ctx, "packages.list"), &compute.ListPackagesInput{})
+	pkgs, err := d.api.Compute().Packages().List(withOp(ctx, "packages.list"), &compute.ListPackagesInput{})
 	if err != nil {
 		return "", fmt.Errorf("TRITON_LB_PACKAGE unset: listing packages to pick the smallest: %w", err)
 	}
@@ -176,7 +174,7 @@ func (d *lbDriver) targetMachines(ctx context.Context, nodes []*corev1.Node) []s
 	ids := make([]string, 0, len(nodes))
 	for _, n := range nodes {
 		id, err := d.codec.Parse(n.Spec.ProviderID)
-		if n.Spec.ProviderID == "" || err != nil || !uuidPattern.MatchString(id.Value) {
+		if n.Spec.ProviderID == "" || err != nil || !cloud.IsUUID(id.Value) {
 			klog.FromContext(ctx).V(2).Info("Leaving node out of the load balancer until it has a Triton providerID", "node", klog.KObj(n), "providerID", n.Spec.ProviderID)
 			continue
 		}
@@ -197,8 +195,8 @@ func (a *api) listMachines(ctx context.Context, key, value string) ([]*compute.I
 func (a *api) listMachinesWhere(ctx context.Context, tags map[string]any, what string) ([]*compute.Instance, error) {
 	var out []*compute.Instance
 	for offset := 0; ; offset += machinePage {
-		page, err := guarded("machines.list", func() ([]*compute.Instance, error) {
-			return a.compute().Instances().List(withOp(ctx, "machines.list"), &compute.ListInstancesInput{
+		page, err := cloud.Guarded("machines.list", func() ([]*compute.Instance, error) {
+			return a.Compute().Instances().List(withOp(ctx, "machines.list"), &compute.ListInstancesInput{
 				Tags: tags, Limit: machinePage, Offset: uint16(offset),
 			})
 		})
@@ -226,7 +224,7 @@ func (d *lbDriver) readMachines(ctx context.Context, ids []string) (map[string]*
 	if len(ids) < 3 { // a count and a page are two calls
 		return nil, nil
 	}
-	n, err := d.api.compute().Instances().Count(withOp(ctx, "machines.count"), &compute.ListInstancesInput{})
+	n, err := d.api.Compute().Instances().Count(withOp(ctx, "machines.count"), &compute.ListInstancesInput{})
 	if err != nil {
 		return nil, fmt.Errorf("counting the account's machines: %w", err)
 	}

@@ -52,8 +52,8 @@ func newLoadBalancer(ctx context.Context, env *framework.Env, p *Provider) (clou
 		klog.FromContext(ctx).Info("Load balancers off (TRITON_LB_MODE none): a Service of type LoadBalancer gets a Warning Event and no address")
 		return nil, nil
 	}
-	if !p.api.cnsEnabled {
-		return nil, fmt.Errorf("TRITON_LB_MODE: load balancers need Triton CNS, and triton_cns_enabled is off on account %s: turn it on (triton account update triton_cns_enabled=true), or set TRITON_LB_MODE=none to run without load balancers", p.api.login)
+	if !p.api.CNSEnabled {
+		return nil, fmt.Errorf("TRITON_LB_MODE: load balancers need Triton CNS, and triton_cns_enabled is off on account %s: turn it on (triton account update triton_cns_enabled=true), or set TRITON_LB_MODE=none to run without load balancers", p.api.Login)
 	}
 	d := &lbDriver{api: p.api, settings: s, cluster: env.ClusterName, codec: framework.Codec(p), recorder: env.Recorder, kube: env.Client, machines: p.machines}
 	d.rules = d.newRules(machineListTTL(env.LoadBalancerCacheTTL))
@@ -287,20 +287,20 @@ func (d *lbDriver) Delete(ctx context.Context, lb *tritonLB, req *lbRequest) err
 // Inspect tells the pipeline what state the load balancer is in.
 func (d *lbDriver) Inspect(lb *tritonLB) framework.LoadBalancerState {
 	if lb.machine == nil {
-		return framework.LoadBalancerState{ID: cnsIDPrefix + lb.cns, Hostname: cnsHostname(lb.cns, d.api.accountID, d.publicZone())}
+		return framework.LoadBalancerState{ID: cnsIDPrefix + lb.cns, Hostname: cnsHostname(lb.cns, d.api.AccountID, d.publicZone())}
 	}
 	return d.inspectAppliance(lb.machine)
 }
 
 // publicZone and privateZone are the CNS zones of public and of private
 // networks: configured, or as Triton's public cloud names them.
-func (d *lbDriver) publicZone() string { return cnsPublicZone(&d.settings, d.api.datacenter) }
+func (d *lbDriver) publicZone() string { return cnsPublicZone(&d.settings, d.api.Datacenter) }
 
 func (d *lbDriver) privateZone() string {
 	if d.settings.CNSPrivateZone != "" {
 		return d.settings.CNSPrivateZone
 	}
-	return d.api.datacenter + ".cns.joyent.com"
+	return d.api.Datacenter + ".cns.joyent.com"
 }
 
 // machine reads one machine; CloudAPI's 404, or its 410 for a deleted
@@ -308,7 +308,7 @@ func (d *lbDriver) privateZone() string {
 // refuses is a malformed response.
 func (d *lbDriver) machine(ctx context.Context, id string) (*compute.Instance, error) {
 	m, err := one(ctx, "machines.get", func(ctx context.Context) (*compute.Instance, error) {
-		return d.api.compute().Instances().Get(ctx, &compute.GetInstanceInput{ID: id})
+		return d.api.Compute().Instances().Get(ctx, &compute.GetInstanceInput{ID: id})
 	})
 	switch {
 	case notFound(err):

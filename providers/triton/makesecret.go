@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/ccmkit/ccmkit/framework"
+	"github.com/ccmkit/ccmkit/providers/triton/internal/cloud"
 )
 
 var (
@@ -24,21 +25,22 @@ func (p *Provider) CredentialSecret() framework.CredentialSecret {
 // when it matches the key (else an error saying so), the MD5 one CloudAPI
 // lists when none was given. No error quotes the key.
 func (p *Provider) CompleteSecret(_ context.Context, data map[string][]byte) error {
-	s, err := newSigner(&p.cfg)
+	cr := p.cfg.credentials()
+	s, err := cloud.NewSigner(&cr)
 	if err != nil {
 		return err
 	}
-	k, err := s.current()
+	k, err := s.Current()
 	if err != nil {
 		return err
 	}
-	text, err := keyText(s.text)
+	text, err := s.KeyText()
 	if err != nil {
 		return err
 	}
 	data["TRITON_KEY_MATERIAL"] = text
 	if p.cfg.KeyID == "" {
-		data["TRITON_KEY_ID"] = []byte(k.md5)
+		data["TRITON_KEY_ID"] = []byte(k.MD5)
 	}
 	return nil
 }

@@ -11,11 +11,12 @@ import (
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/providers/triton/internal/cloud"
 )
 
 // ProviderName is the --cloud-provider value and the providerID scheme
 // ("triton://<machine uuid>").
-const ProviderName = "triton"
+const ProviderName = cloud.Name
 
 // Provider is the Triton provider. The framework discovers what it can do
 // from the interfaces it implements, checked here at compile time.
@@ -70,8 +71,8 @@ func (p *Provider) Init(ctx context.Context, env *framework.Env) error {
 	}
 	p.lb = lb
 	klog.FromContext(ctx).Info("Triton provider initialized",
-		"url", cloudapi.RedactURL(&a.base.TritonURL), "account", a.login, "user", p.cfg.User,
-		"datacenter", a.datacenter, "region", p.cfg.regionOf(a.datacenter), "cnsEnabled", a.cnsEnabled)
+		"url", cloudapi.RedactURL(a.URL()), "account", a.Login, "user", p.cfg.User,
+		"datacenter", a.Datacenter, "region", p.cfg.regionOf(a.Datacenter), "cnsEnabled", a.CNSEnabled)
 	return nil
 }
 

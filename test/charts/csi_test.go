@@ -17,11 +17,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/ccmkit/ccmkit/providers/brightbox"
-	"github.com/ccmkit/ccmkit/providers/digitalocean"
-	"github.com/ccmkit/ccmkit/providers/openstack"
-	"github.com/ccmkit/ccmkit/providers/rancher"
-	"github.com/ccmkit/ccmkit/providers/triton"
+	gbcsi "github.com/ccmkit/ccmkit/providers/brightbox/csidriver"
+	docsi "github.com/ccmkit/ccmkit/providers/digitalocean/csidriver"
+	oscsi "github.com/ccmkit/ccmkit/providers/openstack/csidriver"
+	ranchercsi "github.com/ccmkit/ccmkit/providers/rancher/csidriver"
+	tritoncsi "github.com/ccmkit/ccmkit/providers/triton/csidriver"
 )
 
 // csiChart is one CSI driver's chart, charts/<cloud>-csi-driver. The CSI
@@ -71,10 +71,10 @@ type csiChart struct {
 // when charts/ holds another.
 var csiCharts = []csiChart{
 	{
-		cloud: "digitalocean", driver: digitalocean.CSIDriverName,
+		cloud: "digitalocean", driver: docsi.DriverName,
 		controllerKind: "StatefulSet", controller: "csi-do-controller", node: "csi-do-node",
 		plugin: "csi-do-plugin", registrar: "csi-node-driver-registrar",
-		config: digitalocean.CSIConfig{}, parameters: digitalocean.CSIParameters,
+		config: docsi.Config{}, parameters: docsi.Parameters,
 		snapshots: true,
 		bad: []badValue{
 			{"unknown variable", map[string]any{"env": map[string]any{"DO_REGION": "nyc3"}}, []string{"DO_REGION"}},
@@ -82,10 +82,10 @@ var csiCharts = []csiChart{
 		},
 	},
 	{
-		cloud: "openstack", driver: openstack.CSIDriverName,
+		cloud: "openstack", driver: oscsi.DriverName,
 		controllerKind: "Deployment", controller: "csi-cinder-controllerplugin", node: "csi-cinder-nodeplugin",
 		plugin: "cinder-csi-plugin", registrar: "node-driver-registrar",
-		config: openstack.CSIConfig{}, parameters: openstack.CSIParameters, snapshotParameters: openstack.CSISnapshotParameters,
+		config: oscsi.Config{}, parameters: oscsi.Parameters, snapshotParameters: oscsi.SnapshotParameters,
 		snapshots: true,
 		bad: []badValue{
 			{"credential variable", map[string]any{"env": map[string]any{"OS_PASSWORD": "x"}}, []string{"OS_PASSWORD"}},
@@ -98,10 +98,10 @@ var csiCharts = []csiChart{
 		check: checkOpenStackCSIValues,
 	},
 	{
-		cloud: "brightbox", driver: brightbox.CSIDriverName,
+		cloud: "brightbox", driver: gbcsi.DriverName,
 		controllerKind: "Deployment", controller: "csi-brightbox-controller", node: "csi-brightbox-node",
 		plugin: "csi-brightbox-plugin", registrar: "node-driver-registrar",
-		config: brightbox.CSIConfig{}, parameters: brightbox.CSIParameters,
+		config: gbcsi.Config{}, parameters: gbcsi.Parameters,
 		bad: []badValue{
 			{"credential variable", map[string]any{"env": map[string]any{"BRIGHTBOX_CLIENT": "cli-12345"}}, []string{"BRIGHTBOX_CLIENT"}},
 			{"secret without client secret", map[string]any{"secret": map[string]any{"create": true, "data": map[string]any{"clientID": "cli-12345"}}}, []string{"clientSecret"}},
@@ -112,10 +112,10 @@ var csiCharts = []csiChart{
 		check: checkBrightboxCSIValues,
 	},
 	{
-		cloud: "triton", driver: triton.CSIDriverName,
+		cloud: "triton", driver: tritoncsi.DriverName,
 		controllerKind: "Deployment", controller: "csi-triton-controller", node: "csi-triton-node",
 		plugin: "csi-triton-plugin", registrar: "node-driver-registrar",
-		config: triton.CSIConfig{}, parameters: triton.CSIParameters,
+		config: tritoncsi.Config{}, parameters: tritoncsi.Parameters,
 		shared: true,
 		notEnv: []string{"SDC_URL", "SDC_ACCOUNT", "SDC_USER", "SDC_KEY_ID"},
 		bad: []badValue{
@@ -131,10 +131,10 @@ var csiCharts = []csiChart{
 		check: checkTritonCSIValues,
 	},
 	{
-		cloud: "rancher", driver: rancher.CSIDriverName,
+		cloud: "rancher", driver: ranchercsi.DriverName,
 		controllerKind: "Deployment", controller: "csi-rancher-controller", node: "csi-rancher-node",
 		plugin: "csi-rancher-plugin", registrar: "node-driver-registrar",
-		config: rancher.CSIConfig{}, parameters: rancher.CSIParameters,
+		config: ranchercsi.Config{}, parameters: ranchercsi.Parameters,
 		shared: true,
 		notEnv: []string{"NODE_NAME"},
 		bad: []badValue{

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/ccmkit/ccmkit/framework/csi/csitest"
-	"github.com/ccmkit/ccmkit/providers/brightbox"
+	"github.com/ccmkit/ccmkit/providers/brightbox/csidriver"
 	"github.com/ccmkit/ccmkit/providers/brightbox/gbsim"
 )
 
@@ -24,7 +24,7 @@ var brightboxCSI = csiCloud{
 	storageClass: "brightbox-block-storage-xfs",
 	size:         "40Gi",
 	grownSize:    "41Gi",
-	maxPerNode:   brightbox.DefaultVolumeLimit,
+	maxPerNode:   csidriver.DefaultVolumeLimit,
 	start: func(t testing.TB, hv *csitest.LoopHypervisor, nodes []string) csiSim {
 		const secret = "e2e-csi-client-secret-bb"
 		opts := gbsim.Options{ClientSecret: secret, ProvisioningReads: 1}
@@ -52,7 +52,7 @@ var brightboxCSI = csiCloud{
 						if serial == "" {
 							serial = v.ID
 						}
-						return filepath.Join(hv.ByIDDir, brightbox.ByIDPrefix+serial)
+						return filepath.Join(hv.ByIDDir, csidriver.ByIDPrefix+serial)
 					}
 				}
 				return ""

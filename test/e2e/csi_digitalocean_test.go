@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/ccmkit/ccmkit/framework/csi/csitest"
-	"github.com/ccmkit/ccmkit/providers/digitalocean"
+	"github.com/ccmkit/ccmkit/providers/digitalocean/csidriver"
 	"github.com/ccmkit/ccmkit/providers/digitalocean/dosim"
 )
 
@@ -42,11 +42,11 @@ var digitaloceanCSI = csiCloud{
 			},
 			nodeEnv:  map[string]string{"DIGITALOCEAN_METADATA_URL": metadata},
 			nodeIDs:  ids,
-			topology: map[string]string{digitalocean.CSITopologyKey: region},
+			topology: map[string]string{csidriver.TopologyKey: region},
 			device: func(handle string) string {
 				for _, v := range sim.State().Volumes {
 					if v.ID == handle {
-						return filepath.Join(hv.ByIDDir, digitalocean.ByIDPrefix+v.Name)
+						return filepath.Join(hv.ByIDDir, csidriver.ByIDPrefix+v.Name)
 					}
 				}
 				return ""

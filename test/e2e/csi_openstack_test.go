@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ccmkit/ccmkit/framework/csi/csitest"
-	"github.com/ccmkit/ccmkit/providers/openstack"
+	"github.com/ccmkit/ccmkit/providers/openstack/csidriver"
 	"github.com/ccmkit/ccmkit/providers/openstack/openstacksim"
 )
 
@@ -53,7 +53,7 @@ var openstackCSI = csiCloud{
 			nodeEnv:       map[string]string{"OS_CONFIG_DRIVE_DIR": drive},
 			files:         map[string]string{"--cloud-config": conf},
 			nodeIDs:       ids,
-			topology:      map[string]string{openstack.CSITopologyKey: zone},
+			topology:      map[string]string{csidriver.TopologyKey: zone},
 			device: func(handle string) string {
 				return filepath.Join(hv.ByIDDir, openstacksim.ByIDName(handle))
 			},

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ccmkit/ccmkit/framework/csi/csitest"
-	"github.com/ccmkit/ccmkit/providers/triton"
+	"github.com/ccmkit/ccmkit/providers/triton/csidriver"
 	"github.com/ccmkit/ccmkit/providers/triton/tritonsim"
 )
 
@@ -54,7 +54,7 @@ var tritonCSI = csiCloud{
 			controllerEnv: sim.Env(sim.URL()),
 			nodeEnvs:      nodeEnvs,
 			nodeIDs:       ids,
-			topology:      map[string]string{triton.CSITopologyKey: fabric},
+			topology:      map[string]string{csidriver.TopologyKey: fabric},
 			beforePublish: func(t testing.TB, handle string) {
 				v, ok := sim.Volume(handle)
 				if !ok {

@@ -39,7 +39,7 @@
 //			Setup: func(t testing.TB, hv *csitest.LoopHypervisor) csi.Provider {
 //				sim := dosim.NewServer(dosim.Options{Hypervisor: hv})
 //				t.Cleanup(sim.Close)
-//				return digitalocean.NewCSI(sim.URL, "token")
+//				return csidriver.NewWithEnv(map[string]string{"DIGITALOCEAN_ACCESS_TOKEN": "token", "DIGITALOCEAN_API_URL": sim.URL() + "/"})
 //			},
 //		})
 //		csitest.CheckSanity(t, res)
@@ -51,7 +51,7 @@
 //			Setup: func(t testing.TB, hv *csitest.LoopHypervisor) csitest.RoundTripCloud {
 //				sim := dosim.NewServer(dosim.Options{Hypervisor: hv})
 //				t.Cleanup(sim.Close)
-//				return csitest.RoundTripCloud{Provider: digitalocean.NewCSI(sim.URL, "token"),
+//				return csitest.RoundTripCloud{Provider: csidriver.NewWithEnv(map[string]string{"DIGITALOCEAN_ACCESS_TOKEN": "token", "DIGITALOCEAN_API_URL": sim.URL() + "/"}),
 //					Node: nodeID, Left: func() []string { return leftIn(sim) }}
 //			},
 //		})
