@@ -225,19 +225,14 @@ func (d *lbDriver) ensureRule(ctx context.Context, req *lbRequest) (bool, error)
 		*have = want.rule(have.ID)
 		wrote = true
 	}
+	extra := make(map[string]bool, len(mine)-1)
 	for _, i := range mine[1:] {
 		if err := d.deleteRule(ctx, s.rules[i].ID); err != nil {
 			return wrote, err
 		}
-		wrote = true
+		extra[s.rules[i].ID], wrote = true, true
 	}
-	extra := mine[1:]
-	i := 0
-	s.rules = slices.DeleteFunc(s.rules, func(brightbox.FirewallRule) bool {
-		drop := slices.Contains(extra, i)
-		i++
-		return drop
-	})
+	s.rules = slices.DeleteFunc(s.rules, func(r brightbox.FirewallRule) bool { return extra[r.ID] })
 	return wrote, nil
 }
 
@@ -266,74 +261,74 @@ func (d *lbDriver) deleteRule(ctx context.Context, id string) error {
 // in the shared policy goes (and, when it was the last, the shared group
 // and policy), and so do a group and a policy of its own, named as it
 // (the existing CCM's, not moved yet). Missing ones are already deleted.
-func (d *lbDriver) deleteFirewall(ctx context.Context, req *lbRequest) error {
-	policies, err := d.client.FirewallPolicies(cloudapi.WithOperation(ctx, "firewall_policies.list"))
-	if err != nil {
-		return fmt.Errorf("listing firewall policies: %w", err)
-	}
-	if err := d.deleteOwnFirewall(ctx, req.Name, policies); err != nil {
-		return err
-	}
-	return d.leaveShared(ctx, req, policies)
-}
-
-// leaveShared deletes req's rules from the shared policy, as policies
-// (just listed) show it; when no rule is left, the last load balancer is
-// gone, and the shared group, then the policy, are deleted.
-func (d *lbDriver) leaveShared(ctx context.Context, req *lbRequest, policies []brightbox.FirewallPolicy) (err error) {
+// It works from what the driver knows of the shared policy (read at most
+// once per ttl, as for ensureFirewall), so deleting N load balancers does
+// not read a policy that holds up to N rules N times.
+func (d *lbDriver) deleteFirewall(ctx context.Context, req *lbRequest) (err error) {
 	s := &d.shared
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	name := sharedName(req.ClusterName)
-	fp, _, err := sharedPolicy(policies, name)
-	if err != nil || fp == nil {
-		s.forget()
-		return err
-	}
 	defer func() {
 		if err != nil {
 			s.forget()
 		}
 	}()
-	left := 0
-	for _, r := range fp.Rules {
-		if r.Description != req.Name {
-			left++
-			continue
-		}
-		if err := d.deleteRule(ctx, r.ID); err != nil {
-			return err
-		}
-	}
-	if s.known && s.name == name && s.policyID == fp.ID {
-		s.rules = slices.DeleteFunc(s.rules, func(r brightbox.FirewallRule) bool { return r.Description == req.Name })
-	} else {
-		s.forget()
-	}
-	if left > 0 {
-		return nil
-	}
-	lastGroup := ""
-	if s.name == name {
-		lastGroup = s.groupID
-	}
-	g, _, err := d.sharedGroupOf(ctx, name, fp, lastGroup)
-	if err != nil {
+	if err := d.loadShared(ctx, sharedName(req.ClusterName)); err != nil {
 		return err
 	}
-	if g != nil {
-		if err := d.deleteServerGroup(ctx, g); err != nil {
+	if s.own[req.Name] {
+		if err := d.deleteOwnFirewall(ctx, req.Name, nil); err != nil {
+			return err
+		}
+		delete(s.own, req.Name)
+	}
+	return d.leaveShared(ctx, req)
+}
+
+// leaveShared deletes req's rules from the shared policy. When no rule is
+// left, the last load balancer is gone, and the shared group, then the
+// policy, are deleted; as every load balancer relies on them, that is
+// decided on the policy read again, not on what the driver knew. Called
+// with d.shared.mu held and the shared group and policy loaded.
+func (d *lbDriver) leaveShared(ctx context.Context, req *lbRequest) error {
+	s := &d.shared
+	if err := d.dropRules(ctx, req.Name); err != nil || s.policyID == "" || len(s.rules) > 0 {
+		return err
+	}
+	s.forget()
+	if err := d.loadShared(ctx, s.name); err != nil {
+		return err
+	}
+	if err := d.dropRules(ctx, req.Name); err != nil || s.policyID == "" || len(s.rules) > 0 {
+		return err
+	}
+	if s.groupID != "" {
+		if err := d.deleteServerGroup(ctx, s.groupID, s.servers); err != nil {
 			return err
 		}
 	}
 	if _, err := one(ctx, "firewall_policies.delete", func(ctx context.Context) (*brightbox.FirewallPolicy, error) {
-		return d.client.DestroyFirewallPolicy(ctx, fp.ID)
+		return d.client.DestroyFirewallPolicy(ctx, s.policyID)
 	}); err != nil && !isNotFound(err) {
-		return fmt.Errorf("deleting firewall policy %s: %w", fp.ID, err)
+		return fmt.Errorf("deleting firewall policy %s: %w", s.policyID, err)
 	}
-	klog.FromContext(ctx).Info("Deleted the load balancers' shared server group and firewall policy: no load balancer is left", "firewallPolicy", fp.ID)
-	s.forget()
-	s.policyID, s.groupID = "", ""
+	klog.FromContext(ctx).Info("Deleted the load balancers' shared server group and firewall policy: no load balancer is left", "firewallPolicy", s.policyID)
+	// Known: there is neither now (a later sync of a deleted Service
+	// needs no read to find so).
+	s.policyID, s.groupID, s.applied, s.servers, s.rules = "", "", false, nil, nil
+	return nil
+}
+
+// dropRules deletes the rules of the shared policy described with name,
+// and takes them out of what the driver knows.
+func (d *lbDriver) dropRules(ctx context.Context, name string) error {
+	s := &d.shared
+	for _, i := range ruleIndexes(s.rules, name) {
+		if err := d.deleteRule(ctx, s.rules[i].ID); err != nil {
+			return err
+		}
+	}
+	s.rules = slices.DeleteFunc(s.rules, func(r brightbox.FirewallRule) bool { return r.Description == name })
 	return nil
 }
 
@@ -376,7 +371,7 @@ func (d *lbDriver) deleteOwnFirewall(ctx context.Context, name string, policies 
 		if g == nil {
 			continue
 		}
-		if err := d.deleteServerGroup(ctx, g); err != nil {
+		if err := d.deleteServerGroup(ctx, g.ID, nodeIDs(g.Servers)); err != nil {
 			return err
 		}
 	}
@@ -391,29 +386,29 @@ func (d *lbDriver) deleteOwnFirewall(ctx context.Context, name string, policies 
 		if g.Name != name || g.Default {
 			continue
 		}
-		if err := d.deleteServerGroup(ctx, &g); err != nil {
+		if err := d.deleteServerGroup(ctx, g.ID, nodeIDs(g.Servers)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// deleteServerGroup empties the group g, then deletes it.
-func (d *lbDriver) deleteServerGroup(ctx context.Context, g *brightbox.ServerGroup) error {
-	if ids := nodeIDs(g.Servers); len(ids) > 0 {
+// deleteServerGroup empties the group id of its servers, then deletes it.
+func (d *lbDriver) deleteServerGroup(ctx context.Context, id string, servers []string) error {
+	if len(servers) > 0 {
 		if _, err := one(ctx, "server_groups.remove_servers", func(ctx context.Context) (*brightbox.ServerGroup, error) {
-			return d.client.RemoveServersFromServerGroup(ctx, g.ID, members(ids))
+			return d.client.RemoveServersFromServerGroup(ctx, id, members(servers))
 		}); err != nil {
 			if isNotFound(err) {
 				return nil
 			}
-			return fmt.Errorf("emptying server group %s: %w", g.ID, err)
+			return fmt.Errorf("emptying server group %s: %w", id, err)
 		}
 	}
 	if _, err := one(ctx, "server_groups.delete", func(ctx context.Context) (*brightbox.ServerGroup, error) {
-		return d.client.DestroyServerGroup(ctx, g.ID)
+		return d.client.DestroyServerGroup(ctx, id)
 	}); err != nil && !isNotFound(err) {
-		return fmt.Errorf("deleting server group %s: %w", g.ID, err)
+		return fmt.Errorf("deleting server group %s: %w", id, err)
 	}
 	return nil
 }

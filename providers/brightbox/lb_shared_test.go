@@ -9,8 +9,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/csi/csitest"
 	"github.com/ccmkit/ccmkit/framework/frameworktest"
+	"github.com/ccmkit/ccmkit/providers/brightbox"
 	"github.com/ccmkit/ccmkit/providers/brightbox/gbsim"
 )
 
@@ -76,17 +78,28 @@ func TestSharedServerGroup(t *testing.T) {
 		}
 	}
 
-	// The first two go: their rules only.
+	// The first two go: their rules only, from what the driver knows of
+	// the shared policy (no list of policies, each of which would hold a
+	// rule per load balancer).
+	before = f.sim.Stats()
 	for _, svc := range svcs[:2] {
 		f.DeleteDone(t, f.Fresh(t, svc))
+	}
+	if n := csitest.DiffStats(before, f.sim.Stats())["GET /1.0/firewall_policies"]; n != 0 {
+		t.Errorf("deleting two of three load balancers listed the firewall policies %d times, want 0", n)
 	}
 	if rules := ruleOf(f.sim, onlyNamed(t, f.sim.FirewallPolicies(), sharedGroup, policyName).ID); len(rules) != 1 || rules[0].Description != "web-2.default."+clusterName {
 		t.Errorf("after two of three load balancers went, the shared policy's rules = %+v, want web-2's alone", rules)
 	}
 	onlyNamed(t, f.sim.ServerGroups(), sharedGroup, groupName)
-	// The last one out.
+	// The last one out reads the policy again (one list) before deleting
+	// the group and the policy.
+	before = f.sim.Stats()
 	f.DeleteDone(t, f.Fresh(t, svcs[2]))
 	checkNoneLeft(t, f.sim)
+	if n := csitest.DiffStats(before, f.sim.Stats())["GET /1.0/firewall_policies"]; n != 1 {
+		t.Errorf("deleting the last load balancer listed the firewall policies %d times, want 1", n)
+	}
 	if n := f.sim.Stats()["GET /1.0/server_groups"]; n != 0 {
 		t.Errorf("server groups listed %d times, want 0", n)
 	}
@@ -206,5 +219,29 @@ func checkNoneLeft(t *testing.T, sim *gbsim.Server) {
 	}
 	if policies := slices.DeleteFunc(sim.FirewallPolicies(), func(p gbsim.FirewallPolicy) bool { return p.Default }); len(policies) != 0 {
 		t.Errorf("firewall policies left: %+v", policies)
+	}
+}
+
+// TestSharedPolicyKeptForARuleMadeElsewhere: the shared group and policy
+// go with the last load balancer as the cloud shows them, not as the
+// driver knew them. A rule another CCM (the leader before this one) added
+// after this one read the policy keeps them, with that rule.
+func TestSharedPolicyKeptForARuleMadeElsewhere(t *testing.T) {
+	f := newLBFixture(t, gbsim.Options{}, frameworktest.LBOptions{NewProvider: func() framework.Provider { return brightbox.New() }})
+	web := f.Service(t, "web", nil)
+	f.EnsureReady(t, web)
+	first := f.LB
+	f.LB = f.Start(t)
+	api := f.Service(t, "api", nil)
+	f.EnsureReady(t, api)
+	f.LB = first
+
+	f.DeleteDone(t, f.Fresh(t, web))
+	policy := onlyNamed(t, f.sim.FirewallPolicies(), sharedGroup, policyName)
+	if rules := ruleOf(f.sim, policy.ID); len(rules) != 1 || rules[0].Description != "api.default."+clusterName {
+		t.Errorf("the shared policy's rules = %+v, want api's alone", rules)
+	}
+	if g := onlyNamed(t, f.sim.ServerGroups(), sharedGroup, groupName); policy.ServerGroup != g.ID {
+		t.Errorf("the shared policy is applied to %q, want the shared group %s", policy.ServerGroup, g.ID)
 	}
 }
