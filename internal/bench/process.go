@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // cpuSeconds reads the process's user and system CPU time from
@@ -73,4 +75,27 @@ var variants = map[string]map[string]string{
 	// Load balancers that target a droplet tag: node churn is one tag
 	// call, not a PUT per load balancer.
 	"digitalocean+tag": {"DO_LB_DROPLET_TAG": "k8s-bench-lb-nodes"},
+}
+
+// dropFromPageCache writes the file at path out and drops its pages from
+// the page cache, so that the CCM's executable is read from disk when it
+// starts, as a CCM restarted on a busy node reads it, in every run alike.
+// A binary go build just wrote sits in the page cache in large folios,
+// which the kernel maps into the process as 2 MiB pages (FilePmdMapped
+// in /proc/<pid>/smaps_rollup): its resident executable pages, half of
+// its RSS, then vary by up to ~8 MiB between two builds of the same code,
+// more than most changes a run is meant to show.
+func dropFromPageCache(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = f.Close() }()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("writing out %s: %w", path, err)
+	}
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		return fmt.Errorf("dropping %s from the page cache: %w", path, err)
+	}
+	return nil
 }

@@ -70,6 +70,9 @@ func run(ctx context.Context, s settings) (*results, error) {
 	// The local cluster's short periods are for tests; the bench runs
 	// upstream's defaults (--node-monitor-period 5s) and ccmkit's
 	// (--instance-cache-ttl 30s), but for the address refresh.
+	if err := dropFromPageCache(c.CCMBinary()); err != nil {
+		return nil, err
+	}
 	ccm, err := c.StartCCMWithEnv("ccm", s.CCMEnv, "--node-monitor-period=5s", "--instance-cache-ttl=30s", "--node-status-update-frequency="+s.AddressRefresh.String(),
 		"--secure-port="+strconv.Itoa(port))
 	if err != nil {
