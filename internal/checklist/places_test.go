@@ -68,6 +68,7 @@ var places = []place{
 	{path: "docs/<cloud>/README.md", notTemplate: true},
 	{path: "docs/<cloud>/migration.md", optional: true},
 	{path: "docs/performance/data/<cloud>-*.json", optional: true},
+	{path: "docs/performance/data/<cloud>+*.json", optional: true},
 	{path: "docs/install.md", registry: true, notTemplate: true},
 	{path: "docs/make-secret.md", registry: true, notTemplate: true},
 	{path: "README.md", registry: true},
