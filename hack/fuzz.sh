@@ -9,7 +9,7 @@
 # `go test -list`, which would compile every package. A fuzzing run takes one
 # target, so every package's instrumented test binary is built first, all
 # in one `go test -c` (one go command compiles a package two binaries share
-# once), and run once per target, from the package's directory as go test
+# once; packages of one name take one more each), and run once per target, from the package's directory as go test
 # runs it. A crasher is written to <package>/testdata/fuzz/<Name>/<hash>,
 # where `go test` replays it from then on: fix the bug and commit that file
 # as the regression test.
@@ -98,24 +98,39 @@ linux/amd64 | linux/arm64 | darwin/amd64 | darwin/arm64 | freebsd/amd64 | freebs
 esac
 
 # binary is where a package's instrumented test binary goes: go test -c -o
-# <dir>/ names it after the package.
+# <dir>/ names it after the package, so packages of one name (each cloud's
+# internal/cloud) are built by separate go commands, into a directory each
+# (round 0, 1, ...); the build cache shares what they have in common.
 bins=$tmp/bins
-mkdir -p "$bins"
-declare -A pkgname
+declare -A pkgname round
 while read -r dir name; do pkgname[$dir]=$name; done < <(
 	printf './%s\n' "${targets[@]%% *}" | uniq | xargs "$go" list -f '{{.Dir}} {{.Name}}' |
 		sed "s#^$root/##; s#^$root #. #"
 )
-binary() { echo "$bins/${pkgname[$1]}.test"; }
+declare -A named
+rounds=0
+for dir in $(printf '%s\n' "${targets[@]%% *}" | uniq); do
+	r=${named[${pkgname[$dir]}]:-0}
+	round[$dir]=$r
+	named[${pkgname[$dir]}]=$((r + 1))
+	((r + 1 > rounds)) && rounds=$((r + 1))
+done
+binary() { echo "$bins/${round[$1]}/${pkgname[$1]}.test"; }
 
 t0=$SECONDS
-if "$go" test -c "${instrument[@]}" -o "$bins/" $(printf './%s\n' "${targets[@]%% *}" | uniq) >"$tmp/build.log" 2>&1; then
-	printf '%-4s %-34s %-40s %4ds\n' ok "(build)" "$(printf '%s\n' "${targets[@]%% *}" | uniq | wc -l) packages" $((SECONDS - t0))
-else
-	printf '%-4s %-34s %-40s %4ds\n' FAIL "(build)" "" $((SECONDS - t0))
-	tail -n 30 "$tmp/build.log" | sed 's/^/     /'
-	exit 1
-fi
+for ((r = 0; r < rounds; r++)); do
+	dirs=()
+	for dir in $(printf '%s\n' "${targets[@]%% *}" | uniq); do
+		[[ ${round[$dir]} == "$r" ]] && dirs+=("./$dir")
+	done
+	mkdir -p "$bins/$r"
+	if ! "$go" test -c "${instrument[@]}" -o "$bins/$r/" "${dirs[@]}" >"$tmp/build.log" 2>&1; then
+		printf '%-4s %-34s %-40s %4ds\n' FAIL "(build)" "" $((SECONDS - t0))
+		tail -n 30 "$tmp/build.log" | sed 's/^/     /'
+		exit 1
+	fi
+done
+printf '%-4s %-34s %-40s %4ds\n' ok "(build)" "$(printf '%s\n' "${targets[@]%% *}" | uniq | wc -l) packages" $((SECONDS - t0))
 
 # fuzz runs one target, and prints its line (and what failed) when done.
 fuzz() { # dir name log
