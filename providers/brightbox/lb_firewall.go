@@ -67,7 +67,7 @@ func (d *lbDriver) ensureFirewall(ctx context.Context, req *lbRequest) (wrote bo
 	}
 	// The load balancer's own group and policy go only now that the
 	// shared ones open its node ports on its nodes: no outage.
-	if err := d.deleteOwnFirewall(ctx, req.Name, nil); err != nil {
+	if err := d.deleteOwnFirewall(ctx, req.Name); err != nil {
 		return true, fmt.Errorf("moving to the shared server group %s: %w", s.groupID, err)
 	}
 	delete(s.own, req.Name)
@@ -277,7 +277,7 @@ func (d *lbDriver) deleteFirewall(ctx context.Context, req *lbRequest) (err erro
 		return err
 	}
 	if s.own[req.Name] {
-		if err := d.deleteOwnFirewall(ctx, req.Name, nil); err != nil {
+		if err := d.deleteOwnFirewall(ctx, req.Name); err != nil {
 			return err
 		}
 		delete(s.own, req.Name)
@@ -334,16 +334,14 @@ func (d *lbDriver) dropRules(ctx context.Context, name string) error {
 
 // deleteOwnFirewall deletes the firewall policies called name and their
 // server groups, also called name (emptied first): a load balancer's own,
-// as the existing CCM makes them. policies is the list of policies, nil
-// to list them now. A group is found through its policy; only a policy
-// applied to no group (the existing CCM stopped midway) lists the groups,
-// to find one called name.
-func (d *lbDriver) deleteOwnFirewall(ctx context.Context, name string, policies []brightbox.FirewallPolicy) error {
-	if policies == nil {
-		var err error
-		if policies, err = d.client.FirewallPolicies(cloudapi.WithOperation(ctx, "firewall_policies.list")); err != nil {
-			return fmt.Errorf("listing firewall policies: %w", err)
-		}
+// as the existing CCM makes them, which the shared state (lb_shared.go)
+// says exist. A group is found through its policy; only a policy applied
+// to no group (the existing CCM stopped midway) lists the groups, to find
+// one called name.
+func (d *lbDriver) deleteOwnFirewall(ctx context.Context, name string) error {
+	policies, err := d.client.FirewallPolicies(cloudapi.WithOperation(ctx, "firewall_policies.list"))
+	if err != nil {
+		return fmt.Errorf("listing firewall policies: %w", err)
 	}
 	var groupIDs []string
 	orphaned := false
