@@ -14,6 +14,7 @@ import (
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
 	"github.com/ccmkit/ccmkit/framework/config"
+	"github.com/ccmkit/ccmkit/framework/intern"
 )
 
 // This file is the Skeleton Cloud "SDK": a small typed client for the API
@@ -100,6 +101,10 @@ const (
 type client struct {
 	base *url.URL
 	http *http.Client
+	// members holds each distinct member list of the load balancers
+	// once: every load balancer of a cluster lists the same nodes, and
+	// the pipeline's shared list holds them all (framework/intern).
+	members intern.Slices[string]
 }
 
 // newClient returns a client for apiURL that sends requests through hc (the
@@ -229,8 +234,9 @@ func newAPIError(method, path string, a cloudapi.Answer) *apiError {
 // following meta.next_page through cloudapi.Pager: any failure, a next
 // page pointing back or an empty page claiming more fails the whole list,
 // and so do items that do not add up to meta.total: a list that came back
-// short is an error, never a cloud without the rest.
-func listAll[T any](ctx context.Context, c *client, op, path, key string, query url.Values) ([]T, error) {
+// short is an error, never a cloud without the rest. keep, if not nil,
+// sees each item as its page is decoded, before the next page is read.
+func listAll[T any](ctx context.Context, c *client, op, path, key string, query url.Values, keep func(*T)) ([]T, error) {
 	q := url.Values{"per_page": {strconv.Itoa(listPageSize)}}
 	for k, v := range query {
 		q[k] = v
@@ -252,6 +258,11 @@ func listAll[T any](ctx context.Context, c *client, op, path, key string, query 
 			}
 			if err := decodeList(resp, key, &items, &meta); err != nil {
 				return nil, cloudapi.Done, fmt.Errorf("skeleton API GET %s: %w", path, err)
+			}
+			for i := range items {
+				if keep != nil {
+					keep(&items[i])
+				}
 			}
 			if meta.Total != nil {
 				total = *meta.Total
@@ -301,10 +312,17 @@ func getOne[T any](ctx context.Context, c *client, op, method, path, key string,
 	return resp[key], nil
 }
 
+// keepLB makes lb's member list the one equal lists share. Nothing
+// modifies a member list in place (lb_diff.go compares copies), which
+// sharing needs.
+func (c *client) keepLB(lb *loadBalancer) {
+	lb.Members = c.members.Of(lb.Members)
+}
+
 // The endpoints the provider uses.
 
 func (c *client) listInstances(ctx context.Context) ([]instance, error) {
-	return listAll[instance](ctx, c, "instances.list", "/v1/instances", "instances", nil)
+	return listAll[instance](ctx, c, "instances.list", "/v1/instances", "instances", nil, nil)
 }
 
 func (c *client) getInstance(ctx context.Context, id string) (*instance, error) {
@@ -318,16 +336,19 @@ func (c *client) checkAccess(ctx context.Context) error {
 }
 
 func (c *client) listLoadBalancers(ctx context.Context, tag string) ([]loadBalancer, error) {
-	return listAll[loadBalancer](ctx, c, "loadBalancers.list", "/v1/load-balancers", "load_balancers", url.Values{"tag": {tag}})
+	return listAll[loadBalancer](ctx, c, "loadBalancers.list", "/v1/load-balancers", "load_balancers", url.Values{"tag": {tag}}, c.keepLB)
 }
 
 // listAllLoadBalancers reads every load balancer of the account.
 func (c *client) listAllLoadBalancers(ctx context.Context) ([]loadBalancer, error) {
-	return listAll[loadBalancer](ctx, c, "loadBalancers.list", "/v1/load-balancers", "load_balancers", nil)
+	return listAll[loadBalancer](ctx, c, "loadBalancers.list", "/v1/load-balancers", "load_balancers", nil, c.keepLB)
 }
 
 func (c *client) getLoadBalancer(ctx context.Context, id string) (*loadBalancer, error) {
 	lb, err := getOne[loadBalancer](ctx, c, "loadBalancers.get", http.MethodGet, lbPath(id), "load_balancer", nil)
+	if err == nil {
+		c.keepLB(lb)
+	}
 	if err == nil && lb.ID != id {
 		// {"load_balancer": {}} would read as one without listeners or IP.
 		return nil, fmt.Errorf("loadBalancers.get %s: malformed response: the API answered with load balancer %q", id, lb.ID)
@@ -336,13 +357,20 @@ func (c *client) getLoadBalancer(ctx context.Context, id string) (*loadBalancer,
 }
 
 func (c *client) createLoadBalancer(ctx context.Context, spec *lbSpec) (*loadBalancer, error) {
-	return getOne[loadBalancer](ctx, c, "loadBalancers.create", http.MethodPost, "/v1/load-balancers", "load_balancer", spec)
+	lb, err := getOne[loadBalancer](ctx, c, "loadBalancers.create", http.MethodPost, "/v1/load-balancers", "load_balancer", spec)
+	if err == nil {
+		c.keepLB(lb)
+	}
+	return lb, err
 }
 
 // updateLoadBalancer replaces the load balancer's spec. The API refuses
 // while the load balancer is provisioning: that is ErrProvisioning.
 func (c *client) updateLoadBalancer(ctx context.Context, id string, spec *lbSpec) (*loadBalancer, error) {
 	lb, err := getOne[loadBalancer](ctx, c, "loadBalancers.update", http.MethodPut, lbPath(id), "load_balancer", spec)
+	if err == nil {
+		c.keepLB(lb)
+	}
 	if isStatus(err, http.StatusConflict) {
 		return nil, fmt.Errorf("%w: %w", framework.ErrProvisioning, err)
 	}
@@ -354,7 +382,7 @@ func (c *client) deleteLoadBalancer(ctx context.Context, id string) error {
 }
 
 func (c *client) listRoutes(ctx context.Context, tag string) ([]route, error) {
-	return listAll[route](ctx, c, "routes.list", "/v1/routes", "routes", url.Values{"tag": {tag}})
+	return listAll[route](ctx, c, "routes.list", "/v1/routes", "routes", url.Values{"tag": {tag}}, nil)
 }
 
 func (c *client) createRoute(ctx context.Context, spec *routeSpec) (*route, error) {

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/ccmkit/ccmkit/examples/skeleton/skeletonsim"
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/config"
 )
@@ -134,4 +136,66 @@ func listInst(ctx context.Context, c *client) error {
 func updateLB(ctx context.Context, c *client) error {
 	_, err := c.updateLoadBalancer(ctx, "lb-1", &lbSpec{Name: "x"})
 	return err
+}
+
+// TestLoadBalancersShareMemberLists: the load balancers of a cluster list
+// the same nodes, and the client keeps one copy of each distinct list,
+// whether it read them in a list, a GET or as a write's answer.
+func TestLoadBalancersShareMemberLists(t *testing.T) {
+	sim := skeletonsim.NewServer(t, skeletonsim.Options{})
+	var nodes []string
+	for range 3 {
+		nodes = append(nodes, sim.AddInstance(skeletonsim.Instance{}).ID)
+	}
+	spec := func(name string, members []string) skeletonsim.LoadBalancer {
+		return skeletonsim.LoadBalancer{LoadBalancerSpec: skeletonsim.LoadBalancerSpec{
+			Name: name, Members: members,
+			Listeners:   []skeletonsim.Listener{{Protocol: "TCP", Port: 80, TargetPort: 30080}},
+			HealthCheck: skeletonsim.HealthCheck{Protocol: "tcp", Port: 30080, IntervalSeconds: 10},
+		}}
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		sim.AddLoadBalancer(spec(name, nodes))
+	}
+	sim.AddLoadBalancer(spec("d", nodes[:2]))
+	c, err := newClient(sim.URL(), &http.Client{}, config.NewSecret(sim.Token()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	lbs, err := c.listAllLoadBalancers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lbs) != 4 {
+		t.Fatalf("listed %d load balancers, want 4", len(lbs))
+	}
+	shared := &lbs[0].Members[0]
+	for _, lb := range lbs[1:3] {
+		if !slices.Equal(lb.Members, nodes) || &lb.Members[0] != shared {
+			t.Fatalf("load balancer %s: members %v not shared with the others'", lb.Name, lb.Members)
+		}
+	}
+	if got := lbs[3].Members; !slices.Equal(got, nodes[:2]) || &got[0] == shared {
+		t.Fatalf("load balancer d: members %v, want its own %v", got, nodes[:2])
+	}
+	got, err := c.getLoadBalancer(ctx, lbs[1].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	updated, err := c.updateLoadBalancer(ctx, lbs[2].ID, &lbs[2].lbSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := lbs[0].lbSpec
+	again.Name += "-copy"
+	created, err := c.createLoadBalancer(ctx, &again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lb := range []*loadBalancer{got, updated, created} {
+		if &lb.Members[0] != shared {
+			t.Fatalf("load balancer %s as read alone: members not shared", lb.ID)
+		}
+	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/framework/intern"
 	"github.com/ccmkit/ccmkit/providers/digitalocean/internal/cloud"
 )
 
@@ -64,6 +65,10 @@ type lbDriver struct {
 	// nodeTag keeps DO_LB_DROPLET_TAG on the nodes' droplets; nil when
 	// it is unset.
 	nodeTag *nodeTag
+	// droplets holds each distinct droplet list of the load balancers
+	// once: those of a cluster list the same nodes, and the pipeline's
+	// shared list holds them all (framework/intern).
+	droplets intern.Slices[int]
 }
 
 var (
@@ -92,7 +97,7 @@ func (d *lbDriver) Get(ctx context.Context, id string) (*loadBalancer, error) {
 	case err != nil:
 		return nil, fmt.Errorf("getting load balancer %s: %w", id, err)
 	}
-	if err := checkLB(lb); err != nil {
+	if err := d.keep(lb); err != nil {
 		return nil, fmt.Errorf("getting load balancer %s: %w", id, err)
 	}
 	return lb, nil
@@ -101,15 +106,20 @@ func (d *lbDriver) Get(ctx context.Context, id string) (*loadBalancer, error) {
 // List implements framework.LoadBalancerLister: every load balancer of the
 // account, 200 per page. The pipeline serves Get and Find from it.
 func (d *lbDriver) List(ctx context.Context) ([]*loadBalancer, error) {
-	lbs, err := cloud.ListAll(ctx, "load_balancers", d.client.LoadBalancers.List)
+	lbs, err := cloud.ListAll(ctx, "load_balancers", func(ctx context.Context, o *godo.ListOptions) ([]loadBalancer, *godo.Response, error) {
+		page, resp, err := d.client.LoadBalancers.List(ctx, o)
+		for i := range page { // before the next page is decoded
+			if err == nil {
+				err = d.keep(&page[i])
+			}
+		}
+		return page, resp, err
+	})
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*loadBalancer, len(lbs))
 	for i := range lbs {
-		if err := checkLB(&lbs[i]); err != nil {
-			return nil, fmt.Errorf("listing load balancers: %w", err)
-		}
 		out[i] = &lbs[i]
 	}
 	return out, nil
@@ -152,7 +162,7 @@ func (d *lbDriver) Create(ctx context.Context, req *lbRequest) (*loadBalancer, e
 	if err != nil {
 		return nil, err
 	}
-	if err := checkLB(lb); err != nil {
+	if err := d.keep(lb); err != nil {
 		return nil, err
 	}
 	return lb, nil
@@ -180,7 +190,7 @@ func (d *lbDriver) Update(ctx context.Context, lb *loadBalancer, req *lbRequest)
 	if err != nil {
 		return false, err
 	}
-	if err := checkLB(updated); err != nil {
+	if err := d.keep(updated); err != nil {
 		return true, err
 	}
 	*lb = *updated
@@ -204,6 +214,17 @@ func (d *lbDriver) syncNodeTag(ctx context.Context, req *lbRequest, want *godo.L
 // none without ID, or an active one without its IPv4 (DigitalOcean gives
 // every active load balancer one; without it the Service's status would
 // lose its address), or with an address that is no IP.
+// keep checks a load balancer the API answered with (checkLB) and makes
+// its droplet list the one equal lists share. Nothing modifies a droplet
+// list in place (lb_diff.go compares copies), which sharing needs.
+func (d *lbDriver) keep(lb *loadBalancer) error {
+	if err := checkLB(lb); err != nil {
+		return err
+	}
+	lb.DropletIDs = d.droplets.Of(lb.DropletIDs)
+	return nil
+}
+
 func checkLB(lb *loadBalancer) error {
 	switch {
 	case lb == nil || lb.ID == "":
