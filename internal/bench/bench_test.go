@@ -1,10 +1,17 @@
 package main
 
 import (
+	"context"
 	"os"
 	"slices"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/ccmkit/ccmkit/internal/cluster"
 )
 
 func TestSlug(t *testing.T) {
@@ -91,5 +98,30 @@ func TestRuntimeEnvVariants(t *testing.T) {
 	}
 	if got := defaultClouds(); !slices.Contains(got, "digitalocean+tag") {
 		t.Errorf("defaultClouds() = %v; want digitalocean+tag among them", got)
+	}
+}
+
+// TestWarningEventsAreTheCCMs: the kube-apiserver's repair loop warns of
+// its own, and a figure of the CCM's must not count them.
+func TestWarningEventsAreTheCCMs(t *testing.T) {
+	warn := func(name, reason string, count int32, source corev1.EventSource, reporting string) *corev1.Event {
+		return &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Type: corev1.EventTypeWarning,
+			Reason: reason, Message: "m", Count: count, Source: source, ReportingController: reporting}
+	}
+	kube := fake.NewClientset(
+		warn("a", "SyncLoadBalancerFailed", 3, corev1.EventSource{Component: "service-controller"}, ""),
+		warn("b", "InvalidAnnotation", 0, corev1.EventSource{Component: "service-controller"}, "service-controller"),
+		warn("c", "ClusterIPNotAllocated", 5, corev1.EventSource{}, "ipallocator-repair-controller"),
+		warn("d", "PortNotAllocated", 1, corev1.EventSource{Component: "portallocator-repair-controller"}, ""),
+	)
+	n, by, err := warningEvents(context.Background(), &cluster.Cluster{Kube: kube})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 4 {
+		t.Errorf("counted %d Warnings, want the CCM's 4 (3 repeats of one, and one)", n)
+	}
+	if got := by[controlPlane]; got["ClusterIPNotAllocated: m"] != 5 || got["PortNotAllocated: m"] != 1 || len(by[""]) != 2 {
+		t.Errorf("by source: %v", by)
 	}
 }

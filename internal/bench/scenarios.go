@@ -21,8 +21,9 @@ type scenario struct {
 	Calls   map[string]int `json:"calls"`
 	Total   int            `json:"totalCalls"`
 	Writes  int            `json:"writes"`
-	// Warnings counts the Warning Events raised during the step (repeats
-	// included): a healthy cloud doing its job should raise none.
+	// Warnings counts the Warning Events the CCM raised during the step
+	// (repeats included; the control plane's are not counted): a healthy
+	// cloud doing its job should raise none.
 	Warnings int `json:"warningEvents"`
 	// Errors counts the lines the CCM logged at error level during the
 	// step: a healthy cloud doing its job should make none.
