@@ -61,15 +61,23 @@ func (i *instances) InstanceByID(ctx context.Context, id string) (*framework.Ins
 
 // InstanceByName returns the droplet backing the Node called name: the one
 // with exactly that name or, as the existing CCM does, the one whose private
-// IPv4, public IPv4 or public IPv6 is name. It lists every droplet; only a
-// complete list of well-formed droplets without a match is a not-found. Two
-// droplets that match are an error, not a guess.
+// IPv4, public IPv4 or public IPv6 is name. It lists the droplets the API
+// finds by that name (its name filter, one call: a node joining a cluster
+// of 5,000 costs one call, not 25 pages), or every droplet when name is an
+// IP address; only a complete list of well-formed droplets without a match
+// is a not-found. Two droplets that match are an error, not a guess.
 func (i *instances) InstanceByName(ctx context.Context, name string) (*framework.Instance, error) {
-	all, err := listDroplets(ctx, i.client)
+	ip, _ := netip.ParseAddr(name)
+	list := func(ctx context.Context, o *godo.ListOptions) ([]godo.Droplet, *godo.Response, error) {
+		return i.client.Droplets.ListByName(ctx, name, o)
+	}
+	if ip.IsValid() {
+		list = i.client.Droplets.List
+	}
+	all, err := cloud.ListAll(ctx, "droplets", list)
 	if err != nil {
 		return nil, err
 	}
-	ip, _ := netip.ParseAddr(name)
 	var byName, byIP []*godo.Droplet
 	malformed := 0
 	for k := range all {

@@ -270,13 +270,30 @@ func TestListPagination(t *testing.T) {
 		t.Errorf("APICounter droplets.list = %d, want 3", calls)
 	}
 
-	// The last of them is found by name with the same three calls.
+	// The last of them is found by name with one call, the API's name
+	// filter; by one of its IPs, with the three calls of a full list.
 	before = sim.Stats()["GET /v2/droplets"]
 	if got, err := inst.InstanceByName(ctx, "node-449"); err != nil || got.Name != "node-449" {
 		t.Fatalf("InstanceByName(node-449) = %+v, %v", got, err)
 	}
+	if calls := sim.Stats()["GET /v2/droplets"] - before; calls != 1 {
+		t.Errorf("list calls for InstanceByName = %d, want 1", calls)
+	}
+	if _, err := inst.InstanceByName(ctx, "node-450"); !framework.IsNotFound(err) {
+		t.Errorf("InstanceByName(node-450), which no droplet is named: %v, want not found", err)
+	}
+	var ip string
+	for _, i := range list {
+		if i.Name == "node-449" {
+			ip = i.Addresses[0].Address
+		}
+	}
+	before = sim.Stats()["GET /v2/droplets"]
+	if got, err := inst.InstanceByName(ctx, ip); err != nil || got.Name != "node-449" {
+		t.Fatalf("InstanceByName(%s) = %+v, %v", ip, got, err)
+	}
 	if calls := sim.Stats()["GET /v2/droplets"] - before; calls != 3 {
-		t.Errorf("list calls for InstanceByName = %d, want 3", calls)
+		t.Errorf("list calls for InstanceByName by IP = %d, want 3", calls)
 	}
 	// A failed page fails the whole list.
 	defer sim.Inject(dosim.Fault{Op: "GET /v2/droplets", Status: 500})()
