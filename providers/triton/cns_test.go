@@ -55,4 +55,16 @@ func TestCNSEntries(t *testing.T) {
 	if got := formatCNSServices(withCNSEntries(nil, "k8s-a", nil)); got != "" {
 		t.Errorf("nothing with nothing = %q", got)
 	}
+	// cnsEntriesIn reads a label's entries as parsing everything would.
+	for _, value := range [][]string{
+		{"web:8080", " k8s-a:30080", "", "admin", "k8s-a:30443 "},
+		{"k8s-a:1,k8s-b:2, k8s-a :3", "k8s-ab:4"},
+		nil,
+	} {
+		for _, label := range []string{"k8s-a", "web", "k8s-ab", "none"} {
+			if got, want := cnsEntriesIn(value, label), cnsEntriesOf(parseCNSServices(value), label); !cmp.Equal(got, want) {
+				t.Errorf("cnsEntriesIn(%q, %s) = %q, want %q", value, label, got, want)
+			}
+		}
+	}
 }

@@ -303,3 +303,40 @@ func TestDeletedNodeLeaves(t *testing.T) {
 	}
 	wantCalls(t, sim, stats, nil)
 }
+
+// TestMachinesShareServicesLists: every node of a cluster carries every
+// Service's CNS entries, and the shared list keeps one copy of each
+// distinct triton.cns.services list, as listed and as this process's own
+// writes leave it.
+func TestMachinesShareServicesLists(t *testing.T) {
+	sim := tritonsim.NewServer(t, tritonsim.Options{})
+	all := "k8s-a:30080,k8s-b:30081,k8s-c:30082"
+	for i := range 3 {
+		sim.AddMachine(tritonsim.Machine{Name: fmt.Sprintf("node-%d", i), Tags: map[string]any{clusterTag: "test", cnsServicesTag: all}})
+	}
+	sim.AddMachine(tritonsim.Machine{Name: "node-3", Tags: map[string]any{clusterTag: "test", cnsServicesTag: "k8s-a:30080"}})
+	_, ctx := ktesting.NewTestContext(t)
+	p := startForTest(ctx, t, sim)
+	lbs := p.lb.(*loadBalancers)
+	ms, err := lbs.machines.all(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*compute.Instance{}
+	for _, m := range ms {
+		byName[m.Name] = m
+	}
+	shared := &byName["node-0"].CNS.Services[0]
+	for _, name := range []string{"node-1", "node-2"} {
+		if s := byName[name].CNS.Services; strings.Join(s, ",") != all || &s[0] != shared {
+			t.Fatalf("%s: services %q not shared with node-0's", name, s)
+		}
+	}
+	if s := byName["node-3"].CNS.Services; strings.Join(s, ",") != "k8s-a:30080" || &s[0] == shared {
+		t.Fatalf("node-3: services %q, want its own", s)
+	}
+	written := p.api.withTags(byName["node-3"], map[string]string{cnsServicesTag: all})
+	if &written.CNS.Services[0] != shared {
+		t.Fatal("a machine as a write leaves it does not share its services list")
+	}
+}

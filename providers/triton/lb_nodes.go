@@ -45,7 +45,7 @@ func (d *lbDriver) syncNodeEntries(ctx context.Context, label string, want map[s
 			continue
 		}
 		seen[m.ID] = true
-		if sameEntries(cnsEntriesOf(parseCNSServices(m.CNS.Services), label), want[m.ID]) {
+		if sameEntries(cnsEntriesIn(m.CNS.Services, label), want[m.ID]) {
 			continue
 		}
 		w, err := d.setNodeEntries(ctx, m.ID, label, want[m.ID], nil)
@@ -95,7 +95,7 @@ func (d *lbDriver) setNodeEntries(ctx context.Context, id, label string, want []
 		return false, nil
 	}
 	_, tagged := m.Tags[clusterTag]
-	if sameEntries(cnsEntriesOf(parseCNSServices(m.CNS.Services), label), want) && (tagged || len(want) == 0) {
+	if sameEntries(cnsEntriesIn(m.CNS.Services, label), want) && (tagged || len(want) == 0) {
 		return false, nil
 	}
 	if cached {
@@ -109,8 +109,8 @@ func (d *lbDriver) setNodeEntries(ctx context.Context, id, label string, want []
 		case err != nil:
 			return false, err
 		}
-		m = withTags(m, map[string]string{cnsServicesTag: current})
-		if sameEntries(cnsEntriesOf(parseCNSServices(m.CNS.Services), label), want) && (tagged || len(want) == 0) {
+		m = d.api.withTags(m, map[string]string{cnsServicesTag: current})
+		if sameEntries(cnsEntriesIn(m.CNS.Services, label), want) && (tagged || len(want) == 0) {
 			// The tag is not as listed: someone edited it, or one of
 			// the two answers was wrong. Neither is taken on trust;
 			// the next sync lists afresh and mends what is left.
@@ -133,7 +133,7 @@ func (d *lbDriver) setNodeEntries(ctx context.Context, id, label string, want []
 		case err != nil && !notFound(err): // 404: the tag is not there
 			return false, fmt.Errorf("deleting tag %s of machine %s: %w", cnsServicesTag, id, err)
 		}
-		d.machines.store(withTags(m, nil))
+		d.machines.store(d.api.withTags(m, nil))
 		return true, nil
 	}
 	tags := map[string]string{cnsServicesTag: formatCNSServices(next)}
@@ -150,7 +150,7 @@ func (d *lbDriver) setNodeEntries(ctx context.Context, id, label string, want []
 		}
 		return false, fmt.Errorf("tagging machine %s: %w", id, err)
 	}
-	d.machines.store(withTags(m, tags))
+	d.machines.store(d.api.withTags(m, tags))
 	return true, nil
 }
 
@@ -192,8 +192,9 @@ func (d *lbDriver) nodeMachine(ctx context.Context, id string, read *compute.Ins
 
 // withTags is m as CloudAPI has it after tags were merged into its own: a
 // triton.cns.services among them (as triton-go reads it, into CNS); none
-// means that tag was deleted.
-func withTags(m *compute.Instance, tags map[string]string) *compute.Instance {
+// means that tag was deleted. The services list is the one equal lists
+// share (api.services).
+func (a *api) withTags(m *compute.Instance, tags map[string]string) *compute.Instance {
 	next := *m
 	next.Tags = maps.Clone(m.Tags)
 	if next.Tags == nil {
@@ -201,7 +202,7 @@ func withTags(m *compute.Instance, tags map[string]string) *compute.Instance {
 	}
 	next.CNS.Services = nil
 	if v, ok := tags[cnsServicesTag]; ok {
-		next.CNS.Services = strings.Split(v, ",")
+		next.CNS.Services = a.services.Of(strings.Split(v, ","))
 	}
 	for k, v := range tags {
 		if k != cnsServicesTag {

@@ -207,6 +207,7 @@ func (a *api) listMachinesWhere(ctx context.Context, tags map[string]any, what s
 			if err := checkMachine(m); err != nil {
 				return nil, fmt.Errorf("listing machines %s: %w", what, err)
 			}
+			m.CNS.Services = a.services.Of(m.CNS.Services) // before the next page is decoded
 		}
 		out = append(out, page...)
 		if len(page) < machinePage || offset+machinePage > 65535 {

@@ -169,12 +169,21 @@ func (d *lbDriver) List(ctx context.Context) ([]*tritonLB, error) {
 	}
 	var out []*tritonLB
 	labels := map[string]bool{nodeServiceLabel(&d.settings, d.cluster): true}
+	// The nodes of a cluster share their services list (api.services):
+	// each distinct one is read once.
+	read := map[*string]bool{}
 	for _, m := range ms {
 		if _, appliance := m.Tags[serviceUIDTag]; appliance {
 			if m.State != machineDeleted {
 				out = append(out, &tritonLB{machine: m})
 			}
 			continue
+		}
+		if len(m.CNS.Services) > 0 {
+			if read[&m.CNS.Services[0]] {
+				continue
+			}
+			read[&m.CNS.Services[0]] = true
 		}
 		for _, e := range parseCNSServices(m.CNS.Services) {
 			if l := e.label(); !labels[l] && cnsLabelPattern.MatchString(l) {
