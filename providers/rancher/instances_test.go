@@ -219,12 +219,12 @@ func TestAmbiguousName(t *testing.T) {
 	}
 }
 
-// TestNodeSweepCost: initializing 250 Nodes, by providerID or by name,
-// costs one paginated host list (three pages of 100, the hosts' addresses
-// embedded) and no per-host request, however many lookups; a second sweep
-// within the TTL costs nothing.
+// TestNodeSweepCost: initializing 2,500 Nodes, by providerID or by name,
+// costs one paginated host list (three pages of 1,000, the hosts'
+// addresses embedded) and no per-host request, however many lookups; a
+// second sweep within the TTL costs nothing.
 func TestNodeSweepCost(t *testing.T) {
-	const n = 250
+	const n = 2500
 	sim, _, inst, counter := simCloud(t, time.Hour)
 	hosts := addHosts(sim, n)
 	sweepNodes(t, inst, hosts)
@@ -247,7 +247,7 @@ func TestNodeSweepCostWithoutInclude(t *testing.T) {
 	sim, inst, counter := olderCattleCloud(t, time.Hour)
 	hosts := addHosts(sim, n)
 	sweepNodes(t, inst, hosts)
-	want := map[string]int64{"hosts.list": 3, "hosts.ipAddresses": n}
+	want := map[string]int64{"hosts.list": 1, "hosts.ipAddresses": n}
 	if diff := cmp.Diff(want, counter.Snapshot()); diff != "" {
 		t.Errorf("requests of a sweep of %d Nodes (-want +got):\n%s", n, diff)
 	}
