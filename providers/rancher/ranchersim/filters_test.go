@@ -1,9 +1,12 @@
 package ranchersim
 
 import (
+	"encoding/json"
 	"net/http"
 	"slices"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestFilterKeys: Cattle's ParseCollectionAttributes.parseFilters splits a
@@ -71,6 +74,49 @@ func TestFilterConditions(t *testing.T) {
 		got := call(t, s, http.MethodGet, "/hosts?"+tc.query, "").dataIDs()
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("?%s: %v, want %v", tc.query, got, tc.want)
+		}
+	}
+}
+
+// TestFieldsAsJSON: the fields a list filters and sorts by are read from
+// a document as its JSON has them (the embedded ipAddresses, a null, an
+// omitted empty field, an embedded struct's promoted field), without
+// encoding the whole document.
+func TestFieldsAsJSON(t *testing.T) {
+	s := New(Options{})
+	h := s.AddHost(Host{Hostname: "node-1", Labels: map[string]string{"zone": "a"}})
+	type inner struct {
+		Shadowed string `json:"name"`
+		Promoted int    `json:"promoted"`
+	}
+	docs := []any{
+		view{base: "http://x", project: "http://x/p", include: map[string]bool{"ipAddresses": true}}.host(s.st, &h),
+		struct {
+			inner
+			Name  string            `json:"name"`
+			Empty string            `json:"empty,omitempty"`
+			Nil   *int              `json:"nil"`
+			Skip  string            `json:"-"`
+			Map   map[string]string `json:"map"`
+		}{inner: inner{"hidden", 7}, Name: "top", Map: map[string]string{"k": "v"}},
+		map[string]any{"name": "m", "n": 1},
+	}
+	for i, doc := range docs {
+		b, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want map[string]any
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		names := []string{"absent", "empty", "Skip", "-"}
+		for k := range want {
+			names = append(names, k)
+		}
+		got := fields(doc, names)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("doc %d: fields (-as JSON +got):\n%s", i, diff)
 		}
 	}
 }
