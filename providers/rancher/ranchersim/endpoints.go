@@ -68,17 +68,19 @@ func running(state string) bool {
 // active host for a global one, else the first Scale active hosts (oldest
 // first).
 func (st *state) placement(svc *Service) []*Host {
+	lc := svc.runningConfig()
+	global := lc != nil && lc.Labels[LabelGlobal] == "true"
+	scale := max(svc.Scale, 1)
 	var hosts []*Host
-	for _, h := range st.hosts.All() {
+	for h := range st.hosts.Values() { // a list of 1,000 LBs reads each one's
 		if h.State == StateActive {
 			hosts = append(hosts, h)
+			if !global && len(hosts) == scale {
+				break
+			}
 		}
 	}
-	lc := svc.runningConfig()
-	if lc != nil && lc.Labels[LabelGlobal] == "true" {
-		return hosts
-	}
-	return hosts[:min(max(svc.Scale, 1), len(hosts))]
+	return hosts
 }
 
 // runningConfig is the launch config the service's containers run: the
