@@ -259,8 +259,8 @@ func listAll[T any](ctx context.Context, c *client, op, path, key string, query 
 			if err := decodeList(resp, key, &items, &meta); err != nil {
 				return nil, cloudapi.Done, fmt.Errorf("skeleton API GET %s: %w", path, err)
 			}
-			for i := range items {
-				if keep != nil {
+			if keep != nil {
+				for i := range items {
 					keep(&items[i])
 				}
 			}

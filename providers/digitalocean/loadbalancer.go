@@ -108,12 +108,15 @@ func (d *lbDriver) Get(ctx context.Context, id string) (*loadBalancer, error) {
 func (d *lbDriver) List(ctx context.Context) ([]*loadBalancer, error) {
 	lbs, err := cloud.ListAll(ctx, "load_balancers", func(ctx context.Context, o *godo.ListOptions) ([]loadBalancer, *godo.Response, error) {
 		page, resp, err := d.client.LoadBalancers.List(ctx, o)
+		if err != nil {
+			return nil, resp, err
+		}
 		for i := range page { // before the next page is decoded
-			if err == nil {
-				err = d.keep(&page[i])
+			if err := d.keep(&page[i]); err != nil {
+				return nil, resp, err
 			}
 		}
-		return page, resp, err
+		return page, resp, nil
 	})
 	if err != nil {
 		return nil, err
