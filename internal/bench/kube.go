@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -16,8 +17,42 @@ import (
 	"github.com/ccmkit/ccmkit/internal/cluster"
 )
 
+// pollEvery is how often waitFor checks its condition, at the least.
+const pollEvery = 500 * time.Millisecond
+
+// waitFor checks cond until it holds, every pollEvery or, when a check
+// takes longer than a fifth of that, four times as long as the last one
+// took: a check reads the simulator under its lock (LoadBalancers at
+// 5,000 nodes and 1,000 load balancers is millions of members), and
+// checking back to back would starve the CCM's calls it is measuring.
 func waitFor(ctx context.Context, timeout time.Duration, cond wait.ConditionWithContextFunc) error {
-	return wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, cond)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		start := time.Now()
+		done, err := cond(ctx)
+		if done || err != nil {
+			return err
+		}
+		if err := sleepCtx(ctx, pacing(time.Since(start))); err != nil {
+			return fmt.Errorf("waiting: %w", err)
+		}
+	}
+}
+
+// pacing is the pause after a check that took took.
+func pacing(took time.Duration) time.Duration { return max(pollEvery, 4*took) }
+
+// sleepCtx waits d, or until ctx is done.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 func allInitialized(ctx context.Context, c *cluster.Cluster, want int) (bool, error) {

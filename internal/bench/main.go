@@ -30,6 +30,9 @@
 // <cloud>+<mode> (CLOUD=digitalocean+tag) is one of the modes in variants.
 // BENCH_CCM_BINARY=<path> runs a CCM built beforehand instead of building
 // this checkout's: another commit's, to compare two on one harness.
+// BENCH_PPROF=<host:port> serves the bench process's own profiles
+// (net/http/pprof), the simulators' included: go tool pprof
+// http://<host:port>/debug/pprof/profile while a step runs.
 package main
 
 import (
@@ -37,6 +40,9 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -49,6 +55,24 @@ import (
 
 	"github.com/ccmkit/ccmkit/internal/cluster"
 )
+
+// servePprof serves net/http/pprof's handlers on addr ("" serves none).
+func servePprof(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("BENCH_PPROF: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	go func() { _ = (&http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}).Serve(ln) }()
+	fmt.Fprintf(os.Stderr, "bench: profiles at http://%s/debug/pprof/\n", ln.Addr())
+	return nil
+}
 
 // settings are the scenario sizes, from the environment (make bench passes
 // them through) or flags.
@@ -93,6 +117,10 @@ func main() {
 	check := flag.Bool("check", false, "with -report: fail if docs/performance.md or its plots are not what the runs give")
 	flag.Parse()
 
+	if err := servePprof(os.Getenv("BENCH_PPROF")); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var err error

@@ -74,22 +74,28 @@ func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
 	s := c.Server
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	addresses := map[string][]string{}
+	for _, cip := range s.st.cips.All() {
+		addresses[cip.Target] = append(addresses[cip.Target], cip.addresses()...)
+	}
+	// Members are sorted once per run of load balancers with the same
+	// nodes (the service controller gives every one the same), and shared.
+	var lastNodes, lastMembers []string
 	var out []simkit.LoadBalancer
 	for _, lb := range s.st.lbs.All() {
 		if gone(lb.Status) {
 			continue
 		}
-		n := simkit.LoadBalancer{ID: lb.ID, Name: lb.Name, Members: slices.Sorted(slices.Values(lb.Nodes))}
+		n := simkit.LoadBalancer{ID: lb.ID, Name: lb.Name}
+		if lastMembers == nil || !slices.Equal(lb.Nodes, lastNodes) {
+			lastNodes, lastMembers = lb.Nodes, slices.Sorted(slices.Values(lb.Nodes))
+		}
+		n.Members = lastMembers
 		for _, l := range lb.Listeners {
 			n.Listeners = append(n.Listeners, simkit.FormatListener(l.Protocol, l.In, l.Out))
 		}
 		slices.Sort(n.Listeners)
-		for _, cip := range s.st.cips.All() {
-			if cip.Target == lb.ID {
-				n.Addresses = append(n.Addresses, cip.addresses()...)
-			}
-		}
-		slices.Sort(n.Addresses)
+		n.Addresses = slices.Sorted(slices.Values(addresses[lb.ID]))
 		out = append(out, n)
 	}
 	return out

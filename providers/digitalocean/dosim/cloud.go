@@ -73,6 +73,13 @@ func (c *Cloud) Env() map[string]string { return c.Server.Env(c.URL()) }
 // the NodePorts of every Service, and the certificates it uses are the
 // user's), so nothing the provider makes can outlive a load balancer.
 func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
+	// Members are worked out once per tag, and once per run of load
+	// balancers naming the same droplets (the service controller gives
+	// every one the same nodes), and shared.
+	var droplets []Droplet
+	byTag := map[string][]string{}
+	var lastIDs []int
+	var lastMembers []string
 	var out []simkit.LoadBalancer
 	for _, lb := range c.Server.LoadBalancers() {
 		n := simkit.LoadBalancer{ID: lb.ID, Name: lb.Name}
@@ -80,10 +87,23 @@ func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
 			n.Listeners = append(n.Listeners, simkit.FormatListener(fr.EntryProtocol, fr.EntryPort, fr.TargetPort))
 		}
 		slices.Sort(n.Listeners)
-		for _, id := range c.members(lb) {
-			n.Members = append(n.Members, strconv.Itoa(id))
+		switch {
+		case lb.Tag != "":
+			m, done := byTag[lb.Tag]
+			if !done {
+				if droplets == nil {
+					droplets = c.Droplets()
+				}
+				m = tagged(droplets, lb.Tag)
+				byTag[lb.Tag] = m
+			}
+			n.Members = m
+		case lastMembers != nil && slices.Equal(lb.DropletIDs, lastIDs):
+			n.Members = lastMembers
+		default:
+			n.Members = memberIDs(lb.DropletIDs)
+			lastIDs, lastMembers = lb.DropletIDs, n.Members
 		}
-		slices.Sort(n.Members)
 		for _, ip := range []string{lb.IP, lb.IPv6} {
 			if ip != "" {
 				n.Addresses = append(n.Addresses, ip)
@@ -95,17 +115,28 @@ func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
 	return out
 }
 
-// members are the droplets behind lb: its droplet_ids, or the droplets
-// tagged with its tag.
-func (s *Server) members(lb LoadBalancer) []int {
-	if lb.Tag == "" {
-		return lb.DropletIDs
-	}
+// tagged are the IDs of the droplets tagged tag, as LoadBalancers gives
+// members.
+func tagged(droplets []Droplet, tag string) []string {
 	var ids []int
-	for _, d := range s.Droplets() {
-		if slices.Contains(d.Tags, lb.Tag) {
+	for _, d := range droplets {
+		if slices.Contains(d.Tags, tag) {
 			ids = append(ids, d.ID)
 		}
 	}
-	return ids
+	return memberIDs(ids)
+}
+
+// memberIDs are droplet IDs as LoadBalancers gives members: decimal,
+// sorted; nil for none.
+func memberIDs(ids []int) []string {
+	if len(ids) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, strconv.Itoa(id))
+	}
+	slices.Sort(out)
+	return out
 }

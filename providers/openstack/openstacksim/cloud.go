@@ -89,6 +89,17 @@ func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
 	s := c.Server
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	onPort := map[string][]string{} // port ID: its floating IPs, oldest first
+	fips := map[string]string{}
+	for _, f := range s.st.floatingIPs.All() {
+		if f.PortID == "" {
+			continue
+		}
+		onPort[f.PortID] = append(onPort[f.PortID], f.FloatingIPAddress)
+		if _, seen := fips[f.PortID]; !seen {
+			fips[f.PortID] = f.FloatingIPAddress // the first, as the provider takes it
+		}
+	}
 	owner := maps.Clone(s.st.goneServers)
 	for _, p := range s.st.ports.All() {
 		if _, isServer := s.st.servers.Get(p.DeviceID); !isServer {
@@ -97,16 +108,8 @@ func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
 		for _, ip := range p.FixedIPs {
 			owner[ip.IPAddress] = p.DeviceID
 		}
-		for _, f := range s.st.floatingIPs.All() {
-			if f.PortID == p.ID {
-				owner[f.FloatingIPAddress] = p.DeviceID
-			}
-		}
-	}
-	fips := map[string]string{}
-	for _, f := range s.st.floatingIPs.All() {
-		if _, seen := fips[f.PortID]; !seen && f.PortID != "" {
-			fips[f.PortID] = f.FloatingIPAddress // the first, as the provider takes it
+		for _, ip := range onPort[p.ID] {
+			owner[ip] = p.DeviceID
 		}
 	}
 	var out []simkit.LoadBalancer

@@ -1,7 +1,9 @@
 package ranchersim
 
 import (
+	"maps"
 	"slices"
+	"strings"
 
 	"github.com/ccmkit/ccmkit/framework/frameworktest/simkit"
 )
@@ -95,6 +97,9 @@ func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
 		}
 		byIP[h.AgentIPAddress] = h.UUID
 	}
+	// The load balancers of a cluster share one external service: their
+	// members are worked out once per set of backends, and shared.
+	membersOf := map[string][]string{}
 	var out []simkit.LoadBalancer
 	for _, svc := range c.st.services.All() {
 		if !liveLB(svc) {
@@ -106,39 +111,53 @@ func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
 		}
 		slices.Sort(lb.Addresses)
 		lb.Addresses = slices.Compact(lb.Addresses)
-		members := map[string]bool{}
-		backends := map[string]bool{}
+		var backends []string
 		for _, l := range svc.Links {
-			backends[l.ServiceID] = true
+			backends = append(backends, l.ServiceID)
 		}
 		if svc.LBConfig != nil {
 			for _, pr := range svc.LBConfig.PortRules {
 				lb.Listeners = append(lb.Listeners, simkit.FormatListener(pr.Protocol, pr.SourcePort, pr.TargetPort))
 				if pr.ServiceID != "" {
-					backends[pr.ServiceID] = true
-				}
-			}
-		}
-		for id := range backends {
-			target, ok := c.st.services.Get(id)
-			if !ok || target.Removed != nil {
-				continue
-			}
-			for _, ip := range target.ExternalIPAddresses {
-				if uuid, ok := byIP[ip]; ok {
-					members[uuid] = true
+					backends = append(backends, pr.ServiceID)
 				}
 			}
 		}
 		slices.Sort(lb.Listeners)
 		lb.Listeners = slices.Compact(lb.Listeners)
-		for m := range members {
-			lb.Members = append(lb.Members, m)
+		slices.Sort(backends)
+		backends = slices.Compact(backends)
+		key := strings.Join(backends, ",")
+		members, done := membersOf[key]
+		if !done {
+			members = c.st.members(backends, byIP)
+			membersOf[key] = members
 		}
-		slices.Sort(lb.Members)
+		lb.Members = members
 		out = append(out, lb)
 	}
 	return out
+}
+
+// members are the UUIDs of the hosts (byIP: by any of their addresses)
+// that the live external services of backends name, sorted.
+func (st *state) members(backends []string, byIP map[string]string) []string {
+	set := map[string]bool{}
+	for _, id := range backends {
+		target, ok := st.services.Get(id)
+		if !ok || target.Removed != nil {
+			continue
+		}
+		for _, ip := range target.ExternalIPAddresses {
+			if uuid, ok := byIP[ip]; ok {
+				set[uuid] = true
+			}
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(set))
 }
 
 // liveLB reports whether svc is a load balancer neither removed nor being

@@ -97,21 +97,31 @@ const (
 func (c *Cloud) LoadBalancers() []simkit.LoadBalancer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	names := &cnsIndex{st: c.st}
 	var out []simkit.LoadBalancer
 	for _, m := range c.st.machines.All() {
 		if m.State == StateDeleted || !strings.EqualFold(m.Metadata[MetadataLoadBalancer], "true") {
 			continue
 		}
 		lb := simkit.LoadBalancer{ID: m.ID, Name: m.Name}
-		var members []string
+		var backends []string
 		for _, e := range parsePortmap(m.Metadata[MetadataPortmap]) {
 			lb.Listeners = append(lb.Listeners, simkit.FormatListener(e.protocol(), e.listen, e.backendPort))
-			rec, _ := c.st.resolve(e.backend)
-			members = append(members, rec.Machines...)
+			backends = append(backends, e.backend)
 		}
 		slices.Sort(lb.Listeners)
-		slices.Sort(members)
-		lb.Members = slices.Compact(members)
+		slices.Sort(backends)
+		backends = slices.Compact(backends)
+		if len(backends) == 1 {
+			lb.Members = names.machines(backends[0])
+		} else {
+			var members []string
+			for _, b := range backends {
+				members = append(members, names.machines(b)...)
+			}
+			slices.Sort(members)
+			lb.Members = slices.Compact(members)
+		}
 		lb.Addresses = c.st.applianceAddresses(m)
 		out = append(out, lb)
 	}

@@ -128,3 +128,40 @@ func sorted(v ...string) []string {
 	slices.Sort(v)
 	return v
 }
+
+// The index LoadBalancers reads members from answers every name as
+// resolve does: service names of both zones, with machines drained,
+// stopped and disabled, instance names, other accounts', foreign names.
+func TestCNSIndexIsResolve(t *testing.T) {
+	s := NewServer(t, Options{})
+	nodes := cnsNodes(s)
+	s.AddMachine(Machine{Name: "w4", Tags: map[string]any{TagCNSServices: "k8s-c1-nodes:30080,web:80,web:81"}})
+	s.AddMachine(Machine{Name: "w5", Tags: map[string]any{TagCNSServices: "Upper:1"}})
+	s.SetMetadata(nodes[0].ID, MetadataCNSStatus, "down")
+	s.SetMachineState(nodes[1].ID, StateStopped)
+	acct := s.AccountID()
+	var names []string
+	for _, zone := range []string{"us-east-1.triton.zone", "us-east-1.cns.joyent.com"} {
+		for _, label := range []string{"k8s-c1-nodes", "web", "Upper", "upper", "none"} {
+			names = append(names, label+".svc."+acct+"."+zone, label+".svc."+acct+"."+zone+".", label+".svc.other-account."+zone)
+		}
+		names = append(names, "w3.inst."+acct+"."+zone, nodes[0].ID+".inst."+acct+"."+zone, "a.b.svc."+acct+"."+zone)
+	}
+	names = append(names, "example.com", "")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	x := &cnsIndex{st: s.st}
+	for _, name := range names {
+		rec, _ := s.st.resolve(name)
+		want := rec.Machines
+		if len(want) == 0 {
+			want = nil
+		}
+		if got := x.machines(name); !slices.Equal(got, want) {
+			t.Errorf("%q: index %v, resolve %v", name, got, want)
+		}
+	}
+	if got := x.machines("web.svc." + acct + ".us-east-1.cns.joyent.com"); len(got) != 1 {
+		t.Errorf("web: %v, want one machine (listed twice)", got)
+	}
+}
