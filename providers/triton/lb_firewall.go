@@ -102,11 +102,12 @@ func (d *lbDriver) deleteRule(ctx context.Context, machineID, id string) error {
 // Nothing else finds them once their appliance is: a rule list that missed
 // some when the appliance was deleted (a list is all an appliance's rules
 // are found by), or an appliance deleted by hand, would leave them for
-// ever. The rules are listed afresh; a rule's appliance is gone when ms
-// (the cluster's machines) does not hold it live and CloudAPI answers 404
-// or 410 for it.
-func (d *lbDriver) sweepRules(ctx context.Context, ms []*compute.Instance) error {
-	rules, err := d.rules.all(ctx, true)
+// ever. The rules are the shared list's (fresh: one that starts now, for
+// the cluster's last appliance, after which nothing sweeps); a rule's
+// appliance is gone when ms (the cluster's machines) does not hold it
+// live and CloudAPI answers 404 or 410 for it.
+func (d *lbDriver) sweepRules(ctx context.Context, ms []*compute.Instance, fresh bool) error {
+	rules, err := d.rules.all(ctx, fresh)
 	if err != nil {
 		return err
 	}

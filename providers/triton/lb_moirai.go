@@ -163,9 +163,20 @@ func (d *lbDriver) ensureMetadata(ctx context.Context, lb *tritonLB, want map[st
 // deleteAppliance deletes the appliance's firewall rules and the appliance;
 // it is gone when CloudAPI answers 410 or 404 for it. Then the rules of
 // appliances gone are swept, and, when it was the cluster's last
-// appliance, the nodes leave the node service, both by a list of the
-// cluster's machines that starts now: one just created elsewhere must
-// keep its nodes and its rules.
+// appliance, the nodes leave the node service.
+//
+// Whether another appliance is left is read from the shared list of the
+// cluster's machines, where this process's own deletes are at once, and
+// confirmed by a GET of one (liveAppliance): a fresh list per delete was
+// a list of every node per load balancer deleted (6,000 pages to delete
+// 1,000 load balancers of 5,000 nodes). Only when none is left does a
+// list that starts now decide (one created elsewhere keeps its nodes and
+// its rules), and the rules are then swept from a list that starts now,
+// since nothing sweeps after the last appliance. Otherwise they are swept
+// from the shared lists: a rule whose machine the list does not show goes
+// once a GET says the machine is gone, so an appliance created since
+// keeps its rules; one deleted by hand within the TTL keeps its rules
+// until a later delete.
 func (d *lbDriver) deleteAppliance(ctx context.Context, m *compute.Instance, req *lbRequest) error {
 	if _, err := d.ensureRules(ctx, m.ID, nil); err != nil {
 		return err
@@ -183,26 +194,59 @@ func (d *lbDriver) deleteAppliance(ctx context.Context, m *compute.Instance, req
 		}
 		return framework.Provisioning("load balancer machine %s is being deleted", m.ID)
 	}
-	ms, err := d.machines.all(ctx, true)
+	d.machines.forget(m.ID)
+	ms, err := d.machines.all(ctx, false)
 	if err != nil {
 		return err
 	}
-	if err := d.sweepRules(ctx, ms); err != nil {
+	other, err := d.liveAppliance(ctx, ms, req)
+	if err != nil {
 		return err
 	}
-	return d.leaveNodeService(ctx, ms, req)
+	if other {
+		// Without the appliances liveAppliance found gone.
+		if ms, err = d.machines.all(ctx, false); err != nil {
+			return err
+		}
+		return d.sweepRules(ctx, ms, false)
+	}
+	if ms, err = d.machines.all(ctx, true); err != nil {
+		return err
+	}
+	last := !slices.ContainsFunc(ms, func(m *compute.Instance) bool { return otherAppliance(m, req) })
+	if err := d.sweepRules(ctx, ms, last); err != nil || !last {
+		return err
+	}
+	_, err = d.syncNodeEntries(ctx, nodeServiceLabel(&d.settings, d.cluster), nil)
+	return err
 }
 
-// leaveNodeService removes the node service from the nodes when no
-// appliance of the cluster is left among ms but the one of req's Service.
-func (d *lbDriver) leaveNodeService(ctx context.Context, ms []*compute.Instance, req *lbRequest) error {
+// liveAppliance reports whether an appliance of the cluster but req's
+// Service's is live: the first of ms that a GET finds live. Those found
+// gone leave the shared list.
+func (d *lbDriver) liveAppliance(ctx context.Context, ms []*compute.Instance, req *lbRequest) (bool, error) {
 	for _, m := range ms {
-		if uid, ok := m.Tags[serviceUIDTag]; ok && uid != string(req.Service.UID) && m.State != machineDeleted {
-			return nil
+		if !otherAppliance(m, req) {
+			continue
+		}
+		got, err := d.machine(ctx, m.ID)
+		switch {
+		case framework.IsNotFound(err):
+			d.machines.forget(m.ID)
+		case err != nil:
+			return false, err
+		case got.State != machineDeleted:
+			return true, nil
 		}
 	}
-	_, err := d.syncNodeEntries(ctx, nodeServiceLabel(&d.settings, d.cluster), nil)
-	return err
+	return false, nil
+}
+
+// otherAppliance reports whether m is a live appliance of the cluster but
+// the one of req's Service.
+func otherAppliance(m *compute.Instance, req *lbRequest) bool {
+	uid, ok := m.Tags[serviceUIDTag]
+	return ok && uid != string(req.Service.UID) && m.State != machineDeleted
 }
 
 // inspectAppliance reports the appliance's state: its primary IP (the

@@ -158,22 +158,75 @@ func TestMoiraiLoadBalancer(t *testing.T) {
 }
 
 // TestMoiraiRulesSweptOnceTheirApplianceIsGone: an appliance deleted by
-// hand leaves its firewall rules behind; the next appliance deleted takes
-// them with it, and leaves a live appliance's alone.
+// hand leaves its firewall rules behind. A delete sweeps them once the
+// shared lists show the appliance gone: at once when every sync reads the
+// cloud, within the lists' TTL otherwise, and at the latest with the
+// cluster's last appliance, whose delete reads both lists afresh; a live
+// appliance's rules stay.
 func TestMoiraiRulesSweptOnceTheirApplianceIsGone(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ttl  time.Duration
+	}{{"fresh lists", -1}, {"shared lists", 0}} {
+		t.Run(c.name, func(t *testing.T) {
+			sim := tritonsim.NewServer(t, tritonsim.Options{})
+			f := &lbFixture{frameworktest.NewLBFixture(t, target(sim), frameworktest.LBOptions{
+				ClusterName: clusterName, Nodes: []string{"node-b", "node-a"}, CacheTTL: c.ttl,
+				Ports:       []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, NodePort: 30080}},
+				UID:         func(name string) types.UID { return types.UID("0f1e2d3c-" + name) },
+				NewProvider: func() framework.Provider { return triton.New() },
+			}), sim}
+			byHand, deleted, kept := f.Service(t, "a", nil), f.Service(t, "b", nil), f.Service(t, "c", nil)
+			for _, svc := range []*corev1.Service{byHand, deleted, kept} {
+				f.EnsureReady(t, svc)
+			}
+			keptID := f.Fresh(t, kept).Annotations[triton.AnnotationLoadBalancerID]
+			f.sim.DeleteMachine(f.Fresh(t, byHand).Annotations[triton.AnnotationLoadBalancerID])
+			if err := f.Delete(t, deleted); err != nil {
+				t.Fatalf("EnsureLoadBalancerDeleted: %v", err)
+			}
+			rules := f.sim.FirewallRules()
+			if !slices.ContainsFunc(rules, func(r tritonsim.FirewallRule) bool { return strings.Contains(r.Rule, "TO vm "+keptID+" ") }) {
+				t.Errorf("firewall rules %+v: the live appliance's (%s) went", rules, keptID)
+			}
+			if c.ttl < 0 && len(rules) != 1 {
+				t.Errorf("firewall rules %+v, want only those of the appliance left (%s)", rules, keptID)
+			}
+			if err := f.Delete(t, kept); err != nil {
+				t.Fatalf("EnsureLoadBalancerDeleted: %v", err)
+			}
+			if rules := f.sim.FirewallRules(); len(rules) != 0 {
+				t.Errorf("firewall rules after the last appliance: %+v", rules)
+			}
+		})
+	}
+}
+
+// TestMoiraiDeleteListsNoMachines: deleting one appliance of several
+// reads the shared list and GETs one other appliance, never a list of the
+// cluster's machines (every node: at 5,000 nodes, a delete was 6 pages);
+// the others keep their rules and the nodes their node service.
+func TestMoiraiDeleteListsNoMachines(t *testing.T) {
 	f := newLBFixture(t, tritonsim.Options{}, nil)
-	byHand, deleted, kept := f.Service(t, "a", nil), f.Service(t, "b", nil), f.Service(t, "c", nil)
-	for _, svc := range []*corev1.Service{byHand, deleted, kept} {
+	svcs := []*corev1.Service{f.Service(t, "a", nil), f.Service(t, "b", nil), f.Service(t, "c", nil)}
+	for _, svc := range svcs {
 		f.EnsureReady(t, svc)
 	}
-	keptID := f.Fresh(t, kept).Annotations[triton.AnnotationLoadBalancerID]
-	f.sim.DeleteMachine(f.Fresh(t, byHand).Annotations[triton.AnnotationLoadBalancerID])
-	if err := f.Delete(t, deleted); err != nil {
+	const list = "GET /{account}/machines"
+	before := f.sim.Stats()[list]
+	if err := f.Delete(t, svcs[1]); err != nil {
 		t.Fatalf("EnsureLoadBalancerDeleted: %v", err)
 	}
-	rules := f.sim.FirewallRules()
-	if len(rules) != 1 || !strings.Contains(rules[0].Rule, "TO vm "+keptID+" ") {
-		t.Errorf("firewall rules %+v, want only those of the appliance left (%s)", rules, keptID)
+	if n := f.sim.Stats()[list] - before; n != 0 {
+		t.Errorf("deleting one appliance of three listed machines %d times", n)
+	}
+	if apps, rules := f.appliances(), f.sim.FirewallRules(); len(apps) != 2 || len(rules) != 2 {
+		t.Errorf("after the delete: %d appliances, firewall rules %+v; want 2 of each", len(apps), rules)
+	}
+	for _, n := range f.Nodes {
+		if got := f.services(t, n); got == "" {
+			t.Errorf("node %s left the node service with two appliances left", n.Name)
+		}
 	}
 }
 
