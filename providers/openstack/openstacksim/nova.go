@@ -135,6 +135,7 @@ func (s *Server) listServers(detail bool) novaHandlerFunc {
 			return novaError(http.StatusBadRequest, "%v", err)
 		}
 		project := s.tokenProject(r)
+		defer s.viewingServers()()
 		view := func(v *serverRec) map[string]any {
 			if detail {
 				return s.serverJSON(r, v, minor, false)
@@ -156,11 +157,16 @@ func (s *Server) listServers(detail bool) novaHandlerFunc {
 		}
 		// The page is a read of each server on it, which may settle its
 		// task: it shows what the read left.
-		shown := []map[string]any{}
+		var read []*serverRec
 		for _, m := range p.items {
 			if v, ok := s.st.servers.Get(itemID(m)); ok && s.readServer(v) {
-				shown = append(shown, view(v))
+				read = append(read, v)
 			}
+		}
+		s.ports = s.st.indexPorts() // as the reads left them
+		shown := []map[string]any{}
+		for _, v := range read {
+			shown = append(shown, view(v))
 		}
 		p.items = shown
 		return jsonOK(listBody("servers", p))

@@ -142,6 +142,9 @@ type Server struct {
 
 	mu sync.Mutex
 	st *state
+	// ports, while a request views many servers (a list), is the index
+	// serverView reads their ports from; nil otherwise. Guarded by mu.
+	ports *portIndex
 	// tokens maps issued tokens to what they stand for.
 	tokens map[string]*token
 

@@ -181,6 +181,7 @@ func (s *Server) State() Snapshot {
 	defer s.mu.Unlock()
 	st := s.st
 	snap := Snapshot{Defaults: st.defaults}
+	defer s.viewingServers()()
 	for _, v := range st.servers.All() {
 		snap.Servers = append(snap.Servers, s.serverView(v))
 	}
