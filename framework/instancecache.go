@@ -34,6 +34,8 @@ type instanceCache struct {
 
 	mu      sync.Mutex
 	fetched time.Time
+	// started is when the list in byIDs started.
+	started time.Time
 	byIDs   map[string]*Instance
 	byNames map[string]*Instance
 	// sameName holds the IDs of the instances that share a name, sorted.
@@ -52,9 +54,9 @@ func newInstanceCache(src Instances, ttl time.Duration) *instanceCache {
 }
 
 // byID looks instance id up in a list no older than maxAge (0: the TTL;
-// never older than the TTL), else directly.
-func (c *instanceCache) byID(ctx context.Context, id string, maxAge time.Duration) (*Instance, error) {
-	inst, err := c.cached(ctx, maxAge, func() (*Instance, error) { return c.byIDs[id], nil })
+// never older than the TTL) that started after after, else directly.
+func (c *instanceCache) byID(ctx context.Context, id string, maxAge time.Duration, after time.Time) (*Instance, error) {
+	inst, err := c.cached(ctx, maxAge, after, func() (*Instance, error) { return c.byIDs[id], nil })
 	if inst != nil || err != nil {
 		return inst, err
 	}
@@ -62,10 +64,10 @@ func (c *instanceCache) byID(ctx context.Context, id string, maxAge time.Duratio
 }
 
 // byName looks the instance a Node named name is backed by up in a list
-// no older than maxAge (0: the TTL; never older than the TTL), else
-// directly.
-func (c *instanceCache) byName(ctx context.Context, name string, maxAge time.Duration) (*Instance, error) {
-	inst, err := c.cached(ctx, maxAge, func() (*Instance, error) {
+// no older than maxAge (0: the TTL; never older than the TTL) that
+// started after after, else directly.
+func (c *instanceCache) byName(ctx context.Context, name string, maxAge time.Duration, after time.Time) (*Instance, error) {
+	inst, err := c.cached(ctx, maxAge, after, func() (*Instance, error) {
 		if ids := c.sameName[name]; len(ids) > 1 {
 			return nil, fmt.Errorf("instances %s are all named %q: give the Node its providerID, or rename all but one", strings.Join(ids, ", "), name)
 		}
@@ -78,53 +80,62 @@ func (c *instanceCache) byName(ctx context.Context, name string, maxAge time.Dur
 }
 
 // cached answers a lookup from a list younger than maxAge (the TTL when
-// 0 or longer), refreshing the list (once for all concurrent callers)
-// when it is older. pick runs with c.mu held. A nil instance and error
-// means "ask the provider directly".
-func (c *instanceCache) cached(ctx context.Context, maxAge time.Duration, pick func() (*Instance, error)) (*Instance, error) {
+// 0 or longer) that started after after (zero: any), refreshing the list
+// (once for all concurrent callers) when it is not. pick runs with c.mu
+// held. A nil instance and error means "ask the provider directly": also
+// when the list a caller waited for still started too early (one already
+// running when it came), and the next one too.
+func (c *instanceCache) cached(ctx context.Context, maxAge time.Duration, after time.Time, pick func() (*Instance, error)) (*Instance, error) {
 	fresh := c.ttl
 	if maxAge > 0 && maxAge < fresh {
 		fresh = maxAge
 	}
-	c.mu.Lock()
-	if !c.listable {
-		c.mu.Unlock()
-		return nil, nil
-	}
-	if c.now().Sub(c.fetched) < fresh {
-		defer c.mu.Unlock()
-		return pick()
-	}
-	seen := c.refreshes
-	c.mu.Unlock()
-
-	// DoChan so a caller whose ctx ends stops waiting; the list itself runs
-	// detached from any one caller's cancellation. A refresh that finished
-	// since the caller looked serves it: callers that found the list stale
-	// while one ran do not list again.
-	ch := c.flight.DoChan("list", func() (any, error) {
+	for tries := 0; ; tries++ {
 		c.mu.Lock()
-		done, err := c.refreshes != seen, c.listErr
-		c.mu.Unlock()
-		if done {
-			return nil, err
-		}
-		return nil, c.refresh(context.WithoutCancel(ctx))
-	})
-	select {
-	case <-ctx.Done():
-		return nil, nil
-	case res := <-ch:
-		if res.Err != nil {
+		if !c.listable {
+			c.mu.Unlock()
 			return nil, nil
 		}
+		// A list the caller waited for is as young as any: only when it
+		// started counts.
+		if (tries > 0 || c.now().Sub(c.fetched) < fresh) && !c.started.Before(after) {
+			defer c.mu.Unlock()
+			return pick()
+		}
+		seen := c.refreshes
+		c.mu.Unlock()
+		if tries == 2 {
+			return nil, nil
+		}
+
+		// DoChan so a caller whose ctx ends stops waiting; the list itself
+		// runs detached from any one caller's cancellation. A refresh that
+		// finished since the caller looked serves it: callers that found
+		// the list stale while one ran do not list again.
+		ch := c.flight.DoChan("list", func() (any, error) {
+			c.mu.Lock()
+			done, err := c.refreshes != seen, c.listErr
+			c.mu.Unlock()
+			if done {
+				return nil, err
+			}
+			return nil, c.refresh(context.WithoutCancel(ctx))
+		})
+		select {
+		case <-ctx.Done():
+			return nil, nil
+		case res := <-ch:
+			if res.Err != nil {
+				return nil, nil
+			}
+		}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return pick()
 }
 
 func (c *instanceCache) refresh(ctx context.Context) error {
+	c.mu.Lock()
+	started := c.now()
+	c.mu.Unlock()
 	list, err := c.src.ListInstances(ctx)
 	if err == nil {
 		err = checkListed(list)
@@ -140,7 +151,7 @@ func (c *instanceCache) refresh(ctx context.Context) error {
 		// paying a failing list call on each one.
 		klog.FromContext(ctx).V(2).Info("Listing instances failed; using direct lookups until the next refresh", "err", err)
 		c.mu.Lock()
-		c.byIDs, c.byNames, c.sameName, c.fetched = nil, nil, nil, c.now()
+		c.byIDs, c.byNames, c.sameName, c.fetched, c.started = nil, nil, nil, c.now(), started
 		c.refreshes, c.listErr = c.refreshes+1, err
 		c.mu.Unlock()
 		return err
@@ -175,7 +186,7 @@ func (c *instanceCache) refresh(ctx context.Context) error {
 		delete(names, name)
 	}
 	c.mu.Lock()
-	c.byIDs, c.byNames, c.sameName, c.fetched = ids, names, sameName, c.now()
+	c.byIDs, c.byNames, c.sameName, c.fetched, c.started = ids, names, sameName, c.now(), started
 	c.refreshes, c.listErr = c.refreshes+1, nil
 	c.mu.Unlock()
 	return nil

@@ -82,7 +82,7 @@ func newInstancesV2(provider string, codec providerid.Codec, src Instances, env 
 func (i *instancesV2) InstanceExists(ctx context.Context, node *corev1.Node) (bool, error) {
 	ctx, cancel := i.deadline.start(ctx)
 	defer cancel()
-	_, err := i.lookup(ctx, node, i.checkAge)
+	_, err := i.lookup(ctx, node, i.checkAge, notReadySince(node, i.cache.now()))
 	if IsNotFound(err) && i.guard != nil {
 		err = i.guard.confirm(ctx, node, err)
 	}
@@ -102,7 +102,7 @@ func (i *instancesV2) InstanceExists(ctx context.Context, node *corev1.Node) (bo
 func (i *instancesV2) InstanceShutdown(ctx context.Context, node *corev1.Node) (bool, error) {
 	ctx, cancel := i.deadline.start(ctx)
 	defer cancel()
-	inst, err := i.lookup(ctx, node, i.checkAge)
+	inst, err := i.lookup(ctx, node, i.checkAge, notReadySince(node, i.cache.now()))
 	if IsNotFound(err) {
 		return false, nil
 	}
@@ -116,7 +116,7 @@ func (i *instancesV2) InstanceShutdown(ctx context.Context, node *corev1.Node) (
 func (i *instancesV2) InstanceMetadata(ctx context.Context, node *corev1.Node) (*cloudprovider.InstanceMetadata, error) {
 	ctx, cancel := i.deadline.start(ctx)
 	defer cancel()
-	inst, err := i.lookup(ctx, node, 0)
+	inst, err := i.lookup(ctx, node, 0, time.Time{})
 	switch {
 	case IsNotFound(err) && initialized(node):
 		return goneMetadata(ctx, node), nil
@@ -170,15 +170,15 @@ func goneMetadata(ctx context.Context, node *corev1.Node) *cloudprovider.Instanc
 
 // lookup finds node's instance, in a list no older than maxAge (0: the
 // cache TTL) or directly.
-func (i *instancesV2) lookup(ctx context.Context, node *corev1.Node, maxAge time.Duration) (*Instance, error) {
+func (i *instancesV2) lookup(ctx context.Context, node *corev1.Node, maxAge time.Duration, after time.Time) (*Instance, error) {
 	if node.Spec.ProviderID == "" {
-		return checked(i.cache.byName(ctx, node.Name, maxAge))
+		return checked(i.cache.byName(ctx, node.Name, maxAge, after))
 	}
 	id, err := i.codec.Parse(node.Spec.ProviderID)
 	if err != nil {
 		return nil, fmt.Errorf("node %q: %w", node.Name, err)
 	}
-	inst, err := checked(i.cache.byID(ctx, id.Value, maxAge))
+	inst, err := checked(i.cache.byID(ctx, id.Value, maxAge, after))
 	if err == nil && inst.ID != id.Value {
 		return nil, fmt.Errorf("node %q: malformed cloud answer: looking up instance %q found instance %q", node.Name, id.Value, inst.ID)
 	}
@@ -187,6 +187,32 @@ func (i *instancesV2) lookup(ctx context.Context, node *corev1.Node, maxAge time
 		i.guard.end(ctx)
 	}
 	return inst, err
+}
+
+// notReadySince is when node stopped being Ready, for the existence
+// checks of a NotReady Node: they answer from a list that started after
+// it. A list no older than the lifecycle controller's period alone could
+// have started before the VM went, and the Node would wait a second
+// period: at 5,000 nodes, whose list takes seconds, more than 10 s. The
+// time is the Ready condition's lastTransitionTime plus a second (it is
+// kept to the second), or now when that is later (the Node is NotReady
+// already: a list that starts now starts after); zero for a Ready Node, a
+// Node without the condition, or a transition later than now (another
+// clock's).
+func notReadySince(node *corev1.Node, now time.Time) time.Time {
+	for _, c := range node.Status.Conditions {
+		if c.Type != corev1.NodeReady {
+			continue
+		}
+		if c.Status == corev1.ConditionTrue || c.LastTransitionTime.IsZero() || c.LastTransitionTime.After(now) {
+			return time.Time{}
+		}
+		if at := c.LastTransitionTime.Add(time.Second); at.Before(now) {
+			return at
+		}
+		return now
+	}
+	return time.Time{}
 }
 
 // checked passes on a provider's lookup, an instance without an ID (a

@@ -289,3 +289,36 @@ func TestInstanceExistsAnswersWithinTheNodeMonitorPeriod(t *testing.T) {
 		t.Errorf("calls %v; want a list for the metadata and one per existence check, and one GET of the missing VM", calls)
 	}
 }
+
+// TestInstanceExistsListsAfterNotReady: a Node that went NotReady after
+// the cached list started is checked against a list that starts after
+// that, even when the cached one is younger than the node monitor
+// period: a VM deleted just before its Node went NotReady goes at the
+// first check, not a period later.
+func TestInstanceExistsListsAfterNotReady(t *testing.T) {
+	fc := frameworktest.NewFakeCloud()
+	_, ctx := ktesting.NewTestContext(t)
+	cloud, err := framework.NewCloud(ctx, frameworktest.NewFakeProvider(fc),
+		&framework.Env{InstanceCacheTTL: time.Hour, NodeMonitorPeriod: time.Hour, NoNodeDeletionGuard: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, _ := cloud.InstancesV2()
+	gone := node("gone", "fake://"+fc.AddInstance("gone"))
+	if _, err := inst.InstanceMetadata(ctx, gone); err != nil {
+		t.Fatal(err)
+	}
+	fc.DeleteInstance(strings.TrimPrefix(gone.Spec.ProviderID, "fake://"))
+	ready := corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(time.Now().Add(-time.Hour))}
+	gone.Status.Conditions = []corev1.NodeCondition{ready}
+	if ok, err := inst.InstanceExists(ctx, gone); err != nil || !ok {
+		t.Fatalf("InstanceExists(Ready Node) = %v, %v; want true from the cached list", ok, err)
+	}
+	gone.Status.Conditions[0].Status, gone.Status.Conditions[0].LastTransitionTime = corev1.ConditionUnknown, metav1.Now()
+	if ok, err := inst.InstanceExists(ctx, gone); err != nil || ok {
+		t.Errorf("InstanceExists(NotReady since the list) = %v, %v; want false from a list started since", ok, err)
+	}
+	if calls := fc.Calls(); calls["instances.list"] != 2 {
+		t.Errorf("calls %v; want the metadata's list and one for the NotReady Node", calls)
+	}
+}
