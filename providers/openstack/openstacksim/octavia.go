@@ -216,11 +216,28 @@ func (s *Server) poolFullJSON(p *Pool) map[string]any {
 	return m
 }
 
+// memberJSON is a member as the API shows it. It is built directly, as
+// toMap would make it (numbers float64, lists []any): a pool's members are
+// listed on every sync of its load balancer, and a JSON round trip per
+// member made a list of 5,000 take 0.4 s under the simulator's lock.
 func memberJSON(mem *Member) map[string]any {
-	m := nullIfEmpty(toMap(mem), "updated_at", "subnet_id", "monitor_address", "monitor_port")
-	delete(m, "pool_id")
-	m["tenant_id"], m["vnic_type"] = mem.ProjectID, "normal"
-	return m
+	tags := make([]any, len(mem.Tags))
+	for i, t := range mem.Tags {
+		tags[i] = t
+	}
+	var nilTags any = tags
+	if mem.Tags == nil {
+		nilTags = nil
+	}
+	m := map[string]any{
+		"id": mem.ID, "name": mem.Name, "project_id": mem.ProjectID, "address": mem.Address,
+		"protocol_port": float64(mem.ProtocolPort), "subnet_id": mem.SubnetID, "weight": float64(mem.Weight),
+		"backup": mem.Backup, "admin_state_up": mem.AdminStateUp, "monitor_address": mem.MonitorAddress,
+		"monitor_port": float64(mem.MonitorPort), "tags": nilTags, "provisioning_status": mem.ProvisioningStatus,
+		"operating_status": mem.OperatingStatus, "created_at": mem.CreatedAt, "updated_at": mem.UpdatedAt,
+		"tenant_id": mem.ProjectID, "vnic_type": "normal",
+	}
+	return nullIfEmpty(m, "updated_at", "subnet_id", "monitor_address", "monitor_port")
 }
 
 func monitorJSON(hm *HealthMonitor) map[string]any {

@@ -1,6 +1,7 @@
 package openstacksim
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
@@ -50,5 +51,24 @@ func TestBatchMembersKeepOmittedAttributes(t *testing.T) {
 	}
 	if m := s.State().Members[0]; m.MonitorPort != 0 || m.Name != name {
 		t.Errorf("after monitor_port null: %+v, want no monitor port", m)
+	}
+}
+
+// memberJSON, built field by field, is what the JSON round trip of a
+// Member gives (the pool and its empty attributes as the API shows them).
+func TestMemberJSONIsTheRoundTrip(t *testing.T) {
+	for _, mem := range []Member{
+		{ID: "m1", PoolID: "p1", Name: "node-1", ProjectID: "proj", Address: "10.0.0.5", ProtocolPort: 30080,
+			SubnetID: "s1", Weight: 1, AdminStateUp: true, MonitorAddress: "10.0.0.6", MonitorPort: 31000,
+			OctaviaAttributes: OctaviaAttributes{Tags: []string{"a", "b"}, ProvisioningStatus: "ACTIVE", OperatingStatus: "ONLINE", CreatedAt: "2024-01-01T00:00:00", UpdatedAt: "2024-01-02T00:00:00"}},
+		{ID: "m2", PoolID: "p1", Backup: true, OctaviaAttributes: OctaviaAttributes{Tags: []string{}}},
+		{ID: "m3"},
+	} {
+		want := nullIfEmpty(toMap(&mem), "updated_at", "subnet_id", "monitor_address", "monitor_port")
+		delete(want, "pool_id")
+		want["tenant_id"], want["vnic_type"] = mem.ProjectID, "normal"
+		if got := memberJSON(&mem); !reflect.DeepEqual(got, want) {
+			t.Errorf("member %s:\n got  %#v\n want %#v", mem.ID, got, want)
+		}
 	}
 }
