@@ -34,26 +34,16 @@ func waitFor(ctx context.Context, timeout time.Duration, cond wait.ConditionWith
 		if done || err != nil {
 			return err
 		}
-		if err := sleepCtx(ctx, pacing(time.Since(start))); err != nil {
-			return fmt.Errorf("waiting: %w", err)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting: %w", ctx.Err())
+		case <-time.After(pacing(time.Since(start))):
 		}
 	}
 }
 
 // pacing is the pause after a check that took took.
 func pacing(took time.Duration) time.Duration { return max(pollEvery, 4*took) }
-
-// sleepCtx waits d, or until ctx is done.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
 
 func allInitialized(ctx context.Context, c *cluster.Cluster, want int) (bool, error) {
 	nodes, err := c.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
