@@ -23,6 +23,10 @@ import (
 // works on it before handing back a retry.
 func (l *loadBalancer[C, LB]) ensure(ctx context.Context, clusterName string, svc *corev1.Service, nodes []*corev1.Node, create bool) (*corev1.LoadBalancerStatus, error) {
 	logger := klog.FromContext(ctx).WithValues("service", klog.KObj(svc))
+	if cur, changed := l.nodes.current(nodes); changed > 0 {
+		logger.V(3).Info("Brought the request's Nodes up to date with the Node informer: the request is older than some Nodes' last change", "nodes", len(nodes), "changed", changed)
+		nodes = cur
+	}
 	req, err := l.checkedRequest(clusterName, svc, nodes)
 	if err != nil {
 		l.recordOwned(ctx, req)

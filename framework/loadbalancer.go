@@ -212,7 +212,7 @@ func NewLoadBalancer[C, LB any](env *Env, driver LoadBalancerDriver[C, LB], opts
 	if opts.RetryDelay <= 0 {
 		opts.RetryDelay = defaultLoadBalancerRetryIn
 	}
-	l := &loadBalancer[C, LB]{env: env, driver: driver, opts: opts, problems: newProblemLog(env.Recorder), now: time.Now}
+	l := &loadBalancer[C, LB]{env: env, driver: driver, opts: opts, problems: newProblemLog(env.Recorder), nodes: newLBNodes(env.Informers), now: time.Now}
 	if lister, ok := any(driver).(LoadBalancerLister[C, LB]); ok && env.LoadBalancerCacheTTL >= 0 {
 		l.cache = newLBCache(driver, lister, env.LoadBalancerCacheTTL)
 	}
@@ -227,6 +227,9 @@ type loadBalancer[C, LB any] struct {
 	// problems emits Events, each Warning once per problem per Service
 	// change.
 	problems *problemLog
+	// nodes brings requests' Nodes up to date (lbnodes.go); nil without
+	// env.Informers.
+	nodes *lbNodes
 	// cache serves lookups from a shared list; nil: direct driver calls.
 	cache *lbCache[C, LB]
 	// follower follows the load balancers the cloud is working on

@@ -11,6 +11,9 @@ import (
 
 	"github.com/digitalocean/godo"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
@@ -403,5 +406,66 @@ func TestTagAnnotationNeedsTheSetting(t *testing.T) {
 	}
 	if evs := f.Drain(); len(evs) == 0 || !strings.HasPrefix(evs[0], "Warning") {
 		t.Errorf("events = %q, want a Warning", evs)
+	}
+}
+
+// TestTagModeRequestOlderThanAJoin: the service controller syncs several
+// Services at once, so a sync that listed the Nodes before node-c joined
+// can reach the tag after one that listed them after and tagged node-c's
+// droplet. The older request gets node-c from the Node informer the
+// service controller reads (the framework's lbnodes.go), and the tag
+// keeps it: one tag call for the join, none taking it back.
+func TestTagModeRequestOlderThanAJoin(t *testing.T) {
+	f := newTagFixture(t, frameworktest.LBOptions{})
+	before := slices.Clone(f.Nodes)
+	f.AddNodes("node-c")
+	for i, n := range f.Nodes {
+		n.UID, n.ResourceVersion = types.UID("uid-"+n.Name), strconv.Itoa(i+1)
+		if _, err := f.Kube.CoreV1().Nodes().Create(f.Ctx, n, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	factory := informers.NewSharedInformerFactory(f.Kube, 0)
+	f.LB = f.Start(t, func(env *framework.Env) { env.Informers = factory })
+	stop := make(chan struct{})
+	factory.Start(stop)
+	t.Cleanup(func() { close(stop); factory.Shutdown() })
+	factory.WaitForCacheSync(stop)
+
+	a, b := f.Service(t, "a", nil), f.Service(t, "b", nil)
+	ensure := func(svc *corev1.Service, nodes []*corev1.Node) {
+		t.Helper()
+		for range 10 {
+			if _, err := f.LB.EnsureLoadBalancer(f.Ctx, f.ClusterName, f.Fresh(t, svc), nodes); err == nil {
+				return
+			}
+		}
+		t.Fatalf("load balancer of %s not ready after ten syncs", svc.Name)
+	}
+	ensure(a, before)
+	ensure(b, before)
+	if got, want := tagged(f.sim, lbTag), nodeDroplets(t, before); !slices.Equal(got, want) {
+		t.Fatalf("before the join: droplets tagged %v, want %v", got, want)
+	}
+
+	calls, _ := callsDuring(f.sim, func() {
+		if err := f.Update(t, a); err != nil {
+			t.Fatalf("UpdateLoadBalancer with node-c: %v", err)
+		}
+		if err := f.LB.UpdateLoadBalancer(f.Ctx, f.ClusterName, f.Fresh(t, b), before); err != nil {
+			t.Fatalf("UpdateLoadBalancer with the Nodes of before the join: %v", err)
+		}
+	})
+	if got, want := tagged(f.sim, lbTag), nodeDroplets(t, f.Nodes); !slices.Equal(got, want) {
+		t.Errorf("after a request older than the join: droplets tagged %v, want %v", got, want)
+	}
+	writes := 0
+	for op, n := range calls {
+		if strings.HasSuffix(op, "/resources") {
+			writes += n
+		}
+	}
+	if n := writes; n != 1 {
+		t.Errorf("a node joining, with a request older than the join among the new ones: %d tag writes (%v), want 1", n, calls)
 	}
 }

@@ -262,10 +262,5 @@ func (d *lbDriver) desired(ctx context.Context, req *lbRequest) (*desiredLB, err
 			return nil, err
 		}
 	}
-	want, err := desired(ctx, req, d.env.settings.Image, hostIPs)
-	if err != nil {
-		return nil, err
-	}
-	want.nodes = req.Nodes
-	return want, nil
+	return desired(ctx, req, d.env.settings.Image, hostIPs)
 }

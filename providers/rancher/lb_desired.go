@@ -77,9 +77,6 @@ type desiredLB struct {
 	certs      []string
 	stickiness *rancher.LoadBalancerCookieStickinessPolicy
 	backend    desiredBackend
-	// nodes are the request's, for the shared external service's check
-	// that they are not older than the cluster's (lb_shared.go).
-	nodes []*corev1.Node
 }
 
 // desiredBackend is the external service holding the nodes' IPs.

@@ -10,11 +10,6 @@ import (
 	"sync"
 
 	rancher "github.com/rancher/go-rancher/v2"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/informers"
-	corelisters "k8s.io/client-go/listers/core/v1"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccmkit/framework"
@@ -193,14 +188,6 @@ func (d *lbDriver) ensureShared(ctx context.Context, lb *loadBalancer, want *des
 		s.svc, lb.shared = cur, cur
 		return cur, false, nil
 	}
-	if gone := d.nodes.deleted(want.nodes); gone != "" {
-		// A request made before the Node was deleted, still in flight
-		// (the service controller syncs five Services at once): the
-		// syncs the deletion triggered write the newer set.
-		klog.FromContext(ctx).V(2).Info("Not writing the load balancers' nodes from a request older than a Node's deletion", "node", gone, "externalService", cur.Id)
-		s.svc, lb.shared = cur, cur
-		return cur, false, nil
-	}
 	klog.FromContext(ctx).V(2).Info("Setting the nodes of the external service the load balancers share", "externalService", cur.Id, "nodes", len(ips))
 	updated, err := updateResource[rancher.ExternalService](ctx, d.api, "externalservices.update", rancher.EXTERNAL_SERVICE_TYPE, &cur.Resource, map[string]any{"externalIpAddresses": ips})
 	if err != nil {
@@ -311,44 +298,4 @@ func (d *lbDriver) deleteShared(ctx context.Context, ext *rancher.ExternalServic
 		return fmt.Errorf("removing external service %s: %w", ext.Id, err)
 	}
 	return nil
-}
-
-// nodeView reads Nodes from the informer the service controller reads
-// them from (the CCM's shared informers): what it holds is never older
-// than the nodes of a request the service controller made.
-type nodeView struct {
-	informer cache.SharedIndexInformer
-	lister   corelisters.NodeLister
-}
-
-// clusterNodes is the view of f's Node informer; nil without f.
-func clusterNodes(f informers.SharedInformerFactory) *nodeView {
-	if f == nil {
-		return nil
-	}
-	inf := f.Core().V1().Nodes()
-	return &nodeView{informer: inf.Informer(), lister: inf.Lister()}
-}
-
-// deleted returns the name of a Node of nodes that the cluster no longer
-// has (or has again under another UID), "" when there is none or the
-// informer has not synced: such a request is older than the Node's
-// deletion, and never right, since a deleted Node belongs to no load
-// balancer. Only deletions are checked: a Node missing from a request may
-// be one the service controller leaves out (excluded by label, being
-// deleted by the cluster autoscaler), which only it decides.
-func (v *nodeView) deleted(nodes []*corev1.Node) string {
-	if v == nil || !v.informer.HasSynced() {
-		return ""
-	}
-	for _, n := range nodes {
-		cur, err := v.lister.Get(n.Name)
-		switch {
-		case apierrors.IsNotFound(err):
-			return n.Name
-		case err == nil && n.UID != "" && cur.UID != "" && cur.UID != n.UID:
-			return n.Name
-		}
-	}
-	return ""
 }

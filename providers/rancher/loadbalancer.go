@@ -56,7 +56,7 @@ func newLoadBalancer(_ context.Context, env *framework.Env, p *Provider) (cloudp
 	}
 	d := &lbDriver{
 		api: p.api, env: &lbEnv{api: p.api, settings: p.cfg.LoadBalancer}, agents: newAgentIPs(p.api, hostTTL(env)),
-		shared: &sharedBackend{}, sharedName: sharedBackendName(env.ClusterName), nodes: clusterNodes(env.Informers),
+		shared: &sharedBackend{}, sharedName: sharedBackendName(env.ClusterName),
 	}
 	return framework.NewLoadBalancer(env, d, framework.LoadBalancerOptions[LoadBalancerConfig]{
 		AnnotationPrefix: AnnotationPrefix,
@@ -88,9 +88,6 @@ type lbDriver struct {
 	// (lb_shared.go), sharedName its name.
 	shared     *sharedBackend
 	sharedName string
-	// nodes reads the cluster's Nodes as the service controller's
-	// informer holds them; nil without one.
-	nodes *nodeView
 }
 
 var (

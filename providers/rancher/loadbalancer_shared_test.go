@@ -294,9 +294,10 @@ func TestLoadBalancerSharedAndLocal(t *testing.T) {
 // TestLoadBalancerSharedStaleRequest: the service controller syncs
 // several Services at once, so a sync that read the Nodes before one was
 // deleted can reach the shared external service after a sync that wrote
-// the set without it. It writes nothing (the Node is gone from the
-// informer the service controller reads), instead of putting the node
-// back until the deletion's own syncs take it out again.
+// the set without it. It writes nothing: the pipeline takes the Node out
+// of the request (it is gone from the informer the service controller
+// reads, framework/lbnodes.go), instead of putting the node back until
+// the deletion's own syncs take it out again.
 func TestLoadBalancerSharedStaleRequest(t *testing.T) {
 	f := newLBFixture(t, frameworktest.LBOptions{})
 	f.AddNodes("node-c")
