@@ -10,7 +10,9 @@ import (
 // Defaults are the IDs of what New creates unless Options.NoDefaults: a
 // tenant network "private" with subnet 10.0.0.0/16 (room for the
 // bench's 1,000 servers and 200 VIPs), an external network
-// "public" (router:external) with subnet 172.24.4.0/24 for floating IPs,
+// "public" (router:external) with subnet 172.24.0.0/16 for floating IPs
+// (allocated from 172.24.4.2 up, as DevStack's 172.24.4.0/24 would, with
+// room for the bench's 1,000 load balancers at 5,000 nodes),
 // a router "router1" with its gateway on "public" and an interface on the
 // private subnet, and the project's "default" security group.
 type Defaults struct {
@@ -33,7 +35,11 @@ func (s *Server) Defaults() Defaults {
 func (s *Server) addDefaults() {
 	net := s.AddNetwork(Network{Name: "private"})
 	sub := s.AddSubnet(Subnet{Name: "private-subnet", NetworkID: net.ID, CIDR: "10.0.0.0/16"})
-	fnet, fsub := s.AddFloatingNetwork("public", "172.24.4.0/24")
+	fnet := s.AddNetwork(Network{Name: "public", External: true})
+	fsub := s.AddSubnet(Subnet{
+		Name: "public-subnet", NetworkID: fnet.ID, CIDR: "172.24.0.0/16", GatewayIP: "172.24.4.1",
+		AllocationPools: []AllocationPool{{Start: "172.24.4.2", End: "172.24.255.254"}},
+	})
 	router := s.AddRouter(Router{Name: "router1"}, fnet.ID, sub.ID)
 	s.mu.Lock()
 	defer s.mu.Unlock()
