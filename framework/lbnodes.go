@@ -1,7 +1,11 @@
 package framework
 
 import (
+	"hash/fnv"
+	"maps"
+	"slices"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,6 +38,14 @@ import (
 //   - a Node the informer no longer holds (or holds under another UID)
 //     belongs in no request: it is taken out.
 //
+// A version that differs from a held one only outside what those
+// predicates read (labels, spec, deletionTimestamp: the status, the
+// annotations) counts as held too: a joining Node's status changes a few
+// times after the request that first held it, and a request older than the
+// join must not win because of that. (The service controller itself only
+// syncs load balancers again when a Node's exclusion label or provider ID
+// changes.)
+//
 // Nothing else changes: a Node a request leaves out that no request held
 // as it is now stays out, since only the service controller's predicates
 // tell whether it belongs. Objects without a resourceVersion prove nothing.
@@ -56,7 +68,48 @@ type lbNodes struct {
 type heldNode struct {
 	uid types.UID
 	rv  string
+	// sum is membershipSum of the version held.
+	sum uint64
 	gen uint64
+}
+
+// same reports whether n is the held Node, in the held version or one that
+// differs from it only where the predicates do not read.
+func (h *heldNode) same(n *corev1.Node) bool {
+	if h.uid != n.UID || n.ResourceVersion == "" {
+		return false
+	}
+	if h.rv == n.ResourceVersion {
+		return true
+	}
+	if h.sum != membershipSum(n) {
+		return false
+	}
+	h.rv = n.ResourceVersion
+	return true
+}
+
+// membershipSum hashes what the service controller's Node predicates read
+// (k8s.io/cloud-provider's stableNodeSetPredicates: the exclusion label,
+// the cluster autoscaler's taint, deletionTimestamp), widened to every
+// label and the whole spec (the provider ID included).
+func membershipSum(n *corev1.Node) uint64 {
+	h := fnv.New64a()
+	for _, k := range slices.Sorted(maps.Keys(n.Labels)) {
+		h.Write([]byte(k))
+		h.Write([]byte{0})
+		h.Write([]byte(n.Labels[k]))
+		h.Write([]byte{0})
+	}
+	if spec, err := n.Spec.Marshal(); err == nil {
+		h.Write(spec)
+	} else {
+		h.Write([]byte(n.ResourceVersion)) // never the same as another's
+	}
+	if n.DeletionTimestamp != nil {
+		h.Write([]byte(n.DeletionTimestamp.UTC().Format(time.RFC3339Nano)))
+	}
+	return h.Sum64()
 }
 
 // newLBNodes reads f's Node informer; nil (requests are used as they
@@ -120,7 +173,7 @@ func (v *lbNodes) current(nodes []*corev1.Node) (out []*corev1.Node, changed int
 		}
 		cur, err := v.lister.Get(name)
 		switch {
-		case err == nil && cur.UID == h.uid && cur.ResourceVersion == h.rv:
+		case err == nil && h.same(cur):
 			if out == nil {
 				out = append(make([]*corev1.Node, 0, len(nodes)+1), nodes...)
 			}
@@ -155,11 +208,14 @@ func (v *lbNodes) node(n *corev1.Node) *corev1.Node {
 	case err != nil, n.UID != "" && cur.UID != "" && cur.UID != n.UID:
 		v.drop(n.Name, h)
 		return nil
-	case ok && h.uid == cur.UID && h.rv == cur.ResourceVersion:
+	case ok && h.same(cur):
 		v.mark(h)
+		if cur.ResourceVersion == n.ResourceVersion {
+			return n
+		}
 		return cur
 	case n.ResourceVersion != "" && cur.UID == n.UID && cur.ResourceVersion == n.ResourceVersion:
-		h = &heldNode{uid: n.UID, rv: n.ResourceVersion}
+		h = &heldNode{uid: n.UID, rv: n.ResourceVersion, sum: membershipSum(n)}
 		v.held[n.Name] = h
 		v.mark(h)
 		return n

@@ -71,6 +71,24 @@ func TestLBNodesRequestOlderThanAJoin(t *testing.T) {
 	if nodeVersions(older)[2] != "c@3" || len(oldest) != 2 {
 		t.Error("the request's own slice was changed")
 	}
+
+	// c's status changes (its addresses, its Ready condition) after the
+	// request that held it: what the service controller's predicates read
+	// is as held, so older requests still get c, in its last version.
+	c5 := inf.set(t, "c", "5", "sim://c")
+	c5.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.3"}}
+	for _, req := range [][]*corev1.Node{oldest, older, {a, b, c}} {
+		got, _ := v.current(req)
+		if want := []string{"a@1", "b@2", "c@5"}; !slices.Equal(nodeVersions(got), want) {
+			t.Errorf("request %v after a status change: %v, want %v", nodeVersions(req), nodeVersions(got), want)
+		}
+	}
+	// A label change may exclude it: no longer as held.
+	c6 := inf.set(t, "c", "6", "sim://c")
+	c6.Labels = map[string]string{"team": "db"}
+	if got, _ := v.current(oldest); !slices.Equal(nodeVersions(got), []string{"a@1", "b@2"}) {
+		t.Errorf("after a label change, a request lacking c: %v", nodeVersions(got))
+	}
 }
 
 // TestLBNodesDeleted: a Node the informer no longer holds, or holds under
@@ -115,7 +133,8 @@ func TestLBNodesOnlyWhatARequestHeld(t *testing.T) {
 	v := newLBNodesFrom(inf.lister(), synced)
 	v.current([]*corev1.Node{a, b})
 
-	inf.set(t, "b", "5", "sim://b")     // changed since: excluded, perhaps
+	excluded := inf.set(t, "b", "5", "sim://b") // changed since: excluded
+	excluded.Labels = map[string]string{corev1.LabelNodeExcludeBalancers: "true"}
 	inf.set(t, "c", "6", "sim://c")     // never in a request
 	d := inf.set(t, "d", "", "sim://d") // no resourceVersion: proves nothing
 	v.current([]*corev1.Node{a, d})
