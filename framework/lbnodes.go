@@ -1,11 +1,9 @@
 package framework
 
 import (
+	"fmt"
 	"hash/fnv"
-	"maps"
-	"slices"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,6 +11,7 @@ import (
 	"k8s.io/client-go/informers"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	servicecontroller "k8s.io/cloud-provider/controllers/service"
 )
 
 // lbNodes brings the Nodes of a load balancer request up to date with the
@@ -39,10 +38,10 @@ import (
 //     belongs in no request: it is taken out.
 //
 // A version that differs from a held one only outside what those
-// predicates read (labels, spec, deletionTimestamp: the status, the
-// annotations) counts as held too: a joining Node's status changes a few
-// times after the request that first held it, and a request older than the
-// join must not win because of that. (The service controller itself only
+// predicates read, and the provider ID, counts as held too: a joining
+// Node changes a few times after the request that first held it (the
+// uninitialized taint goes, its addresses and conditions are set), and a
+// request older than the join must not win because of that. (The service controller itself only
 // syncs load balancers again when a Node's exclusion label or provider ID
 // changes.)
 //
@@ -91,23 +90,21 @@ func (h *heldNode) same(n *corev1.Node) bool {
 
 // membershipSum hashes what the service controller's Node predicates read
 // (k8s.io/cloud-provider's stableNodeSetPredicates: the exclusion label,
-// the cluster autoscaler's taint, deletionTimestamp), widened to every
-// label and the whole spec (the provider ID included).
+// the cluster autoscaler's taint, deletionTimestamp) and the provider ID
+// (which the service controller syncs on): the rest of the spec changes
+// as a Node joins (the CCM takes the uninitialized taint off after the
+// provider ID is set) without changing where it belongs.
 func membershipSum(n *corev1.Node) uint64 {
 	h := fnv.New64a()
-	for _, k := range slices.Sorted(maps.Keys(n.Labels)) {
-		h.Write([]byte(k))
-		h.Write([]byte{0})
-		h.Write([]byte(n.Labels[k]))
-		h.Write([]byte{0})
-	}
-	if spec, err := n.Spec.Marshal(); err == nil {
-		h.Write(spec)
-	} else {
-		h.Write([]byte(n.ResourceVersion)) // never the same as another's
+	excluded, ok := n.Labels[corev1.LabelNodeExcludeBalancers]
+	fmt.Fprintf(h, "%t\x00%s\x00%s\x00", ok, excluded, n.Spec.ProviderID)
+	for _, t := range n.Spec.Taints {
+		if t.Key == servicecontroller.ToBeDeletedTaint {
+			h.Write([]byte("to-be-deleted\x00"))
+		}
 	}
 	if n.DeletionTimestamp != nil {
-		h.Write([]byte(n.DeletionTimestamp.UTC().Format(time.RFC3339Nano)))
+		h.Write([]byte("deleted"))
 	}
 	return h.Sum64()
 }

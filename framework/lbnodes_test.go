@@ -83,11 +83,29 @@ func TestLBNodesRequestOlderThanAJoin(t *testing.T) {
 			t.Errorf("request %v after a status change: %v, want %v", nodeVersions(req), nodeVersions(got), want)
 		}
 	}
-	// A label change may exclude it: no longer as held.
+	// The uninitialized taint goes, a label comes: still as held.
 	c6 := inf.set(t, "c", "6", "sim://c")
-	c6.Labels = map[string]string{"team": "db"}
-	if got, _ := v.current(oldest); !slices.Equal(nodeVersions(got), []string{"a@1", "b@2"}) {
-		t.Errorf("after a label change, a request lacking c: %v", nodeVersions(got))
+	c6.Labels = map[string]string{"topology.kubernetes.io/zone": "z1"}
+	if got, _ := v.current(oldest); !slices.Equal(nodeVersions(got), []string{"a@1", "b@2", "c@6"}) {
+		t.Errorf("after the CCM's labels, a request lacking c: %v", nodeVersions(got))
+	}
+	// What the predicates read changes: no longer as held.
+	for _, change := range []func(*corev1.Node){
+		func(n *corev1.Node) { n.Labels = map[string]string{corev1.LabelNodeExcludeBalancers: "true"} },
+		func(n *corev1.Node) {
+			n.Spec.Taints = []corev1.Taint{{Key: "ToBeDeletedByClusterAutoscaler", Effect: corev1.TaintEffectNoSchedule}}
+		},
+		func(n *corev1.Node) { n.DeletionTimestamp = &metav1.Time{} },
+	} {
+		held := inf.set(t, "c", "6", "sim://c")
+		if got, _ := v.current([]*corev1.Node{a, b, held}); len(got) != 3 {
+			t.Fatalf("c@6 not held: %v", nodeVersions(got))
+		}
+		c7 := inf.set(t, "c", "7", "sim://c")
+		change(c7)
+		if got, _ := v.current(oldest); !slices.Equal(nodeVersions(got), []string{"a@1", "b@2"}) {
+			t.Errorf("after a change the predicates read, a request lacking c: %v", nodeVersions(got))
+		}
 	}
 }
 
