@@ -41,9 +41,14 @@ import (
 // predicates read, and the provider ID, counts as held too: a joining
 // Node changes a few times after the request that first held it (the
 // uninitialized taint goes, its addresses and conditions are set), and a
-// request older than the join must not win because of that. (The service controller itself only
-// syncs load balancers again when a Node's exclusion label or provider ID
-// changes.)
+// request older than the join must not win because of that. (The service
+// controller itself only syncs load balancers again when a Node's
+// exclusion label or provider ID changes.)
+//
+// The pipeline applies this as a request comes in; a driver that writes
+// one thing for every load balancer applies it again under that thing's
+// lock (LoadBalancerRequest.CurrentNodes), since a request can wait there
+// behind one made after it.
 //
 // Nothing else changes: a Node a request leaves out that no request held
 // as it is now stays out, since only the service controller's predicates

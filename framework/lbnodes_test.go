@@ -197,3 +197,25 @@ func BenchmarkLBNodesCurrent(b *testing.B) {
 		}
 	}
 }
+
+// TestLoadBalancerRequestCurrentNodes: a request that passed the
+// pipeline's check before any request held a joining Node, and then
+// waited for a driver's lock behind one that did, gets the Node when the
+// driver asks again under the lock.
+func TestLoadBalancerRequestCurrentNodes(t *testing.T) {
+	inf := newInformerNodes()
+	a, b, c := inf.set(t, "a", "1", "sim://a"), inf.set(t, "b", "2", "sim://b"), inf.set(t, "c", "4", "sim://c")
+	v := newLBNodesFrom(inf.lister(), synced)
+	older := &LoadBalancerRequest[struct{}]{Nodes: []*corev1.Node{a, b}, fresh: v}
+	if got := nodeVersions(older.CurrentNodes()); !slices.Equal(got, []string{"a@1", "b@2"}) {
+		t.Fatalf("before any request held c: %v", got)
+	}
+	v.current([]*corev1.Node{a, b, c}) // the request made after the join, first to the lock
+	if got := nodeVersions(older.CurrentNodes()); !slices.Equal(got, []string{"a@1", "b@2", "c@4"}) {
+		t.Errorf("under the lock, after a request held c: %v", got)
+	}
+	none := &LoadBalancerRequest[struct{}]{Nodes: []*corev1.Node{a}}
+	if got := nodeVersions(none.CurrentNodes()); !slices.Equal(got, []string{"a@1"}) {
+		t.Errorf("without an informer: %v", got)
+	}
+}

@@ -32,6 +32,7 @@ func (l *loadBalancer[C, LB]) ensure(ctx context.Context, clusterName string, sv
 		l.recordOwned(ctx, req)
 		return nil, err
 	}
+	req.fresh = l.nodes
 	lb, err := l.lookup(ctx, req)
 	var inUse *inUseError
 	switch {

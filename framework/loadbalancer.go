@@ -159,6 +159,21 @@ type LoadBalancerRequest[C any] struct {
 	ID string
 	// Config is the decoded annotation struct.
 	Config *C
+
+	// fresh brings Nodes up to date again (CurrentNodes); nil without
+	// Env.Informers.
+	fresh *lbNodes
+}
+
+// CurrentNodes returns Nodes brought up to date with the Node informer
+// again, now: the pipeline did so when the request came in, but a driver
+// that writes one thing for every load balancer (a droplet tag, a shared
+// backend) waits for that thing's lock first, and a request that waited
+// behind one made after a node joined would write the older set. Call it
+// while holding the lock, and write what it returns (see lbnodes.go).
+func (r *LoadBalancerRequest[C]) CurrentNodes() []*corev1.Node {
+	nodes, _ := r.fresh.current(r.Nodes)
+	return nodes
 }
 
 // LoadBalancerOptions configures NewLoadBalancer.

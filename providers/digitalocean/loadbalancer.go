@@ -210,7 +210,7 @@ func (d *lbDriver) syncNodeTag(ctx context.Context, req *lbRequest, want *godo.L
 	if want.Tag == "" || d.nodeTag == nil {
 		return nil
 	}
-	return d.nodeTag.sync(ctx, dropletIDs(ctx, req.Nodes, d.settings.codec))
+	return d.nodeTag.sync(ctx, func() []int { return dropletIDs(ctx, req.CurrentNodes(), d.settings.codec) })
 }
 
 // checkLB rejects a load balancer answer the driver cannot act on: none,
