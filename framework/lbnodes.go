@@ -77,9 +77,11 @@ type heldNode struct {
 	gen uint64
 }
 
-// same reports whether n is the held Node, in the held version or one that
-// differs from it only where the predicates do not read.
-func (h *heldNode) same(n *corev1.Node) bool {
+// stillHeld reports whether n is the held Node, in the held version or one
+// that differs from it only where the predicates do not read. In the second
+// case it records n's version as the held one, so that the next request
+// holding n takes the resourceVersion comparison and skips the hash.
+func (h *heldNode) stillHeld(n *corev1.Node) bool {
 	if h.uid != n.UID || n.ResourceVersion == "" {
 		return false
 	}
@@ -175,7 +177,7 @@ func (v *lbNodes) current(nodes []*corev1.Node) (out []*corev1.Node, changed int
 		}
 		cur, err := v.lister.Get(name)
 		switch {
-		case err == nil && h.same(cur):
+		case err == nil && h.stillHeld(cur):
 			if out == nil {
 				out = append(make([]*corev1.Node, 0, len(nodes)+1), nodes...)
 			}
@@ -210,7 +212,7 @@ func (v *lbNodes) node(n *corev1.Node) *corev1.Node {
 	case err != nil, n.UID != "" && cur.UID != "" && cur.UID != n.UID:
 		v.drop(n.Name, h)
 		return nil
-	case ok && h.same(cur):
+	case ok && h.stillHeld(cur):
 		v.mark(h)
 		if cur.ResourceVersion == n.ResourceVersion {
 			return n

@@ -73,7 +73,12 @@ func (t *Table[T]) Get(id string) (*T, bool) {
 }
 
 // Put stores v under id: a new ID goes last, a known one keeps its place.
+// It panics on an empty ID, which the order lists use as a hole: a
+// simulator that stored one would hold a row that no listing shows.
 func (t *Table[T]) Put(id string, v *T) {
+	if id == "" {
+		panic("simkit: Table.Put with an empty ID")
+	}
 	if s, ok := t.m[id]; ok {
 		s.v = v
 		t.m[id] = s

@@ -136,3 +136,16 @@ func BenchmarkTableDeleteGroup(b *testing.B) {
 		}
 	}
 }
+
+func TestTablePutEmptyIDPanics(t *testing.T) {
+	tab := NewTable[row]()
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Put with an empty ID did not panic")
+		}
+		if tab.Len() != 0 {
+			t.Fatalf("the table holds %d rows after a refused Put", tab.Len())
+		}
+	}()
+	tab.Put("", &row{})
+}
