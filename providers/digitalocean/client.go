@@ -1,7 +1,6 @@
 package digitalocean
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/digitalocean/godo"
@@ -13,7 +12,7 @@ import (
 // *http.Client, the token per request, "not found" only on the API's own
 // 404, lists that fail whole) are package internal/cloud's, shared with
 // the CSI driver; this file is what only the CCM adds: its settings'
-// names and the droplet list.
+// names.
 
 // newGodoClient returns a godo client for cfg over hc: the token is added
 // per request, so a rotated DO_ACCESS_TOKEN_FILE applies at once.
@@ -23,9 +22,4 @@ func newGodoClient(cfg *Config, hc *http.Client) (*godo.Client, error) {
 		base = cloud.DefaultAPIURL
 	}
 	return cloud.NewClient(hc, base, "DO_OVERRIDE_URL", cfg.Token.Reveal)
-}
-
-// listDroplets reads every droplet, 200 at a time.
-func listDroplets(ctx context.Context, c *godo.Client) ([]godo.Droplet, error) {
-	return cloud.ListAll(ctx, "droplets", c.Droplets.List)
 }

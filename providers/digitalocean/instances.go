@@ -104,22 +104,25 @@ func (i *instances) InstanceByName(ctx context.Context, name string) (*framework
 	return i.convert(ctx, d)
 }
 
-// ListInstances returns every droplet, all pages. A malformed droplet (no
-// ID) is logged and left out: it cannot back a Node, and the other droplets
-// still can.
+// ListInstances returns every droplet, all pages, each page converted as
+// it is read (the instance cache keeps a few strings of a droplet, not the
+// SDK's record of it). A malformed droplet (no ID) is logged and left out:
+// it cannot back a Node, and the other droplets still can.
 func (i *instances) ListInstances(ctx context.Context) ([]*framework.Instance, error) {
-	all, err := listDroplets(ctx, i.client)
+	var out []*framework.Instance
+	err := cloud.ListEach(ctx, "droplets", i.client.Droplets.List, func(page []godo.Droplet) error {
+		for k := range page {
+			inst, err := i.convert(ctx, &page[k])
+			if err != nil {
+				klog.FromContext(ctx).Error(err, "Ignoring malformed droplet", "name", page[k].Name)
+				continue
+			}
+			out = append(out, inst)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	out := make([]*framework.Instance, 0, len(all))
-	for k := range all {
-		inst, err := i.convert(ctx, &all[k])
-		if err != nil {
-			klog.FromContext(ctx).Error(err, "Ignoring malformed droplet", "name", all[k].Name)
-			continue
-		}
-		out = append(out, inst)
 	}
 	return out, nil
 }

@@ -165,20 +165,23 @@ func (t *nodeTag) read(ctx context.Context, nodes []int) error {
 	case err != nil:
 		return fmt.Errorf("reading the tag: %w", err)
 	}
-	droplets, err := listDroplets(ctx, t.client)
+	exists := map[int]bool{}
+	tagged := []int{}
+	err = cloud.ListEach(ctx, "droplets", t.client.Droplets.List, func(page []godo.Droplet) error {
+		for k := range page {
+			d := &page[k]
+			if d.ID <= 0 {
+				return errors.New("malformed response: a droplet without ID")
+			}
+			exists[d.ID] = true
+			if slices.Contains(d.Tags, t.name) {
+				tagged = append(tagged, d.ID)
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return err
-	}
-	exists := make(map[int]bool, len(droplets))
-	tagged := []int{}
-	for _, d := range droplets {
-		if d.ID <= 0 {
-			return errors.New("malformed response: a droplet without ID")
-		}
-		exists[d.ID] = true
-		if slices.Contains(d.Tags, t.name) {
-			tagged = append(tagged, d.ID)
-		}
 	}
 	for _, id := range nodes {
 		if !exists[id] && !t.gone[id] {

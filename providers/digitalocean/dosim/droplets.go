@@ -281,8 +281,9 @@ func (s *Server) listDroplets(r *http.Request) (int, any) {
 	if tag != "" && name != "" {
 		return unprocessable("tag_name and name cannot be combined")
 	}
-	var ds []Droplet
-	for _, d := range s.st.dropletList() {
+	var ds []*Droplet
+	for _, id := range s.st.dropletOrder {
+		d := s.st.droplets[id]
 		if tag != "" && !slices.Contains(d.Tags, tag) {
 			continue
 		}
@@ -291,7 +292,7 @@ func (s *Server) listDroplets(r *http.Request) (int, any) {
 		}
 		ds = append(ds, d)
 	}
-	return list(r, "droplets", ds, s.opts.PerPage)
+	return listClones(r, "droplets", ds, s.opts.PerPage, (*Droplet).clone)
 }
 
 func (s *Server) getDroplet(r *http.Request) (int, any) {

@@ -125,3 +125,18 @@ func list[T any](r *http.Request, key string, items []T, defPerPage int) (int, a
 	}
 	return http.StatusOK, listBody(key, p)
 }
+
+// listClones is list over stored records: only the page's are cloned, so a
+// list of 5,000 droplets read in 25 pages copies each droplet once, not 25
+// times.
+func listClones[T any](r *http.Request, key string, items []*T, defPerPage int, clone func(*T) T) (int, any) {
+	p, err := paginate(r, items, defPerPage)
+	if err != nil {
+		return fail(http.StatusBadRequest, "%s", err.Error())
+	}
+	out := page[T]{items: make([]T, len(p.items)), links: p.links, meta: p.meta}
+	for i, it := range p.items {
+		out.items[i] = clone(it)
+	}
+	return http.StatusOK, listBody(key, out)
+}
