@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	rancher "github.com/rancher/go-rancher/v2"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/ccmkit/ccmkit/providers/rancher/internal/cloud"
@@ -247,20 +248,41 @@ func started(state string) bool {
 // desired is req's load balancer as Cattle should hold it. The nodes' IPs
 // are their InternalIPs; a Node without one yet (its node controller has
 // written its providerID, not yet its addresses) takes its host's agent
-// IP from the shared host list (lb_agents.go).
+// IP from the shared host list (lb_agents.go). The shared external
+// service's IPs are read again under its lock (desiredBackend.current).
 func (d *lbDriver) desired(ctx context.Context, req *lbRequest) (*desiredLB, error) {
+	hostIPs, err := d.hostIPs(ctx, req.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	want, err := desired(ctx, req, d.env.settings.Image, hostIPs)
+	if err != nil {
+		return nil, err
+	}
+	if want.backend.shared {
+		want.backend.current = func(ctx context.Context) ([]string, error) {
+			nodes := req.CurrentNodes()
+			hostIPs, err := d.hostIPs(ctx, nodes)
+			if err != nil {
+				return nil, err
+			}
+			return nodeIPs(ctx, nodes, hostIPs), nil
+		}
+	}
+	return want, nil
+}
+
+// hostIPs are the agent IPs of the hosts of those nodes that have a
+// providerID and no InternalIP, by host uuid; nil when there are none.
+func (d *lbDriver) hostIPs(ctx context.Context, nodes []*corev1.Node) (map[string]string, error) {
 	var missing []string
-	for _, n := range req.Nodes {
+	for _, n := range nodes {
 		if internalIP(n) == "" && hostUUID(n) != "" {
 			missing = append(missing, hostUUID(n))
 		}
 	}
-	var hostIPs map[string]string
-	if len(missing) > 0 {
-		var err error
-		if hostIPs, err = d.agents.lookup(ctx, missing); err != nil {
-			return nil, err
-		}
+	if len(missing) == 0 {
+		return nil, nil
 	}
-	return desired(ctx, req, d.env.settings.Image, hostIPs)
+	return d.agents.lookup(ctx, missing)
 }

@@ -87,6 +87,10 @@ type desiredBackend struct {
 	// shared: the external service every load balancer without a health
 	// check uses (lb_shared.go), not one of the load balancer's own.
 	shared bool
+	// current, for the shared one, computes ips again from the request's
+	// Nodes brought up to date (LoadBalancerRequest.CurrentNodes): the
+	// sync calls it once it holds the shared service's lock.
+	current func(ctx context.Context) ([]string, error)
 }
 
 // validateService rejects what a Cattle load balancer cannot serve, before

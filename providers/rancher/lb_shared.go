@@ -111,6 +111,9 @@ type sharedBackend struct {
 	// removed is the ID of the shared external service the CCM removed
 	// last: a list made before does not make it the shared one again.
 	removed string
+	// beforeLock, when set, runs as a sync is about to take mu: tests let
+	// another sync run in that window. Nil outside tests.
+	beforeLock func()
 }
 
 // note records svc as the shared service's latest state (read afresh by
@@ -141,15 +144,27 @@ func (s *sharedBackend) removing(id string) {
 	}
 }
 
-// ensureShared returns the shared external service holding want's IPs,
+// ensureShared returns the shared external service holding want's IPs
+// (as the request's Nodes are under the lock: want.backend.current),
 // and whether it wrote: no call when the memo holds them already; else
 // the service is found (the memo, the load balancer's list, a list by
 // name), created when missing, and its IPs PUT when they differ.
 func (d *lbDriver) ensureShared(ctx context.Context, lb *loadBalancer, want *desiredLB, stackID string) (*rancher.ExternalService, bool, error) {
 	s := d.shared
+	if s.beforeLock != nil {
+		s.beforeLock()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	name, ips := want.backend.name, want.backend.ips
+	if want.backend.current != nil {
+		// A sync that waited here behind one made after a node joined
+		// (or left) would otherwise write the older set back.
+		var err error
+		if ips, err = want.backend.current(ctx); err != nil {
+			return nil, false, err
+		}
+	}
 	cur := s.svc
 	if cur != nil && (cur.Name != name || cur.StackId != stackID) {
 		cur = nil // another stack: the old one was removed by hand

@@ -56,7 +56,7 @@ func newLoadBalancer(_ context.Context, env *framework.Env, p *Provider) (cloudp
 	}
 	d := &lbDriver{
 		api: p.api, env: &lbEnv{api: p.api, settings: p.cfg.LoadBalancer}, agents: newAgentIPs(p.api, hostTTL(env)),
-		shared: &sharedBackend{}, sharedName: sharedBackendName(env.ClusterName),
+		shared: &sharedBackend{beforeLock: p.beforeSharedLock}, sharedName: sharedBackendName(env.ClusterName),
 	}
 	return framework.NewLoadBalancer(env, d, framework.LoadBalancerOptions[LoadBalancerConfig]{
 		AnnotationPrefix: AnnotationPrefix,

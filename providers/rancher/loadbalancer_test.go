@@ -52,7 +52,9 @@ func newLBFixture(t *testing.T, opts frameworktest.LBOptions) *lbFixture {
 		{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, NodePort: 30080},
 		{Name: "dns", Protocol: corev1.ProtocolUDP, Port: 53, NodePort: 30053},
 	}
-	opts.NewProvider = func() framework.Provider { return rancher.New() }
+	if opts.NewProvider == nil {
+		opts.NewProvider = func() framework.Provider { return rancher.New() }
+	}
 	f.LBFixture = frameworktest.NewLBFixture(t, target, opts)
 	for _, name := range []string{"node-b", "node-a"} {
 		h := sim.AddHost(ranchersim.Host{Hostname: name})

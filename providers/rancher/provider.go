@@ -23,6 +23,8 @@ type Provider struct {
 	api       *cloud.API
 	instances *instances
 	lb        cloudprovider.LoadBalancer
+	// beforeSharedLock is sharedBackend.beforeLock (tests set it).
+	beforeSharedLock func()
 }
 
 var (
