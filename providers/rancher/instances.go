@@ -22,12 +22,13 @@ const (
 	hostDisconnected = "disconnected"
 )
 
-// hostPageSize is the page size of host lists, asked for explicitly so
-// that a list's cost does not depend on the server's setting: a thousand,
-// so that 5,000 hosts are five calls (Cattle's default, 100, made them
-// fifty, each a round trip a node's lookup waits for; Cattle allows up to
-// 3,000).
-const hostPageSize = 1000
+// listPageSize is the page size of the lists that grow with the cluster
+// (hosts, load-balancer services, external services), asked for
+// explicitly so that a list's cost does not depend on the server's
+// setting: a thousand, so that 5,000 hosts are five calls (Cattle's
+// default, 100, made them fifty, each a round trip a node's lookup waits
+// for; Cattle allows up to 3,000), and 200 load balancers one.
+const listPageSize = 1000
 
 // ipReadParallelism bounds the ipAddresses links read at once by a list
 // (only for hosts a server answered without their addresses embedded).
@@ -85,7 +86,7 @@ func (i *instances) InstanceByID(ctx context.Context, id string) (*framework.Ins
 		return nil, fmt.Errorf("%q is not a Cattle host uuid", id)
 	}
 	// Not removed_null: a removed host is listed too, and is gone.
-	hosts, err := cloud.ListAll[listedHost](ctx, i.api, "hosts.list", rancher.HOST_TYPE, withIPs(map[string]any{"uuid": id}), hostPageSize)
+	hosts, err := cloud.ListAll[listedHost](ctx, i.api, "hosts.list", rancher.HOST_TYPE, withIPs(map[string]any{"uuid": id}), listPageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +210,7 @@ func (i *instances) ListInstances(ctx context.Context) ([]*framework.Instance, e
 
 // list reads every host Cattle has not removed, their addresses embedded.
 func (i *instances) list(ctx context.Context) ([]listedHost, error) {
-	return cloud.ListAll[listedHost](ctx, i.api, "hosts.list", rancher.HOST_TYPE, withIPs(map[string]any{"removed_null": "1"}), hostPageSize)
+	return cloud.ListAll[listedHost](ctx, i.api, "hosts.list", rancher.HOST_TYPE, withIPs(map[string]any{"removed_null": "1"}), listPageSize)
 }
 
 // withIPs adds include=ipAddresses to filters: Cattle then embeds each

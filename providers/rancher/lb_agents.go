@@ -93,7 +93,7 @@ func (c *agentIPs) kept(uuids []string) (map[string]string, bool) {
 
 // refresh lists the live hosts, all pages, and keeps their agent IPs.
 func (c *agentIPs) refresh(ctx context.Context) (map[string]string, error) {
-	hosts, err := cloud.ListAll[rancher.Host](ctx, c.api, "hosts.list", rancher.HOST_TYPE, map[string]any{"removed_null": "1"}, hostPageSize)
+	hosts, err := cloud.ListAll[rancher.Host](ctx, c.api, "hosts.list", rancher.HOST_TYPE, map[string]any{"removed_null": "1"}, listPageSize)
 	if err != nil {
 		return nil, fmt.Errorf("reading the agent IPs of Nodes without an InternalIP: %w", err)
 	}

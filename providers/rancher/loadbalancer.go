@@ -492,7 +492,7 @@ func (d *lbDriver) Inspect(lb *loadBalancer) framework.LoadBalancerState {
 // all pages.
 func (d *lbDriver) listLBs(ctx context.Context, filters map[string]any) ([]*rancher.LoadBalancerService, error) {
 	filters["removed_null"] = "1"
-	svcs, err := cloud.ListAll[rancher.LoadBalancerService](ctx, d.api, "loadbalancerservices.list", rancher.LOAD_BALANCER_SERVICE_TYPE, filters, 0)
+	svcs, err := cloud.ListAll[rancher.LoadBalancerService](ctx, d.api, "loadbalancerservices.list", rancher.LOAD_BALANCER_SERVICE_TYPE, filters, listPageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -516,7 +516,7 @@ func (d *lbDriver) listLBs(ctx context.Context, filters map[string]any) ([]*ranc
 // listExternal lists the stack's external services, not removed, all
 // pages.
 func (d *lbDriver) listExternal(ctx context.Context, stackID string) ([]*rancher.ExternalService, error) {
-	svcs, err := cloud.ListAll[rancher.ExternalService](ctx, d.api, "externalservices.list", rancher.EXTERNAL_SERVICE_TYPE, map[string]any{"stackId": stackID, "removed_null": "1"}, 0)
+	svcs, err := cloud.ListAll[rancher.ExternalService](ctx, d.api, "externalservices.list", rancher.EXTERNAL_SERVICE_TYPE, map[string]any{"stackId": stackID, "removed_null": "1"}, listPageSize)
 	if err != nil {
 		return nil, err
 	}
