@@ -59,12 +59,15 @@ type instances struct {
 	api *cloud.API
 	cfg *Config
 	ips *ipCache
+	// agents keeps the agent IPs of every complete host list made here,
+	// for the load balancers (lb_agents.go).
+	agents *agentIPs
 }
 
 var _ framework.Instances = (*instances)(nil)
 
-func newInstances(a *cloud.API, cfg *Config, env *framework.Env) *instances {
-	return &instances{api: a, cfg: cfg, ips: &ipCache{api: a, ttl: hostTTL(env), now: time.Now, byHost: map[string]ipEntry{}}}
+func newInstances(a *cloud.API, cfg *Config, env *framework.Env, agents *agentIPs) *instances {
+	return &instances{api: a, cfg: cfg, agents: agents, ips: &ipCache{api: a, ttl: hostTTL(env), now: time.Now, byHost: map[string]ipEntry{}}}
 }
 
 // hostTTL is how long what a host list told is kept: the framework's
@@ -208,9 +211,16 @@ func (i *instances) ListInstances(ctx context.Context) ([]*framework.Instance, e
 	return kept, nil
 }
 
-// list reads every host Cattle has not removed, their addresses embedded.
+// list reads every host Cattle has not removed, their addresses embedded,
+// and hands the list to the load balancers' agent IPs.
 func (i *instances) list(ctx context.Context) ([]listedHost, error) {
-	return cloud.ListAll[listedHost](ctx, i.api, "hosts.list", rancher.HOST_TYPE, withIPs(map[string]any{"removed_null": "1"}), listPageSize)
+	done := i.agents.listing()
+	hosts, err := cloud.ListAll[listedHost](ctx, i.api, "hosts.list", rancher.HOST_TYPE, withIPs(map[string]any{"removed_null": "1"}), listPageSize)
+	if err != nil {
+		return nil, err
+	}
+	done(hosts)
+	return hosts, nil
 }
 
 // withIPs adds include=ipAddresses to filters: Cattle then embeds each

@@ -16,7 +16,8 @@ import (
 // Nodes that have a providerID but no InternalIP yet: the node controller
 // writes a Node's providerID before its addresses, and the service
 // controller syncs every load balancer on the providerID change, not on
-// the addresses. One host list serves every load balancer of that sync:
+// the addresses. The instance list the Node was just looked up in serves
+// them (note), and otherwise one host list every load balancer of that sync:
 // the answer is kept for the instance-cache TTL (none when negative), concurrent readers share
 // one list, and a uuid the kept answer lacks (a host newer than it) lists
 // again - once: a uuid a list just made still lacks (a removed host's
@@ -93,22 +94,66 @@ func (c *agentIPs) kept(uuids []string) (map[string]string, bool) {
 
 // refresh lists the live hosts, all pages, and keeps their agent IPs.
 func (c *agentIPs) refresh(ctx context.Context) (map[string]string, error) {
+	started := c.now()
 	hosts, err := cloud.ListAll[rancher.Host](ctx, c.api, "hosts.list", rancher.HOST_TYPE, map[string]any{"removed_null": "1"}, listPageSize)
 	if err != nil {
 		return nil, fmt.Errorf("reading the agent IPs of Nodes without an InternalIP: %w", err)
 	}
 	byID := make(map[string]string, len(hosts))
-	for _, h := range hosts {
-		gone, err := cloud.Removed("host", h.Id, h.State, h.Removed)
-		if err != nil {
+	for i := range hosts {
+		if err := addAgentIP(byID, &hosts[i]); err != nil {
 			return nil, fmt.Errorf("reading the agent IPs of Nodes without an InternalIP: %w", err)
 		}
-		if !gone && h.Uuid != "" && h.AgentIpAddress != "" {
-			byID[h.Uuid] = h.AgentIpAddress
-		}
 	}
+	c.keep(byID, started)
+	return byID, nil
+}
+
+// listing is called as a complete host list made elsewhere starts; what
+// it returns is called with the list's hosts (note). A nil c takes none.
+func (c *agentIPs) listing() func([]listedHost) {
+	if c == nil {
+		return func([]listedHost) {}
+	}
+	started := c.now()
+	return func(hosts []listedHost) { c.note(hosts, started) }
+}
+
+// note keeps the agent IPs of a complete list of the live hosts that
+// started at started, made for the instance cache (instances.go): a node
+// joining is looked up in that list moments before its load balancers
+// need its agent IP, which the list then serves without a second one. A
+// host the list holds malformed is left out (a lookup of it lists again,
+// and fails there); a list older than the kept one changes nothing.
+func (c *agentIPs) note(hosts []listedHost, started time.Time) {
+	byID := make(map[string]string, len(hosts))
+	for i := range hosts {
+		_ = addAgentIP(byID, &hosts[i].Host)
+	}
+	c.keep(byID, started)
+}
+
+// addAgentIP adds h's agent IP to byID when h is live and has one.
+func addAgentIP(byID map[string]string, h *rancher.Host) error {
+	gone, err := cloud.Removed("host", h.Id, h.State, h.Removed)
+	if err != nil {
+		return err
+	}
+	if !gone && h.Uuid != "" && h.AgentIpAddress != "" {
+		byID[h.Uuid] = h.AgentIpAddress
+	}
+	return nil
+}
+
+// keep makes byID, from a list that started at started, the kept answer,
+// unless the kept one is newer.
+func (c *agentIPs) keep(byID map[string]string, started time.Time) {
 	c.mu.Lock()
-	c.byID, c.at = byID, c.now()
+	defer c.mu.Unlock()
+	if c.byID != nil && started.Before(c.at) {
+		return
+	}
+	c.byID, c.at = byID, started
 	if c.missed == nil {
 		c.missed = map[string]time.Time{}
 	}
@@ -117,6 +162,4 @@ func (c *agentIPs) refresh(ctx context.Context) (map[string]string, error) {
 			delete(c.missed, u)
 		}
 	}
-	c.mu.Unlock()
-	return byID, nil
 }

@@ -62,3 +62,41 @@ func TestAgentIPsShareOneHostList(t *testing.T) {
 		t.Fatalf("a stale list was not refreshed: %d lists", lists()-before)
 	}
 }
+
+// A node joining is looked up in the instance list (instances.go) moments
+// before its load balancers need its agent IP: that list serves them, so
+// the join costs one host list, not two. A list that started before the
+// kept one does not replace it.
+func TestAgentIPsFromTheInstanceList(t *testing.T) {
+	sim, a := startAPI(t)
+	_, ctx := ktesting.NewTestContext(t)
+	h1 := sim.AddHost(ranchersim.Host{Hostname: "node-1"})
+	now := time.Unix(1_000_000, 0)
+	c := newAgentIPs(a, 30*time.Second)
+	c.now = func() time.Time { return now }
+	inst := &instances{api: a, agents: c}
+	lists := func() int { return sim.Stats()[ranchersim.Operations["hosts.list"]] }
+
+	older := c.listing() // a list that starts now and ends after the next
+	now = now.Add(time.Second)
+	if _, err := inst.list(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := lists()
+	got, err := c.lookup(ctx, []string{h1.UUID})
+	if err != nil || got[h1.UUID] != h1.AgentIPAddress {
+		t.Fatalf("lookup = %v, %v; want %s", got, err, h1.AgentIPAddress)
+	}
+	if n := lists() - before; n != 0 {
+		t.Fatalf("the agent IP of a host the instance list just read cost %d more host lists, want 0", n)
+	}
+
+	older(nil) // it held no host: it must not replace the newer list
+	if got, _ := c.lookup(ctx, []string{h1.UUID}); got[h1.UUID] != h1.AgentIPAddress || lists() != before {
+		t.Fatalf("an older list replaced the kept one: lookup = %v after %d lists", got, lists()-before)
+	}
+	now = now.Add(31 * time.Second)
+	if _, _ = c.lookup(ctx, []string{h1.UUID}); lists()-before != 1 {
+		t.Fatalf("a stale instance list was not listed again: %d lists", lists()-before)
+	}
+}

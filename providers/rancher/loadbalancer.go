@@ -55,7 +55,7 @@ func newLoadBalancer(_ context.Context, env *framework.Env, p *Provider) (cloudp
 		return nil, errors.New("load balancers: no Cattle client")
 	}
 	d := &lbDriver{
-		api: p.api, env: &lbEnv{api: p.api, settings: p.cfg.LoadBalancer}, agents: newAgentIPs(p.api, hostTTL(env)),
+		api: p.api, env: &lbEnv{api: p.api, settings: p.cfg.LoadBalancer}, agents: p.agents,
 		shared: &sharedBackend{beforeLock: p.beforeSharedLock}, sharedName: sharedBackendName(env.ClusterName),
 	}
 	return framework.NewLoadBalancer(env, d, framework.LoadBalancerOptions[LoadBalancerConfig]{

@@ -23,6 +23,9 @@ type Provider struct {
 	api       *cloud.API
 	instances *instances
 	lb        cloudprovider.LoadBalancer
+	// agents is the hosts' agent IPs the load balancers read, kept from
+	// every host list (lb_agents.go).
+	agents *agentIPs
 	// beforeSharedLock is sharedBackend.beforeLock (tests set it).
 	beforeSharedLock func()
 }
@@ -55,7 +58,8 @@ func (p *Provider) Init(ctx context.Context, env *framework.Env) error {
 		return err
 	}
 	p.api = a
-	p.instances = newInstances(a, &p.cfg, env)
+	p.agents = newAgentIPs(a, hostTTL(env))
+	p.instances = newInstances(a, &p.cfg, env, p.agents)
 	lb, err := newLoadBalancer(ctx, env, p)
 	if err != nil {
 		return err
