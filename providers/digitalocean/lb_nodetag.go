@@ -60,14 +60,15 @@ func newNodeTag(name string, c *godo.Client) *nodeTag {
 	return &nodeTag{name: name, client: c, gone: map[int]bool{}}
 }
 
-// sync makes the droplets carrying the tag exactly the droplets nodes
+// sync makes the droplets carrying the tag exactly the droplets current
 // returns (sorted, without repeats: what dropletIDs returns), those
-// deleted already aside. nodes is called under the tag's lock, so that a
-// sync that waited for it reads the Nodes as they are after the sync it
-// waited for (LoadBalancerRequest.CurrentNodes). It adds the tag only to nodes' droplets and takes it off
-// only droplets that carry it. A write that the API refuses for what the
-// memo believed (a droplet deleted since, the tag deleted by hand) is
-// tried once more after reading everything again.
+// deleted already aside. current is called under the tag's lock, so that
+// a sync that waited for it reads the Nodes as they are after the sync it
+// waited for (LoadBalancerRequest.CurrentNodes). It adds the tag only to
+// those droplets and takes it off only droplets that carry it. A write
+// that the API refuses for what the memo believed (a droplet deleted
+// since, the tag deleted by hand) is tried once more after reading
+// everything again.
 func (t *nodeTag) sync(ctx context.Context, current func() []int) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()

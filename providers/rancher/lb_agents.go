@@ -17,11 +17,12 @@ import (
 // writes a Node's providerID before its addresses, and the service
 // controller syncs every load balancer on the providerID change, not on
 // the addresses. The instance list the Node was just looked up in serves
-// them (note), and otherwise one host list every load balancer of that sync:
-// the answer is kept for the instance-cache TTL (none when negative), concurrent readers share
-// one list, and a uuid the kept answer lacks (a host newer than it) lists
-// again - once: a uuid a list just made still lacks (a removed host's
-// Node) is not listed for again for missRefresh.
+// them (note), and otherwise one host list every load balancer of that
+// sync: the answer is kept for the instance-cache TTL (none when
+// negative), concurrent readers share one list, and a uuid the kept
+// answer lacks (a host newer than it) lists again - once: a uuid a list
+// just made still lacks (a removed host's Node) is not listed for again
+// for missRefresh.
 type agentIPs struct {
 	api *cloud.API
 	ttl time.Duration
@@ -110,11 +111,8 @@ func (c *agentIPs) refresh(ctx context.Context) (map[string]string, error) {
 }
 
 // listing is called as a complete host list made elsewhere starts; what
-// it returns is called with the list's hosts (note). A nil c takes none.
+// it returns is called with the list's hosts (note).
 func (c *agentIPs) listing() func([]listedHost) {
-	if c == nil {
-		return func([]listedHost) {}
-	}
 	started := c.now()
 	return func(hosts []listedHost) { c.note(hosts, started) }
 }

@@ -1,27 +1,48 @@
 package rancher
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
 
 	"k8s.io/klog/v2/ktesting"
 
+	"github.com/ccmkit/ccmkit/providers/rancher/internal/cloud"
 	"github.com/ccmkit/ccmkit/providers/rancher/ranchersim"
 )
+
+// agentFixture is agent IPs read from a simulated Cattle holding one
+// host, on a clock the test moves (now).
+type agentFixture struct {
+	sim    *ranchersim.Server
+	api    *cloud.API
+	ctx    context.Context
+	host   ranchersim.Host
+	agents *agentIPs
+	now    time.Time
+}
+
+func newAgentFixture(t *testing.T) *agentFixture {
+	t.Helper()
+	sim, a := startAPI(t)
+	_, ctx := ktesting.NewTestContext(t)
+	f := &agentFixture{sim: sim, api: a, ctx: ctx, host: sim.AddHost(ranchersim.Host{Hostname: "node-1"}), now: time.Unix(1_000_000, 0)}
+	f.agents = newAgentIPs(a, 30*time.Second)
+	f.agents.now = func() time.Time { return f.now }
+	return f
+}
+
+// lists is how many host lists the simulator has answered.
+func (f *agentFixture) lists() int { return f.sim.Stats()[ranchersim.Operations["hosts.list"]] }
 
 // The agent IPs of Nodes without an InternalIP cost one host list for a
 // whole sync of many load balancers, however many ask at once; a host the
 // kept list lacks is listed for once, a gone one once per missRefresh;
 // a stale list (past the TTL) is listed again.
 func TestAgentIPsShareOneHostList(t *testing.T) {
-	sim, a := startAPI(t)
-	_, ctx := ktesting.NewTestContext(t)
-	h1 := sim.AddHost(ranchersim.Host{Hostname: "node-1"})
-	now := time.Unix(1_000_000, 0)
-	c := newAgentIPs(a, 30*time.Second)
-	c.now = func() time.Time { return now }
-	lists := func() int { return sim.Stats()[ranchersim.Operations["hosts.list"]] }
+	f := newAgentFixture(t)
+	sim, ctx, h1, c, lists := f.sim, f.ctx, f.host, f.agents, f.lists
 	before := lists()
 
 	var wg sync.WaitGroup
@@ -50,14 +71,14 @@ func TestAgentIPsShareOneHostList(t *testing.T) {
 	if n := lists() - before; n != 3 {
 		t.Fatalf("a gone host listed the hosts %d times in all, want once more (3)", n)
 	}
-	now = now.Add(missRefresh)
+	f.now = f.now.Add(missRefresh)
 	if _, _ = c.lookup(ctx, []string{"gone"}); lists()-before != 4 {
 		t.Fatalf("a gone host was not looked for again after missRefresh: %d lists", lists()-before)
 	}
 	if _, _ = c.lookup(ctx, []string{h1.UUID, h2.UUID}); lists()-before != 4 {
 		t.Fatalf("known hosts listed again: %d lists", lists()-before)
 	}
-	now = now.Add(31 * time.Second)
+	f.now = f.now.Add(31 * time.Second)
 	if _, _ = c.lookup(ctx, []string{h1.UUID}); lists()-before != 5 {
 		t.Fatalf("a stale list was not refreshed: %d lists", lists()-before)
 	}
@@ -68,17 +89,12 @@ func TestAgentIPsShareOneHostList(t *testing.T) {
 // the join costs one host list, not two. A list that started before the
 // kept one does not replace it.
 func TestAgentIPsFromTheInstanceList(t *testing.T) {
-	sim, a := startAPI(t)
-	_, ctx := ktesting.NewTestContext(t)
-	h1 := sim.AddHost(ranchersim.Host{Hostname: "node-1"})
-	now := time.Unix(1_000_000, 0)
-	c := newAgentIPs(a, 30*time.Second)
-	c.now = func() time.Time { return now }
-	inst := &instances{api: a, agents: c}
-	lists := func() int { return sim.Stats()[ranchersim.Operations["hosts.list"]] }
+	f := newAgentFixture(t)
+	ctx, h1, c, lists := f.ctx, f.host, f.agents, f.lists
+	inst := &instances{api: f.api, agents: c}
 
 	older := c.listing() // a list that starts now and ends after the next
-	now = now.Add(time.Second)
+	f.now = f.now.Add(time.Second)
 	if _, err := inst.list(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +111,7 @@ func TestAgentIPsFromTheInstanceList(t *testing.T) {
 	if got, _ := c.lookup(ctx, []string{h1.UUID}); got[h1.UUID] != h1.AgentIPAddress || lists() != before {
 		t.Fatalf("an older list replaced the kept one: lookup = %v after %d lists", got, lists()-before)
 	}
-	now = now.Add(31 * time.Second)
+	f.now = f.now.Add(31 * time.Second)
 	if _, _ = c.lookup(ctx, []string{h1.UUID}); lists()-before != 1 {
 		t.Fatalf("a stale instance list was not listed again: %d lists", lists()-before)
 	}
