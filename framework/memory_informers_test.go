@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/frameworktest"
@@ -33,7 +32,7 @@ var (
 func TestNewCloudTrimsCachedObjects(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	client := fake.NewClientset(heavyNode.DeepCopy(), heavyService.DeepCopy())
+	client := frameworktest.NewClientset(heavyNode.DeepCopy(), heavyService.DeepCopy())
 	factory := informers.NewSharedInformerFactory(client, 0)
 	if _, err := framework.NewCloud(ctx, frameworktest.NewFakeProvider(frameworktest.NewFakeCloud()), &framework.Env{Client: client, Informers: factory}); err != nil {
 		t.Fatal(err)
@@ -75,7 +74,7 @@ func (noLBProvider) Init(context.Context, *framework.Env) error { return nil }
 func TestNewCloudWithoutLoadBalancersWatchesNoServices(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	client := fake.NewClientset(heavyNode.DeepCopy())
+	client := frameworktest.NewClientset(heavyNode.DeepCopy())
 	factory := informers.NewSharedInformerFactory(client, 0)
 	if _, err := framework.NewCloud(ctx, noLBProvider{}, &framework.Env{Client: client, Informers: factory}); err != nil {
 		t.Fatal(err)
@@ -102,7 +101,7 @@ func TestNewCloudWithoutLoadBalancersWatchesNoServices(t *testing.T) {
 func TestNewCloudWithStartedInformers(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	client := fake.NewClientset(heavyNode.DeepCopy())
+	client := frameworktest.NewClientset(heavyNode.DeepCopy())
 	factory := informers.NewSharedInformerFactory(client, 0)
 	factory.Core().V1().Nodes().Informer()
 	factory.Start(ctx.Done())

@@ -97,7 +97,7 @@ func NewLBFixture(t *testing.T, target *Target, opts LBOptions) *LBFixture {
 	_, ctx := ktesting.NewTestContext(t)
 	f := &LBFixture{
 		Ctx:         ctx,
-		Kube:        fake.NewClientset(),
+		Kube:        NewClientset(),
 		Events:      record.NewFakeRecorder(100),
 		ClusterName: opts.ClusterName,
 		target:      target,

@@ -17,12 +17,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/providers/digitalocean/dosim"
 )
 
@@ -45,7 +45,7 @@ func newFWHarness(t *testing.T) *fwHarness {
 	sim.AddDroplet(dosim.Droplet{Name: "worker-1", Tags: []string{testWorkerTag}})
 	_, ctx := ktesting.NewTestContext(t)
 	epoch := time.Now()
-	return &fwHarness{t: t, sim: sim, api: withToken(t, sim), kube: fake.NewClientset(), ctx: ctx,
+	return &fwHarness{t: t, sim: sim, api: withToken(t, sim), kube: frameworktest.NewClientset(), ctx: ctx,
 		clock: testingclock.NewFakeClock(epoch), epoch: epoch}
 }
 

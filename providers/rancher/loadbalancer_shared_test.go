@@ -402,8 +402,8 @@ func createNode(t *testing.T, f *lbFixture, n *corev1.Node) {
 // startWithNodeInformer creates the fixture's Nodes in its clientset and
 // starts its CCM with an informer factory (the Node informer the service
 // controller lists from, which the pipeline reads), handler seeing the
-// informer's events. The informer watches before it returns: the fake
-// clientset does not replay events a watch started after missed.
+// informer's events. The informer has asked for its watch before it
+// returns, so a Node created next reaches handler.
 func startWithNodeInformer(t *testing.T, f *lbFixture, handler cache.ResourceEventHandlerFuncs) {
 	t.Helper()
 	for _, n := range f.Nodes {
@@ -411,17 +411,11 @@ func startWithNodeInformer(t *testing.T, f *lbFixture, handler cache.ResourceEve
 	}
 	watching := make(chan struct{})
 	var once sync.Once
-	f.Kube.PrependWatchReactor("nodes", func(action k8stesting.Action) (bool, watch.Interface, error) {
-		var opts metav1.ListOptions
-		if wa, ok := action.(k8stesting.WatchActionImpl); ok {
-			opts = wa.ListOptions
-		}
-		w, err := f.Kube.Tracker().Watch(action.GetResource(), action.GetNamespace(), opts)
-		if err != nil {
-			return false, nil, err
-		}
+	// Only notes the watch: the fixture's clientset answers it (with
+	// copies, see frameworktest.NewClientset).
+	f.Kube.PrependWatchReactor("nodes", func(k8stesting.Action) (bool, watch.Interface, error) {
 		once.Do(func() { close(watching) })
-		return true, w, nil
+		return false, nil, nil
 	})
 	factory := informers.NewSharedInformerFactory(f.Kube, 0)
 	f.LB = f.Start(t, func(env *framework.Env) { env.Informers = factory })

@@ -29,6 +29,7 @@ import (
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/providers/triton/internal/cloud"
 	"github.com/ccmkit/ccmkit/providers/triton/tritonsim"
 )
@@ -51,7 +52,7 @@ const cmonTestCluster = "c1.example"
 func newCMONFixture(t *testing.T, extra map[string]string) *cmonFixture {
 	t.Helper()
 	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true), ktesting.Verbosity(4)))
-	f := &cmonFixture{t: t, ctx: klog.NewContext(t.Context(), logger), sim: tritonsim.NewServer(t, tritonsim.Options{}), kube: fake.NewClientset()}
+	f := &cmonFixture{t: t, ctx: klog.NewContext(t.Context(), logger), sim: tritonsim.NewServer(t, tritonsim.Options{}), kube: frameworktest.NewClientset()}
 	f.nodeA = f.sim.AddMachine(tritonsim.Machine{Name: "node-a"}).ID
 	f.nodeB = f.sim.AddMachine(tritonsim.Machine{Name: "node-b", Tags: map[string]any{cmonGroupsTag: "team-x,k8s"}}).ID
 	f.db = f.sim.AddMachine(tritonsim.Machine{Name: "db"}).ID

@@ -20,6 +20,7 @@ import (
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/providers/triton/tritonsim"
 )
 
@@ -37,7 +38,7 @@ type fwFixture struct {
 
 func newFWFixture(t *testing.T) *fwFixture {
 	_, ctx := ktesting.NewTestContext(t)
-	f := &fwFixture{t: t, ctx: ctx, sim: tritonsim.NewServer(t, tritonsim.Options{}), kube: fake.NewClientset()}
+	f := &fwFixture{t: t, ctx: ctx, sim: tritonsim.NewServer(t, tritonsim.Options{}), kube: frameworktest.NewClientset()}
 	for _, name := range []string{"node-a", "node-b"} {
 		m := f.sim.AddMachine(tritonsim.Machine{Name: name, Tags: map[string]any{"role": "k8s"}})
 		f.nodes = append(f.nodes, m.ID)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
+	"github.com/ccmkit/ccmkit/framework/frameworktest"
 	"github.com/ccmkit/ccmkit/providers/triton"
 	"github.com/ccmkit/ccmkit/providers/triton/tritonsim"
 )
@@ -83,7 +84,7 @@ func TestLoadBalancersDisabledWarning(t *testing.T) {
 	// switch to none: its deletion waits for the cleanup finalizer.
 	before := lbService("before", corev1.ServiceTypeLoadBalancer, nil)
 	before.Finalizers = []string{"service.kubernetes.io/load-balancer-cleanup"}
-	kube := fake.NewClientset(before)
+	kube := frameworktest.NewClientset(before)
 	p := mustStart(t, sim, map[string]string{"TRITON_LB_MODE": "none"})
 	ctrl := controllerNamed(t, p, triton.LBDisabledControllerName)
 	recorder := record.NewFakeRecorder(16)
