@@ -3,6 +3,7 @@ package framework_test
 import (
 	"bytes"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/spf13/pflag"
@@ -82,10 +83,14 @@ func TestRegistryLookup(t *testing.T) {
 	}
 }
 
+var registerUpstreamOnce sync.Once
+
 // RegisterUpstream lets code that initializes clouds by name through the
 // upstream registry (k8s.io/cloud-provider/app/testing, for one) get ours.
 func TestRegistryRegisterUpstream(t *testing.T) {
-	framework.Registry{frameworktest.NewFakeProvider(frameworktest.NewFakeCloud())}.RegisterUpstream()
+	// The upstream registry is the process's and exits on a second
+	// registration of a name: once, so that -count=N runs the test N times.
+	registerUpstreamOnce.Do(framework.Registry{frameworktest.NewFakeProvider(frameworktest.NewFakeCloud())}.RegisterUpstream)
 	cloud, err := cloudprovider.InitCloudProvider("fake", "")
 	if err != nil {
 		t.Fatal(err)
