@@ -275,7 +275,7 @@ $(BIN)/etcd: $(HACK_DEPS)
 	$(call hack-build,$@,go.etcd.io/etcd/server/v3,$(ETCD_LDFLAGS))
 
 .PHONY: bench
-bench: controlplane csi-sidecars ## Scale scenarios (BENCH_NODES, BENCH_SERVICES, BENCH_LATENCY), micro-benchmarks and the CSI one (BENCH_CSI_VOLUMES).
+bench: controlplane csi-sidecars ## Scale scenarios (BENCH_NODES, BENCH_SERVICES, BENCH_LATENCY, BENCH_RUNS), micro-benchmarks and the CSI one (BENCH_CSI_VOLUMES).
 	$(GO) test -run='^$$' -bench=. -benchmem $$($(GO) list ./... | grep -v /test/e2e)
 	CLOUD=$(CLOUD) $(GO) run ./internal/bench
 	CCMKIT_E2E=required $(GO) test -run='^$$' -bench=CSIPVCs -benchtime=1x -timeout=30m -v ./test/e2e/ | grep -E '^(Benchmark|ok|FAIL|--- FAIL)|csi_bench_test

@@ -31,6 +31,8 @@
 // <cloud>+<mode> (CLOUD=digitalocean+tag) is one of the modes in variants.
 // BENCH_CCM_BINARY=<path> runs a CCM built beforehand instead of building
 // this checkout's: another commit's, to compare two on one harness.
+// BENCH_RUNS=<n> runs everything n times, each on a fresh cluster, and
+// prints each figure's min, median and max: how much one run's can move.
 // BENCH_PPROF=<host:port> serves the bench process's own profiles
 // (net/http/pprof), the simulators' included: go tool pprof
 // http://<host:port>/debug/pprof/profile while a step runs.
@@ -98,6 +100,9 @@ type settings struct {
 	// CCMBinary is BENCH_CCM_BINARY: a CCM binary built beforehand; ""
 	// when the bench built this checkout's.
 	CCMBinary string `json:"ccmBinary,omitempty"`
+	// Runs is BENCH_RUNS when more than one: how many times the scenarios
+	// ran (spread.go).
+	Runs int `json:"runs,omitempty"`
 }
 
 // sweepIdleWindow is scenario (c)'s length in a sweep, unless
@@ -117,6 +122,9 @@ func main() {
 		NodeImages:     envInt("BENCH_NODE_IMAGES", 0),
 		HeapProfiles:   os.Getenv("BENCH_HEAP_PROFILES"),
 		CCMBinary:      os.Getenv("BENCH_CCM_BINARY"),
+	}
+	if runs := envInt("BENCH_RUNS", 1); runs > 1 {
+		s.Runs = runs
 	}
 	out := flag.String("out", "", "JSON output file (default bin/bench/<cloud>.json)")
 	sweep := flag.String("sweep", "", "run every cloud of BENCH_CLOUDS at every size of BENCH_SIZES, writing <dir>/<cloud>-<nodes>x<services>.json (runs whose file exists are skipped)")
@@ -148,7 +156,9 @@ func main() {
 	}
 }
 
-// runOne runs the scenarios once, prints the table and writes the JSON.
+// runOne runs the scenarios (s.Runs times, each on a fresh cluster),
+// prints each run's table and, for several, their spread, and writes the
+// JSON.
 func runOne(ctx context.Context, s settings, out string) error {
 	start := time.Now()
 	env, err := runtimeEnv(s.Cloud)
@@ -156,19 +166,36 @@ func runOne(ctx context.Context, s settings, out string) error {
 		return err
 	}
 	s.CCMEnv = env
-	res, err := run(ctx, s)
-	if err != nil {
-		return err
+	var runs []*results
+	for i := range max(s.Runs, 1) {
+		if s.Runs > 1 {
+			fmt.Printf("==> run %d of %d\n", i+1, s.Runs)
+		}
+		res, err := run(ctx, s)
+		if err != nil {
+			return err
+		}
+		printTable(os.Stdout, s, res)
+		runs = append(runs, res)
 	}
-	printTable(os.Stdout, s, res)
-	return writeJSON(out, record{Settings: s, Results: res, Run: newRunInfo(start)})
+	r := record{Settings: s, Results: runs[0], Run: newRunInfo(start)}
+	if len(runs) > 1 {
+		printSpread(os.Stdout, s, runs)
+		r.Results, r.Repeats = medianRun(runs), runs
+	}
+	return writeJSON(out, r)
 }
 
 // record is one run as its JSON file holds it.
 type record struct {
 	Settings settings `json:"settings"`
-	Results  *results `json:"results"`
-	Run      runInfo  `json:"run"`
+	// Results are the run's figures; of several runs (BENCH_RUNS), the
+	// figures of the run with the median peak RSS.
+	Results *results `json:"results"`
+	// Repeats are every run's figures, in the order they ran, when there
+	// were several.
+	Repeats []*results `json:"repeats,omitempty"`
+	Run     runInfo    `json:"run"`
 }
 
 // runInfo says where and when a run was made.
