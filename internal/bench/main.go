@@ -32,7 +32,8 @@
 // BENCH_CCM_BINARY=<path> runs a CCM built beforehand instead of building
 // this checkout's: another commit's, to compare two on one harness.
 // BENCH_RUNS=<n> runs everything n times, each on a fresh cluster, and
-// prints each figure's min, median and max: how much one run's can move.
+// prints each figure's min, median and max: how much one run's can move
+// (with BENCH_HEAP_PROFILES, run i saves its profiles under <dir>/run-<i>).
 // BENCH_PPROF=<host:port> serves the bench process's own profiles
 // (net/http/pprof), the simulators' included: go tool pprof
 // http://<host:port>/debug/pprof/profile while a step runs.
@@ -168,10 +169,14 @@ func runOne(ctx context.Context, s settings, out string) error {
 	s.CCMEnv = env
 	var runs []*results
 	for i := range max(s.Runs, 1) {
+		one := s
 		if s.Runs > 1 {
 			fmt.Printf("==> run %d of %d\n", i+1, s.Runs)
+			if s.HeapProfiles != "" {
+				one.HeapProfiles = filepath.Join(s.HeapProfiles, fmt.Sprintf("run-%d", i+1))
+			}
 		}
-		res, err := run(ctx, s)
+		res, err := run(ctx, one)
 		if err != nil {
 			return err
 		}
