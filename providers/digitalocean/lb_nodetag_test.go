@@ -11,9 +11,6 @@ import (
 
 	"github.com/digitalocean/godo"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
 
 	"github.com/ccmkit/ccmkit/framework"
 	"github.com/ccmkit/ccmkit/framework/cloudapi"
@@ -419,18 +416,7 @@ func TestTagModeRequestOlderThanAJoin(t *testing.T) {
 	f := newTagFixture(t, frameworktest.LBOptions{})
 	before := slices.Clone(f.Nodes)
 	f.AddNodes("node-c")
-	for i, n := range f.Nodes {
-		n.UID, n.ResourceVersion = types.UID("uid-"+n.Name), strconv.Itoa(i+1)
-		if _, err := f.Kube.CoreV1().Nodes().Create(f.Ctx, n, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	factory := informers.NewSharedInformerFactory(f.Kube, 0)
-	f.LB = f.Start(t, func(env *framework.Env) { env.Informers = factory })
-	stop := make(chan struct{})
-	factory.Start(stop)
-	t.Cleanup(func() { close(stop); factory.Shutdown() })
-	factory.WaitForCacheSync(stop)
+	f.LB = f.StartWithNodeInformer(t, nil)
 
 	a, b := f.Service(t, "a", nil), f.Service(t, "b", nil)
 	ensure := func(svc *corev1.Service, nodes []*corev1.Node) {

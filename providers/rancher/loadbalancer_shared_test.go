@@ -12,10 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/informers"
-	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	cloudprovider "k8s.io/cloud-provider"
 
@@ -304,7 +300,7 @@ func TestLoadBalancerSharedStaleRequest(t *testing.T) {
 	f := newLBFixture(t, frameworktest.LBOptions{})
 	f.AddNodes("node-c")
 	deleted := make(chan struct{})
-	startWithNodeInformer(t, f, cache.ResourceEventHandlerFuncs{DeleteFunc: func(any) { close(deleted) }})
+	f.LB = f.StartWithNodeInformer(t, cache.ResourceEventHandlerFuncs{DeleteFunc: func(any) { close(deleted) }})
 
 	a, b := f.Service(t, "a", nil), f.Service(t, "b", nil)
 	f.EnsureReady(t, a)
@@ -353,7 +349,7 @@ func TestLoadBalancerSharedRequestWaitingForTheLock(t *testing.T) {
 	}})
 	joined := make(chan struct{})
 	var once sync.Once
-	startWithNodeInformer(t, f, cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+	f.LB = f.StartWithNodeInformer(t, cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
 		if obj.(*corev1.Node).Name == "node-c" {
 			once.Do(func() { close(joined) })
 		}
@@ -365,7 +361,7 @@ func TestLoadBalancerSharedRequestWaitingForTheLock(t *testing.T) {
 	assertMembers(t, f.sim, 2, f.Nodes)
 
 	before := slices.Clone(f.Nodes)
-	createNode(t, f, f.AddNodes("node-c")[0]) // no InternalIP yet: its host's agent IP
+	f.CreateNode(t, f.AddNodes("node-c")[0]) // no InternalIP yet: its host's agent IP
 	waitFor(t, joined, "the Node informer's add event")
 	writes := f.sim.Writes()
 	// b's sync with the node runs while a's, made before it, waits for
@@ -385,48 +381,6 @@ func TestLoadBalancerSharedRequestWaitingForTheLock(t *testing.T) {
 		t.Errorf("a node joining, with a sync older than the join waiting for the lock, made %d writes, want 1", w)
 	}
 	assertMembers(t, f.sim, 2, f.Nodes)
-}
-
-// createNode creates n in the fixture's clientset with the UID and
-// resourceVersion an API server would give it (the fake clientset gives
-// none), which the pipeline compares Nodes by; the requests pass the same
-// objects, as the service controller passes the informer's.
-func createNode(t *testing.T, f *lbFixture, n *corev1.Node) {
-	t.Helper()
-	n.UID, n.ResourceVersion = types.UID("uid-"+n.Name), "1"
-	if _, err := f.Kube.CoreV1().Nodes().Create(f.Ctx, n, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// startWithNodeInformer creates the fixture's Nodes in its clientset and
-// starts its CCM with an informer factory (the Node informer the service
-// controller lists from, which the pipeline reads), handler seeing the
-// informer's events. The informer has asked for its watch before it
-// returns, so a Node created next reaches handler.
-func startWithNodeInformer(t *testing.T, f *lbFixture, handler cache.ResourceEventHandlerFuncs) {
-	t.Helper()
-	for _, n := range f.Nodes {
-		createNode(t, f, n)
-	}
-	watching := make(chan struct{})
-	var once sync.Once
-	// Only notes the watch: the fixture's clientset answers it (with
-	// copies, see frameworktest.NewClientset).
-	f.Kube.PrependWatchReactor("nodes", func(k8stesting.Action) (bool, watch.Interface, error) {
-		once.Do(func() { close(watching) })
-		return false, nil, nil
-	})
-	factory := informers.NewSharedInformerFactory(f.Kube, 0)
-	f.LB = f.Start(t, func(env *framework.Env) { env.Informers = factory })
-	if _, err := factory.Core().V1().Nodes().Informer().AddEventHandler(handler); err != nil {
-		t.Fatal(err)
-	}
-	stop := make(chan struct{})
-	factory.Start(stop)
-	t.Cleanup(func() { close(stop); factory.Shutdown() })
-	factory.WaitForCacheSync(stop)
-	waitFor(t, watching, "the Node informer's watch")
 }
 
 // waitFor waits until ch is closed, failing t after ten seconds.
