@@ -213,10 +213,6 @@ func (d *lbDriver) syncNodeTag(ctx context.Context, req *lbRequest, want *godo.L
 	return d.nodeTag.sync(ctx, func() []int { return dropletIDs(ctx, req.CurrentNodes(), d.settings.codec) })
 }
 
-// checkLB rejects a load balancer answer the driver cannot act on: none,
-// none without ID, or an active one without its IPv4 (DigitalOcean gives
-// every active load balancer one; without it the Service's status would
-// lose its address), or with an address that is no IP.
 // keep checks a load balancer the API answered with (checkLB) and makes
 // its droplet list the one equal lists share. Nothing modifies a droplet
 // list in place (lb_diff.go compares copies), which sharing needs.
@@ -228,6 +224,10 @@ func (d *lbDriver) keep(lb *loadBalancer) error {
 	return nil
 }
 
+// checkLB rejects a load balancer answer the driver cannot act on: none,
+// none without ID, or an active one without its IPv4 (DigitalOcean gives
+// every active load balancer one; without it the Service's status would
+// lose its address), or with an address that is no IP.
 func checkLB(lb *loadBalancer) error {
 	switch {
 	case lb == nil || lb.ID == "":
