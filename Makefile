@@ -34,6 +34,13 @@ GOTESTFLAGS ?=
 # runs) sets it.
 RACE ?=
 
+# The build tags of `bench -floor`'s layers (internal/bench/floor): vet
+# type-checks every layer, which a build without its tag does not compile.
+empty :=
+space := $(empty) $(empty)
+comma := ,
+FLOOR_TAGS := $(subst $(space),$(comma),$(strip $(patsubst internal/bench/floor/layer_%.go,floor_%,$(wildcard internal/bench/floor/layer_*.go))))
+
 .DEFAULT_GOAL := help
 
 .PHONY: help
@@ -184,6 +191,7 @@ demo: controlplane ## Run a CCM (CLOUD=digitalocean) against a local control pla
 .PHONY: vet
 vet: ## go vet, the root module and the nested ones.
 	$(GO) vet ./...
+	$(GO) vet -tags $(FLOOR_TAGS) ./internal/bench/floor
 	cd hack/images && $(GO) vet ./...
 	cd test/charts && $(GO) vet ./...
 	cd hack/fidelity/brightbox && $(GO) vet ./...
@@ -284,6 +292,10 @@ bench: controlplane csi-sidecars ## Scale scenarios (BENCH_NODES, BENCH_SERVICES
 bench-sweep: controlplane ## The scale bench for every cloud at 100, 1,000 and 5,000 nodes (BENCH_CLOUDS, BENCH_SIZES), then docs/performance.md: hours on 2 cores; resumes where it stopped.
 	$(GO) run ./internal/bench -sweep docs/performance/data
 	$(MAKE) perf-docs
+
+.PHONY: bench-floor
+bench-floor: ## What a CCM costs before it works: the memory of a process linking each layer of one, up to each cloud's (docs/performance.md).
+	$(GO) run ./internal/bench -floor
 
 .PHONY: perf-docs
 perf-docs: ## Regenerate docs/performance.md's tables and plots from the runs in docs/performance/data.

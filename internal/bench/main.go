@@ -34,6 +34,7 @@
 // BENCH_RUNS=<n> runs everything n times, each on a fresh cluster, and
 // prints each figure's min, median and max: how much one run's can move
 // (with BENCH_HEAP_PROFILES, run i saves its profiles under <dir>/run-<i>).
+// -floor measures what a CCM costs before it does any work (floor.go).
 // BENCH_PPROF=<host:port> serves the bench process's own profiles
 // (net/http/pprof), the simulators' included: go tool pprof
 // http://<host:port>/debug/pprof/profile while a step runs.
@@ -131,6 +132,7 @@ func main() {
 	sweep := flag.String("sweep", "", "run every cloud of BENCH_CLOUDS at every size of BENCH_SIZES, writing <dir>/<cloud>-<nodes>x<services>.json (runs whose file exists are skipped)")
 	report := flag.String("report", "", "write docs/performance.md's tables and plots from the runs in this directory")
 	check := flag.Bool("check", false, "with -report: fail if docs/performance.md or its plots are not what the runs give")
+	floor := flag.Bool("floor", false, "measure what a CCM costs before it does any work: the memory of a process linking each layer of a CCM, when its main starts (floor.go)")
 	flag.Parse()
 	if _, set := os.LookupEnv("BENCH_IDLE_WINDOW"); !set && *sweep != "" {
 		s.IdleWindow = sweepIdleWindow
@@ -144,6 +146,8 @@ func main() {
 	defer stop()
 	var err error
 	switch {
+	case *floor:
+		err = runFloor(ctx, os.Stdout)
 	case *report != "":
 		err = writeReport(*report, *check)
 	case *sweep != "":
