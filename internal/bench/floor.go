@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -122,7 +123,7 @@ func measureBuild(ctx context.Context, root, dir, pkg string, tags []string) (fl
 // medianFloorRow is the run with the median VmHWM.
 func medianFloorRow(runs []floorRow) floorRow {
 	s := slices.Clone(runs)
-	slices.SortFunc(s, func(a, b floorRow) int { return int(a.hwm - b.hwm) })
+	slices.SortFunc(s, func(a, b floorRow) int { return cmp.Compare(a.hwm, b.hwm) })
 	return s[(len(s)-1)/2]
 }
 
@@ -141,8 +142,8 @@ func countPackages(ctx context.Context, root, pkg string, tags []string) (int, e
 	return len(strings.Fields(string(out))), nil
 }
 
-// probeMemory starts a build of ./internal/bench/floor, waits for its main
-// to start and reads its memory then.
+// probeMemory starts bin, a build of ./internal/bench/floor, waits for its
+// main to start and reads its memory then.
 func probeMemory(ctx context.Context, bin string) (floorRow, error) {
 	cmd := exec.CommandContext(ctx, bin)
 	stdin, err := cmd.StdinPipe()
