@@ -56,6 +56,7 @@ var places = []place{
 	{path: "hack/fidelity/<cloud>/", optional: true},
 	{path: "hack/fidelity/existing-ccm/<cloud>.*", optional: true},
 	{path: "internal/cluster/providers.go", registry: true},
+	{path: "internal/bench/floor/layer_<cloud>.go"},
 	{path: "examples/manifests/<cloud>/", files: []string{"rbac.yaml", "deployment.yaml", "secret.example.yaml"}},
 	{path: "examples/services/<cloud>/", notTemplate: true},
 	{path: "examples/services/README.md", registry: true, notTemplate: true},
