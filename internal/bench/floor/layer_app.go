@@ -2,8 +2,9 @@
 
 // k8s.io/cloud-provider/app, the upstream command framework.Main builds on:
 // every upstream flag, leader election, and the secure port with the API
-// server's delegated authentication and authorization (k8s.io/apiserver),
-// which bring gRPC, OpenTelemetry, CEL and etcd's client.
+// server's delegated authentication and authorization. Its k8s.io/apiserver
+// packages bring gRPC and OpenTelemetry (the webhook client), CEL and
+// etcd's client (the server options).
 
 package main
 

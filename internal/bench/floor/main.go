@@ -1,7 +1,7 @@
 // Command floor is what `go run ./internal/bench -floor` measures: a
 // process that links a set of packages, runs their initialization and
 // does nothing else. Each build tag links one more layer of what a CCM is
-// made of (layers.go in the bench names them); its memory when main
+// made of (floorLayers in ../floor.go names them); its memory when main
 // starts is what that layer costs before the CCM does any work.
 //
 // It writes one byte to stdout once main runs, then waits for its stdin
