@@ -1,13 +1,11 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 
 	"github.com/ccmkit/ccmkit/internal/cluster"
@@ -122,9 +120,7 @@ func measureBuild(ctx context.Context, root, dir, pkg string, tags []string) (fl
 
 // medianFloorRow is the run with the median VmHWM.
 func medianFloorRow(runs []floorRow) floorRow {
-	s := slices.Clone(runs)
-	slices.SortFunc(s, func(a, b floorRow) int { return cmp.Compare(a.hwm, b.hwm) })
-	return s[(len(s)-1)/2]
+	return middleBy(runs, func(r floorRow) int64 { return r.hwm })
 }
 
 func countPackages(ctx context.Context, root, pkg string, tags []string) (int, error) {

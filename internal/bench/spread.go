@@ -61,11 +61,18 @@ func median(vs []float64) float64 {
 	return (vs[m-1] + vs[m]) / 2
 }
 
-// medianRun is the run whose peak RSS is the median's (the lower of the
-// two middle ones for an even count): the run a single-run JSON reports.
+// medianRun is the run whose peak RSS is the median's: the run a
+// single-run JSON reports.
 func medianRun(runs []*results) *results {
-	sorted := slices.Clone(runs)
-	slices.SortStableFunc(sorted, func(a, b *results) int { return cmp.Compare(a.PeakRSSBytes, b.PeakRSSBytes) })
+	return middleBy(runs, func(r *results) int64 { return r.PeakRSSBytes })
+}
+
+// middleBy is the element of xs whose key is the median's, the lower of
+// the two middle ones for an even count (a run, whose figures belong
+// together, rather than an average of two).
+func middleBy[T any](xs []T, key func(T) int64) T {
+	sorted := slices.Clone(xs)
+	slices.SortStableFunc(sorted, func(a, b T) int { return cmp.Compare(key(a), key(b)) })
 	return sorted[(len(sorted)-1)/2]
 }
 
